@@ -1,0 +1,132 @@
+"""The answer stage: text plus citations of the chunk ids actually used, or an explicit abstention.
+
+Two adapters read the same context (the final chunks, numbered from 1):
+
+* :class:`ExtractiveAnswerer` (``local-extractive``): copies the context sentences that share the most
+  question terms; it generates nothing and says so.
+* :class:`LLMAnswerer` (``llm:<model>``): an OpenAI-compatible chat-completions server
+  (``RETRIEVAL_LLM_BASE_URL``, ``RETRIEVAL_LLM_MODEL``, ``RETRIEVAL_LLM_API_KEY``). Its citations ``[n]``
+  are checked against the chunks sent: a citation of anything else is dropped and listed in
+  ``dropped_citations``.
+
+Citations never name a chunk that was not in the context; HyDE text is never part of the context.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .text import split_sentences, tokenize
+from .types import FinalItem
+
+ABSTENTION = "Não encontrei evidência suficiente no corpus para responder a esta pergunta."
+EXTRACTIVE_NOTE = "Resposta extrativa: frases copiadas dos trechos recuperados, sem geração de texto."
+
+
+@dataclass
+class Answer:
+    text: str
+    sentences: list[dict[str, Any]]
+    citations: list[str]
+    abstained: bool
+    adapter: str
+    dropped_citations: list[str] = field(default_factory=list)
+    note: str | None = None
+    costs: dict[str, int | None] = field(default_factory=lambda: {"llm_calls": 0, "input_tokens": 0,
+                                                                   "output_tokens": 0})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "sentences": self.sentences, "citations": self.citations,
+                "abstained": self.abstained, "adapter": self.adapter,
+                "dropped_citations": self.dropped_citations, "note": self.note}
+
+
+def abstention(adapter: str, reason: str) -> Answer:
+    return Answer(ABSTENTION, [], [], True, adapter, note=reason)
+
+
+class ExtractiveAnswerer:
+    """Pick up to ``max_sentences`` context sentences by IDF-weighted overlap with the question."""
+
+    name = "local-extractive"
+
+    def __init__(self, max_sentences: int = 2) -> None:
+        self.max_sentences = max_sentences
+
+    def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
+        if not context:
+            return abstention(self.name, "no chunk passed the gate")
+        q_terms = set(tokenize(question))
+        candidates = [(item, s) for item in context for s in split_sentences(item.text)]
+        sent_tokens = [set(tokenize(s)) for _, s in candidates]
+        df = Counter(t for toks in sent_tokens for t in toks)
+        n = len(candidates)
+        scored = []
+        for position, ((item, sentence), toks) in enumerate(zip(candidates, sent_tokens)):
+            score = sum(math.log(1 + n / df[t]) for t in q_terms & toks)
+            scored.append((score, -item.rank, -position, item, sentence))
+        scored.sort(key=lambda s: s[:3], reverse=True)
+        chosen = [s for s in scored if s[0] > 0][: self.max_sentences] or scored[:1]
+        number = {item.chunk_id: i for i, item in enumerate(context, start=1)}
+        sentences = [{"text": s[4], "citations": [s[3].chunk_id]} for s in chosen]
+        text = " ".join(f"{s[4]} [{number[s[3].chunk_id]}]" for s in chosen)
+        citations = list(dict.fromkeys(s[3].chunk_id for s in chosen))
+        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTE)
+
+
+_CITE_RE = re.compile(r"\[(\d+)\]")
+SYSTEM_PROMPT = (
+    "Você responde perguntas de suporte usando SOMENTE o contexto numerado. Cite cada afirmação com o número "
+    "do trecho entre colchetes, por exemplo [1]. Preserve códigos, negações e condições. Se o contexto não "
+    "sustenta a resposta, responda exatamente: SEM_EVIDENCIA"
+)
+
+
+class LLMAnswerer:
+    """Answer through an OpenAI-compatible chat-completions endpoint. The API key is never logged."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0) -> None:
+        from openai import OpenAI
+
+        self.model = model
+        self.name = f"llm:{model}"
+        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-set", timeout=timeout_s, max_retries=0)
+
+    def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
+        if not context:
+            return abstention(self.name, "no chunk passed the gate")
+        numbered = "\n\n".join(f"[{i}] {item.text}" for i, item in enumerate(context, start=1))
+        response = self._client.chat.completions.create(
+            model=self.model, temperature=0,
+            messages=[{"role": "system", "content": SYSTEM_PROMPT},
+                      {"role": "user", "content": f"Pergunta: {question}\n\nContexto:\n{numbered}"}],
+        )
+        text = (response.choices[0].message.content or "").strip()
+        usage = getattr(response, "usage", None)
+        costs = {"llm_calls": 1,
+                 "input_tokens": getattr(usage, "prompt_tokens", None) if usage else None,
+                 "output_tokens": getattr(usage, "completion_tokens", None) if usage else None}
+        if not text or "SEM_EVIDENCIA" in text:
+            answer = abstention(self.name, "the LLM found no support in the context")
+            answer.costs = costs
+            return answer
+        dropped: list[str] = []
+
+        def keep_valid(match: re.Match) -> str:
+            if 1 <= int(match.group(1)) <= len(context):
+                return match.group(0)
+            if match.group(0) not in dropped:
+                dropped.append(match.group(0))
+            return ""
+
+        text = re.sub(r"\s+(?=[.,;:!?])", "", _CITE_RE.sub(keep_valid, text)).strip()
+        sentences = [{"text": s, "citations": list(dict.fromkeys(context[int(n) - 1].chunk_id
+                                                                 for n in _CITE_RE.findall(s)))}
+                     for s in split_sentences(text)]
+        citations = list(dict.fromkeys(c for s in sentences for c in s["citations"]))
+        return Answer(text, sentences, citations, False, self.name, dropped, None, costs)

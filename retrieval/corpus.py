@@ -1,0 +1,278 @@
+"""Reading corpora and question sets through the project's contracts, and splitting parents into subchunks.
+
+Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of ``.md`` /
+``.txt`` files with optional YAML front matter (``README.md`` skipped); a BEIR folder (``corpus.jsonl``,
+``queries.jsonl``, ``qrels/*.tsv``); a SQuAD JSON file. Every error names the file (and line).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import CorpusError
+from .text import fold, split_sentences
+from .types import Chunk, Document, Question
+
+_SCALARS = (str, int, float, bool)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "-", fold(text)).strip("-") or "doc"
+
+
+def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{where}: 'metadata' must be an object")
+    for key, value in meta.items():
+        if not isinstance(value, _SCALARS):
+            raise CorpusError(f"{where}: metadata '{key}' must be a string, number or boolean")
+    return dict(meta)
+
+
+def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise CorpusError(f"{path}:{number}: each line must be a JSON object")
+        yield number, record
+
+
+def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Document:
+    doc_id = record.get(id_key)
+    if not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
+        raise CorpusError(f"{where}: missing or empty '{id_key}'")
+    text = record.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise CorpusError(f"{where}: document '{doc_id}' has an empty 'text'")
+    title = record.get("title") or ""
+    if not isinstance(title, str):
+        raise CorpusError(f"{where}: 'title' must be a string")
+    return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where))
+
+
+def _unique(docs: Iterable[tuple[str, Document]]) -> list[Document]:
+    seen: dict[str, str] = {}
+    out: list[Document] = []
+    for where, doc in docs:
+        if doc.id in seen:
+            raise CorpusError(f"{where}: duplicate id '{doc.id}' (first at {seen[doc.id]})")
+        seen[doc.id] = where
+        out.append(doc)
+    if not out:
+        raise CorpusError("the corpus holds no document")
+    return out
+
+
+def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise CorpusError(f"{where}: front matter opened with '---' is never closed")
+    import yaml
+
+    try:
+        meta = yaml.safe_load(text[3:end]) or {}
+    except yaml.YAMLError as exc:
+        raise CorpusError(f"{where}: invalid YAML front matter ({exc})") from exc
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{where}: front matter must be a mapping")
+    return meta, text[end + 4 :].lstrip("\n")
+
+
+def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
+    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".txt"}):
+        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        where = str(path)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CorpusError(f"{where}: cannot read ({exc.__class__.__name__})") from exc
+        meta, body = _front_matter(raw, where)
+        title = str(meta.pop("title", "") or "")
+        if not title:
+            heading = re.match(r"#\s+(.+)", body)
+            title = heading.group(1).strip() if heading else path.stem
+        record = {"id": path.relative_to(root).as_posix(), "title": title, "text": body, "metadata": meta}
+        yield where, _document(record, where)
+
+
+def _squad(path: Path) -> tuple[list[Document], list[Question]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorpusError(f"{path}: not a readable SQuAD JSON file ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise CorpusError(f"{path}: a SQuAD file needs a top-level 'data' list")
+    docs: list[tuple[str, Document]] = []
+    questions: list[Question] = []
+    for a, article in enumerate(data["data"]):
+        title = str(article.get("title", f"article-{a}"))
+        for p, paragraph in enumerate(article.get("paragraphs", [])):
+            doc_id = f"{_slug(title)}-p{p}"
+            where = f"{path}: data[{a}].paragraphs[{p}]"
+            docs.append((where, _document({"id": doc_id, "title": title.replace("_", " "),
+                                           "text": paragraph.get("context", ""),
+                                           "metadata": {"article": title}}, where)))
+            for qa in paragraph.get("qas", []):
+                answers = tuple(dict.fromkeys(x["text"] for x in qa.get("answers", []) if x.get("text")))
+                impossible = bool(qa.get("is_impossible"))
+                questions.append(Question(str(qa["id"]), qa["question"], "squad",
+                                          () if impossible else (doc_id,), {}, None, answers))
+    return _unique(docs), questions
+
+
+def _is_beir(path: Path) -> bool:
+    return path.is_dir() and (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file()
+
+
+def load_corpus(path: str | Path) -> list[Document]:
+    """Read parent documents from ``path`` (JSONL file, folder, BEIR folder or SQuAD JSON).
+
+    Raises:
+        CorpusError: unreadable file, invalid JSON (with file:line), missing/empty id or text, duplicate id
+            (naming both places), non-scalar metadata, or an empty corpus.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    if _is_beir(path):
+        source = path / "corpus.jsonl"
+        return _unique((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source))
+    if path.is_dir():
+        return _unique(_folder_documents(path))
+    if path.suffix.lower() == ".json":
+        return _squad(path)[0]
+    return _unique((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path))
+
+
+def _beir_doc(record: dict[str, Any], where: str) -> Document:
+    record = dict(record)
+    record.setdefault("id", record.pop("_id", None))
+    return _document(record, where)
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """Read labeled questions: our JSONL, a BEIR folder (queries + ``qrels/test.tsv`` or the first tsv),
+    or a SQuAD JSON file.
+
+    Raises:
+        CorpusError: unreadable file, invalid JSON, a question without ``id`` or text, duplicate ids.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    if _is_beir(path):
+        questions = _beir_questions(path)
+    elif path.suffix.lower() == ".json":
+        questions = _squad(path)[1]
+    else:
+        questions = []
+        for number, rec in _read_jsonl(path):
+            where = f"{path}:{number}"
+            if not rec.get("id") or not isinstance(rec.get("question"), str) or not rec["question"].strip():
+                raise CorpusError(f"{where}: a question needs 'id' and a non-empty 'question'")
+            relevant = rec.get("relevant") or []
+            filters = rec.get("filters") or {}
+            if not isinstance(relevant, list) or not isinstance(filters, dict):
+                raise CorpusError(f"{where}: 'relevant' must be a list and 'filters' an object")
+            graded = rec.get("graded")
+            questions.append(Question(str(rec["id"]), rec["question"], str(rec.get("group") or "default"),
+                                      tuple(str(r) for r in relevant), dict(filters),
+                                      {str(k): int(v) for k, v in graded.items()} if graded else None,
+                                      tuple(rec.get("answers") or ())))
+    seen: set[str] = set()
+    for q in questions:
+        if q.id in seen:
+            raise CorpusError(f"{path}: duplicate question id '{q.id}'")
+        seen.add(q.id)
+    return questions
+
+
+def _beir_questions(root: Path) -> list[Question]:
+    qrels_dir = root / "qrels"
+    tsvs = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
+    chosen = next((t for t in tsvs if t.stem == "test"), tsvs[0] if tsvs else None)
+    graded: dict[str, dict[str, int]] = {}
+    if chosen is not None:
+        with chosen.open(encoding="utf-8") as handle:
+            for row in csv.reader(handle, delimiter="\t"):
+                if len(row) < 3 or not row[2].lstrip("-").isdigit():
+                    continue  # header line
+                graded.setdefault(row[0], {})[row[1]] = int(row[2])
+    out = []
+    for number, rec in _read_jsonl(root / "queries.jsonl"):
+        qid = str(rec.get("_id", rec.get("id", "")))
+        if qid not in graded and chosen is not None:
+            continue
+        grades = {d: g for d, g in graded.get(qid, {}).items() if g > 0}
+        out.append(Question(qid, rec.get("text", ""), "beir", tuple(grades), {}, grades or None))
+    return out
+
+
+def content_hash(*parts: object) -> str:
+    """SHA-1 over the JSON of ``parts`` (stable key order): the identity of a chunk's indexed content."""
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _windows(sentences: list[str], size: int, overlap: int) -> list[list[str]]:
+    """Pack sentences into windows of at most ``size`` words; consecutive windows share trailing sentences
+    of at most ``overlap`` words. A sentence longer than ``size`` is cut into word runs."""
+    pieces: list[str] = []
+    for sentence in sentences:
+        words = sentence.split()
+        if len(words) <= size:
+            pieces.append(sentence)
+        else:
+            step = size - overlap
+            pieces.extend(" ".join(words[i : i + size]) for i in range(0, len(words) - overlap, step))
+    counts = [len(p.split()) for p in pieces]
+    windows: list[list[str]] = []
+    start = 0
+    while start < len(pieces):
+        end, total = start, 0
+        while end < len(pieces) and (total + counts[end] <= size or end == start):
+            total += counts[end]
+            end += 1
+        windows.append(pieces[start:end])
+        if end >= len(pieces):
+            break
+        back, shared = end, 0
+        while back - 1 > start and shared + counts[back - 1] <= overlap:
+            back -= 1
+            shared += counts[back]
+        start = back
+    return windows
+
+
+def chunk_documents(docs: Iterable[Document], chunk_tokens: int, chunk_overlap: int) -> list[Chunk]:
+    """Split parents into subchunks of at most ``chunk_tokens`` words on sentence boundaries.
+
+    Returns:
+        Chunks with ids ``"{parent_id}#{n}"`` (n from 0), each carrying its parent's metadata and title.
+    """
+    chunks: list[Chunk] = []
+    for doc in docs:
+        for n, window in enumerate(_windows(split_sentences(doc.text), chunk_tokens, chunk_overlap)):
+            text = " ".join(window)
+            chunk_id = f"{doc.id}#{n}"
+            chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, dict(doc.metadata),
+                                content_hash(chunk_id, doc.title, text, dict(doc.metadata))))
+    return chunks

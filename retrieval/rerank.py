@@ -1,0 +1,91 @@
+"""Rerankers: a pluggable stage over at most ``reranker_max_input`` fused candidates.
+
+* :class:`CrossEncoderReranker` (kind ``cross-encoder``): sentence-transformers ``CrossEncoder`` reading
+  question and chunk together; by name (``BAAI/bge-reranker-v2-m3``, fallback ``BAAI/bge-reranker-base``,
+  the ADR's choices) or a local path. Scores are the model's output (a logit or a probability, depending on
+  its activation); higher is better.
+* :class:`BiEncoderReranker` (kind ``bi-encoder``): rescoring by cosine similarity with a second embedding
+  model. It is *not* a cross-encoder and is never labelled as one.
+
+:func:`load_reranker` never raises and never waits on the network: it returns ``(None, reason)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from .embedders import load_embedder, offline_hub_env
+
+log = logging.getLogger(__name__)
+
+
+class Reranker(Protocol):
+    name: str
+    kind: str
+    score_kind: str
+
+    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        """Scores of shape ``(len(passages),)``, higher is better."""
+        ...
+
+
+class CrossEncoderReranker:
+    kind = "cross-encoder"
+
+    def __init__(self, name: str, model: object) -> None:
+        self.name, self._model = name, model
+        self.score_kind = "cross-encoder score"
+
+    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        pairs = [(question, p) for p in passages]
+        return np.asarray(self._model.predict(pairs, show_progress_bar=False), dtype=np.float64).reshape(-1)
+
+
+class BiEncoderReranker:
+    kind = "bi-encoder"
+    score_kind = "cosine (bi-encoder rescoring)"
+
+    def __init__(self, name: str, embedder: object) -> None:
+        self.name, self._embedder = name, embedder
+
+    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        q = self._embedder.embed_queries([question])[0]
+        p = self._embedder.embed_passages(list(passages))
+        return (p @ q).astype(np.float64)
+
+
+def load_reranker(spec: str, allow_downloads: bool = False) -> tuple[Reranker | None, str]:
+    """Load the reranker named by ``RETRIEVAL_RERANKER_MODEL``.
+
+    Args:
+        spec: ``"none"`` / ``""`` (no reranker), ``"bi-encoder:<embedding model>"``, or a CrossEncoder name
+            or local path.
+        allow_downloads: when false, only local files or the local Hugging Face cache are read.
+
+    Returns:
+        ``(reranker, "loaded")`` or ``(None, reason)``; never raises.
+    """
+    spec = (spec or "").strip()
+    if spec.lower() in {"", "none", "off"}:
+        return None, "no reranker configured (RETRIEVAL_RERANKER_MODEL=none)"
+    if spec.startswith("bi-encoder:"):
+        embedder, reason = load_embedder(spec.split(":", 1)[1], allow_downloads)
+        if embedder is None:
+            return None, f"reranker '{spec}' could not load: {reason}"
+        return BiEncoderReranker(spec, embedder), "loaded"
+    try:
+        offline_hub_env(allow_downloads)
+        from sentence_transformers import CrossEncoder
+
+        model = CrossEncoder(spec, device="cpu", local_files_only=not allow_downloads)
+        return CrossEncoderReranker(spec, model), "loaded"
+    except BaseException as exc:  # noqa: BLE001 - a loader degrades, it never crashes the request
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        reason = f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
+        log.warning(reason)
+        return None, reason

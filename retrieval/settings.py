@@ -1,0 +1,96 @@
+"""One settings object, read from the environment (and ``.env``) once, validated, passed in.
+
+Every field maps to ``RETRIEVAL_<FIELD>`` in upper case (``RETRIEVAL_RRF_K=30``). Stages never read the
+environment themselves; they receive a :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: Where the project's own lab corpus lives (the default corpus of ``ask`` and of the app).
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+LAB_CORPUS = PROJECT_ROOT / "data" / "lab" / "corpus.jsonl"
+LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
+
+
+class Settings(BaseSettings):
+    """Validated configuration of the whole pipeline.
+
+    Defaults were chosen by measurement on the lab set and FaQuAD (see README, "Settings").
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="RETRIEVAL_", env_file=".env", extra="ignore", frozen=True, validate_default=True
+    )
+
+    hybrid_enabled: bool = True
+    rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al., 2009); ranks start at 1.")
+    reranker_model: str = Field(
+        "none",
+        description=(
+            "'none' (rrf_only), 'bi-encoder:e5-small' (offline rescoring, labelled bi-encoder), or a "
+            "sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-v2-m3)."
+        ),
+    )
+    reranker_max_input: int = Field(30, ge=1)
+    top_k: int = Field(5, ge=1, le=200)
+    overfetch: int = Field(4, ge=1, le=100)
+    min_similarity: float = Field(0.80, ge=-1.0, le=1.0, description="Cosine gate on final chunks.")
+    min_bm25: float = Field(2.0, ge=0.0, description="BM25 gate used in the lexical_only tier.")
+    dedup: Literal["parent", "chunk"] = "parent"
+    chunk_tokens: int = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")
+    chunk_overlap: int = Field(30, ge=0, description="Words shared by consecutive subchunks.")
+    embedding_model: str = Field("e5-small", description="'e5-small', 'use-m3', 'minilm' or a ST name/path.")
+    bm25_engine: Literal["rank-bm25", "bm25s"] = "rank-bm25"
+    tenant_field: str = "tenant"
+    max_question_chars: int = Field(2000, ge=1)
+    allow_downloads: bool = False
+    chroma_path: Path = Path(".retrieval/chroma")
+    chroma_host: str | None = None
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+
+    @field_validator("chroma_host", "llm_base_url", "llm_model", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "Settings":
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError("chunk_overlap must be smaller than chunk_tokens")
+        return self
+
+    @property
+    def window(self) -> int:
+        """Candidates each generator returns: ``overfetch × top_k``."""
+        return self.overfetch * self.top_k
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    def with_overrides(self, **overrides: object) -> "Settings":
+        """Return a new validated Settings with ``overrides`` applied (names in lower case, no prefix).
+
+        Raises:
+            ValueError: an unknown setting name or an invalid value.
+        """
+        unknown = set(overrides) - set(type(self).model_fields)
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        data = self.model_dump()
+        data.update(overrides)
+        return type(self).model_validate(data)
+
+    def public_dict(self) -> dict[str, object]:
+        """Settings as JSON-safe values, without the API key (never written to traces or logs)."""
+        data = self.model_dump(mode="json", exclude={"llm_api_key"})
+        data["llm_api_key_set"] = self.llm_api_key is not None
+        return data

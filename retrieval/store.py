@@ -1,0 +1,155 @@
+"""The dense side's persistent store: a Chroma collection of subchunk vectors in cosine space.
+
+One collection per corpus, named from the corpus' absolute path; the embedding model's name is in the
+collection metadata. A sync adds, updates (by content hash) and removes chunks so that no stale chunk
+survives; a changed model rebuilds the collection. Vectors are computed before anything is written, so a
+failure while embedding leaves the previous collection as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .filters import Filters
+from .types import Chunk, RankedList, ScoredItem
+
+_PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What a sync did: chunk counts, and whether the collection was rebuilt (new model)."""
+
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    rebuilt: bool
+
+
+def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
+    """A Chroma client: embedded ``PersistentClient`` at ``chroma_path``, or ``HttpClient`` to ``host:port``.
+
+    Raises:
+        Exception: whatever chromadb raises when the path is unusable or the server is unreachable.
+    """
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    settings = ChromaSettings(anonymized_telemetry=False)
+    if chroma_host:
+        host, _, port = chroma_host.removeprefix("http://").partition(":")
+        return chromadb.HttpClient(host=host, port=int(port or 8000), settings=settings)
+    Path(chroma_path).mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(chroma_path), settings=settings)
+
+
+def collection_name(corpus_key: str) -> str:
+    """Chroma collection name for a corpus key (its absolute path): ``chunks-<sha1[:16]>``."""
+    return "chunks-" + hashlib.sha1(corpus_key.encode("utf-8")).hexdigest()[:16]
+
+
+class VectorStore:
+    """Subchunk vectors of one corpus in one Chroma collection (cosine distance)."""
+
+    def __init__(self, client: Any, corpus_key: str, model_name: str) -> None:
+        self.client, self.corpus_key, self.model_name = client, corpus_key, model_name
+        self.name = collection_name(corpus_key)
+        self.collection = self._open()
+
+    def _open(self) -> Any:
+        return self.client.get_or_create_collection(
+            self.name,
+            metadata={"hnsw:space": "cosine", "embedding_model": self.model_name, "corpus": self.corpus_key},
+            embedding_function=None,
+        )
+
+    def count(self) -> int:
+        return self.collection.count()
+
+    def sync(self, chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray],
+             batch: int = 32, progress: bool = True) -> SyncReport:
+        """Make the collection hold exactly ``chunks`` embedded by the current model.
+
+        Args:
+            chunks: all subchunks of the corpus.
+            embed: passage-side encoder, ``list[str] -> (n, dim)`` normalized vectors.
+            batch: texts per encode call.
+            progress: show a progress bar on stderr while embedding.
+        """
+        rebuilt = (self.collection.metadata or {}).get("embedding_model") != self.model_name
+        if rebuilt:
+            self.client.delete_collection(self.name)
+            self.collection = self._open()
+        existing = self.collection.get(include=["metadatas"])
+        stored = {cid: (meta or {}).get(_HASH) for cid, meta in zip(existing["ids"], existing["metadatas"])}
+        wanted = {c.chunk_id: c for c in chunks}
+        todo = [c for c in chunks if stored.get(c.chunk_id) != c.content_hash]
+        stale = [cid for cid in stored if cid not in wanted]
+        vectors = self._embed(todo, embed, batch, progress)
+        for start in range(0, len(todo), 512):
+            part = todo[start : start + 512]
+            self.collection.upsert(
+                ids=[c.chunk_id for c in part],
+                embeddings=vectors[start : start + len(part)],
+                documents=[c.text for c in part],
+                metadatas=[{**c.metadata, _PARENT: c.parent_id, _HASH: c.content_hash, _POS: c.position}
+                           for c in part],
+            )
+        for start in range(0, len(stale), 512):
+            self.collection.delete(ids=stale[start : start + 512])
+        updated = sum(1 for c in todo if c.chunk_id in stored)
+        return SyncReport(len(todo) - updated, updated, len(stale), len(chunks) - len(todo), rebuilt)
+
+    @staticmethod
+    def _embed(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int,
+               progress: bool) -> np.ndarray:
+        if not todo:
+            return np.zeros((0, 0), dtype=np.float32)
+        from tqdm import tqdm
+
+        parts = []
+        with tqdm(total=len(todo), desc="embedding chunks", unit="chunk", file=sys.stderr,
+                  disable=not progress) as bar:
+            for start in range(0, len(todo), batch):
+                texts = [c.indexed_text for c in todo[start : start + batch]]
+                parts.append(embed(texts))
+                bar.update(len(texts))
+        return np.vstack(parts)
+
+    def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList:
+        """Nearest chunks to ``vector`` among those matching ``filters`` (applied inside Chroma's search).
+
+        Returns:
+            A ``RankedList`` (stage ``dense``, score kind ``cosine``: similarity in [-1, 1], higher is better).
+        """
+        if self.count() == 0:
+            return RankedList("dense", "cosine", (), note="the vector store is empty")
+        result = self.collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
+            n_results=window, where=filters.chroma_where(), include=["metadatas", "distances"],
+        )
+        ids, metas, dists = result["ids"][0], result["metadatas"][0], result["distances"][0]
+        rows = sorted((r for r in zip(ids, metas, dists) if filters.matches(r[1])), key=lambda r: (r[2], r[0]))
+        items = tuple(
+            ScoredItem(cid, str(meta[_PARENT]), rank, 1.0 - float(dist))
+            for rank, (cid, meta, dist) in enumerate(rows, start=1)
+        )
+        return RankedList("dense", "cosine", items)
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of ``chunk_ids`` (missing ids are left out)."""
+        if not chunk_ids:
+            return {}
+        got = self.collection.get(ids=list(chunk_ids), include=["embeddings"])
+        return {cid: np.asarray(vec, dtype=np.float32) for cid, vec in zip(got["ids"], got["embeddings"])}
+
+    def drop(self) -> None:
+        """Delete this corpus' collection."""
+        self.client.delete_collection(self.name)

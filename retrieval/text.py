@@ -1,0 +1,77 @@
+"""Normalization and tokenization shared by documents and queries (the same function on both sides).
+
+Rules (DESIGN.md, "BM25 and tokenization"):
+
+* Unicode NFKC, then case folding and accent folding: NFC and NFD spellings give identical tokens.
+* A hyphenated token (a code such as ``PX-7``, ``E-42``, ``NF-e``, or a Portuguese compound word) is kept
+  whole (``px-7``) and also indexed by its parts (``px``, ``7``), so "PX 7" still matches, while a ``PX-7``
+  query ranks PX-7 documents above PX-17 ones (they share only the part ``px``).
+* Punctuation is stripped except inside such tokens.
+* Portuguese stopwords come from the ``stop-words`` package, minus negation and condition words, which are
+  never removed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+#: Words never removed: negations and conditions carry the meaning of support questions.
+KEPT_WORDS = frozenset(
+    {
+        "nao", "nem", "nunca", "sem", "exceto", "excepto", "salvo", "caso", "quando", "se", "senao",
+        "menos", "desde", "apesar", "contudo", "porem", "mas", "ou", "somente", "so", "apenas",
+        "not", "no", "nor", "never", "without", "unless", "except", "if", "when", "only",
+    }
+)
+
+_TOKEN_RE = re.compile(r"[0-9a-z]+(?:-[0-9a-z]+)*")
+_WORD_RE = re.compile(r"\w", re.UNICODE)
+
+
+def fold(text: str) -> str:
+    """Return ``text`` NFKC-normalized, case-folded and without accents (combining marks removed)."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFKC", stripped)
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """Portuguese stopwords from the ``stop-words`` package, accent-folded, minus :data:`KEPT_WORDS`."""
+    from stop_words import get_stop_words
+
+    return frozenset(fold(w) for w in get_stop_words("portuguese")) - KEPT_WORDS
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into BM25 tokens.
+
+    Returns:
+        Tokens in order of appearance; a hyphenated token is followed by its parts. Stopwords are removed
+        (except when part of a hyphenated token).
+    """
+    stop = stopwords()
+    tokens: list[str] = []
+    for match in _TOKEN_RE.finditer(fold(text).replace("_", " ")):
+        token = match.group()
+        if "-" in token:
+            tokens.append(token)
+            tokens.extend(part for part in token.split("-") if part and part not in stop)
+        elif token not in stop:
+            tokens.append(token)
+    return tokens
+
+
+def has_words(text: str) -> bool:
+    """True when ``text`` holds at least one letter or digit (not only spaces and punctuation)."""
+    return bool(_WORD_RE.search(text.replace("_", "")))
+
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?;:])\s+(?=[^\s])|\n+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` at sentence ends (``.!?;:`` followed by space) and line breaks; drop empties."""
+    return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
