@@ -1,0 +1,303 @@
+"""Hybrid retrieval workbench: why did this chunk rank where it did? (``streamlit run app.py``)
+
+The page collects a question and settings (all mirrored in the URL), calls ``Workbench.ask`` and lays out
+the trace it returns: the four ranked lists, fusion contributions, rank movement, lost evidence, the tier,
+the answer and a hybrid vs dense-only comparison. Nothing is re-scored here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+STARTED = time.perf_counter()
+
+from pathlib import Path  # noqa: E402
+
+import streamlit as st  # noqa: E402
+
+from retrieval import views  # noqa: E402
+from retrieval.errors import CorpusError, RetrievalError  # noqa: E402
+from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
+from ui import layout, resources  # noqa: E402
+
+st.set_page_config(page_title="Hybrid retrieval workbench", page_icon="🔎", layout="wide")
+ss = st.session_state
+
+BASE = resources.base_settings()
+DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
+                            reranker=BASE.reranker_model, dense_only=not BASE.hybrid_enabled,
+                            min_similarity=BASE.min_similarity)
+RERANK_MODES = {"off": "Off", "bi": "Bi-encoder rescoring (use-m3, offline)", "custom": "CrossEncoder (name or path)"}
+NO_TENANT = ""
+
+
+def reranker_mode(spec: str) -> tuple[str, str]:
+    if spec.strip().lower() in {"", "none", "off"}:
+        return "off", ""
+    if spec == views.RERANKER_BI:
+        return "bi", ""
+    return "custom", spec
+
+
+def normalize_corpus(raw: str) -> str:
+    """'' for the lab corpus, else the resolved path (so one corpus has one cache entry)."""
+    raw = raw.strip()
+    if not raw:
+        return ""
+    path = str(Path(raw).expanduser().resolve())
+    return "" if path == str(LAB_CORPUS.resolve()) else path
+
+
+# -- 1. seed the widgets from the URL, once per session -----------------------------------------------------
+if "_seeded" not in ss:
+    params, problems = views.params_from_query({k: st.query_params.get_all(k) for k in st.query_params}, DEFAULTS)
+    ss._seeded, ss.url_problems, ss.pending_filters = True, problems, dict(params.filters)
+    ss.question, ss.corpus_input, ss.questions_input, ss.tenant = params.q, params.corpus, params.questions, params.tenant
+    ss.top_k, ss.overfetch, ss.rrf_k = params.top_k, params.overfetch, params.rrf_k
+    ss.min_similarity, ss.dense_only, ss.ab, ss.rows = params.min_similarity, params.dense_only, params.ab, params.rows
+    ss.rerank_mode, ss.rerank_custom = reranker_mode(params.reranker)
+    ss.traces = {}
+
+st.title("Hybrid retrieval workbench")
+st.caption("BM25 + dense + RRF (+ rerank) on one question: every list, score and stage comes from the trace.")
+render_time = st.empty()
+
+# -- 2. sidebar: corpus, question set, filters, settings -----------------------------------------------------
+index_key = resources.index_key(BASE)
+
+
+def load_workbench(corpus: str):
+    if resources.is_loaded(corpus, index_key):
+        return resources.open_workbench_cached(corpus, index_key)
+    label = corpus or "the lab corpus"
+    with st.status(f"Indexing {label}…", expanded=False) as status:
+        started = time.perf_counter()
+        bench = resources.open_workbench_cached(corpus, index_key)
+        state = bench.state
+        status.update(label=f"Indexed {label}: {len(state.documents)} documents, {len(state.chunks)} chunks "
+                            f"in {time.perf_counter() - started:.1f} s", state="complete")
+    return bench
+
+
+with st.sidebar:
+    st.header("Corpus")
+    st.text_input("Corpus file or folder", key="corpus_input", placeholder="lab corpus (data/lab/corpus.jsonl)",
+                  help="JSONL, a folder of .md/.txt, a BEIR folder or a SQuAD JSON. Empty = the lab corpus.")
+    requested = normalize_corpus(ss.corpus_input)
+    active = ss.get("active_corpus", "")
+    try:
+        wb = load_workbench(requested)
+        ss.active_corpus = requested
+    except CorpusError as exc:
+        st.error(f"Could not load this corpus: {exc}\n\nStill using {active or 'the lab corpus'}.")
+        wb = load_workbench(active if active != requested else "")
+        ss.active_corpus = active if active != requested else ""
+    state = wb.state
+    st.caption(f"{len(state.documents)} documents · {len(state.chunks)} chunks · index `{state.index_id}` · "
+               f"dense store: {state.store_reason}")
+    if st.button("Re-index (sync changes)", help="Re-read the corpus and sync the vector store"):
+        with st.status("Re-indexing…") as status:
+            try:
+                state = wb.load_corpus(ss.active_corpus or None)
+                status.update(label=f"Re-indexed: {state.sync}", state="complete")
+            except CorpusError as exc:
+                status.update(label=f"Re-index failed, previous index kept: {exc}", state="error")
+        state = wb.state
+
+    on_lab = ss.active_corpus == ""
+    st.text_input("Question set (JSONL, BEIR or SQuAD)", key="questions_input",
+                  placeholder="lab questions" if on_lab else "none",
+                  help="Labeled questions for relevance marks. Empty = the lab questions on the lab corpus.")
+    questions_path = ss.questions_input.strip() or (str(LAB_QUESTIONS) if on_lab else "")
+    questions = []
+    if questions_path:
+        try:
+            questions = resources.get_questions(questions_path, resources.file_mtime(questions_path))
+        except CorpusError as exc:
+            st.error(f"Question set not loaded: {exc}")
+    by_id = {q.id: q for q in questions}
+
+    tenant_field = BASE.tenant_field
+
+    def pick_question() -> None:
+        picked = by_id.get(ss.picked)
+        if picked is not None:
+            ss.question = picked.question
+            if picked.filters.get(tenant_field) is not None:
+                ss.tenant = str(picked.filters[tenant_field])
+
+    if questions:
+        if ss.get("picked") not in by_id:
+            ss.picked = ""
+        st.selectbox("Pick a labeled question", [""] + list(by_id), key="picked", on_change=pick_question,
+                     format_func=lambda qid: "—" if not qid else f"{qid} · {by_id[qid].group} · {by_id[qid].question[:70]}")
+
+    st.header("Filters")
+    values = state.filter_values()
+    tenants = [str(t) for t in state.tenants]
+    if tenants:
+        if ss.tenant not in tenants:
+            ss.tenant = NO_TENANT
+        st.selectbox(f"Tenant ({tenant_field})", [NO_TENANT] + tenants, key="tenant",
+                     format_func=lambda t: "— pick a tenant —" if t == NO_TENANT else t,
+                     help="Every search runs inside one tenant; nothing is searched across tenants.")
+    chosen_filters: dict[str, list] = {}
+    for name, options in values.items():
+        if name == tenant_field or len(options) > 200:
+            continue
+        key = f"flt_{name}"
+        if key not in ss:
+            wanted = set(ss.pending_filters.get(name, ()))
+            ss[key] = [v for v in options if str(v) in wanted]
+        else:
+            ss[key] = [v for v in ss[key] if v in options]
+        st.multiselect(name, options, key=key, placeholder="any")
+        chosen_filters[name] = list(ss[key])
+
+    st.header("Ranking")
+    c1, c2 = st.columns(2)
+    c1.number_input("top_k", 1, 50, key="top_k")
+    c2.number_input("over-fetch ×", 1, 20, key="overfetch", help="Each ranker returns over-fetch × top_k")
+    c1.number_input("rrf_k", 1, 1000, key="rrf_k", help="RRF: Σ 1/(rrf_k + rank), ranks from 1")
+    c2.number_input("rows per panel", 1, 100, key="rows")
+    st.slider("Min cosine similarity (gate)", -1.0, 1.0, step=0.01, key="min_similarity")
+    st.radio("Reranker", list(RERANK_MODES), key="rerank_mode", format_func=RERANK_MODES.get)
+    if ss.rerank_mode == "custom":
+        st.text_input("CrossEncoder model name or local path", key="rerank_custom",
+                      placeholder="BAAI/bge-reranker-v2-m3")
+    st.toggle("Dense-only (hybrid off)", key="dense_only", help="Sets hybrid_enabled=False: the A/B toggle")
+    st.toggle("A/B: also run the other mode", key="ab")
+
+reranker_spec = {"off": views.RERANKER_OFF, "bi": views.RERANKER_BI}.get(ss.rerank_mode) or (
+    ss.rerank_custom.strip() or views.RERANKER_OFF)
+current = views.ViewParams(
+    q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(), tenant=ss.tenant,
+    filters={k: tuple(str(v) for v in vs) for k, vs in chosen_filters.items() if vs},
+    top_k=int(ss.top_k), overfetch=int(ss.overfetch), rrf_k=int(ss.rrf_k), reranker=reranker_spec,
+    dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
+    rows=int(ss.rows))
+
+# -- 3. the URL mirrors the view ----------------------------------------------------------------------------
+wanted_query = views.params_to_query(current, DEFAULTS)
+present = {k: (st.query_params.get_all(k) if len(st.query_params.get_all(k)) > 1 else st.query_params[k])
+           for k in st.query_params}
+if present != wanted_query:
+    st.query_params.from_dict(wanted_query)
+
+for problem in ss.url_problems:
+    st.warning(f"URL parameter ignored: {problem}")
+
+# -- 4. the question ----------------------------------------------------------------------------------------
+with st.form("ask_form", border=False):
+    q_col, b_col = st.columns([8, 1], vertical_alignment="bottom")
+    q_col.text_input("Question", key="question", placeholder="e.g. O PX-7 não foi ativado apesar do pagamento, o que faço?")
+    submitted = b_col.form_submit_button("Ask", type="primary", width="stretch")
+
+
+def finish(note: str, main_ms: float | None = None) -> None:
+    """Show the submit → laid-out time, measured in this script run (server side)."""
+    elapsed = (time.perf_counter() - STARTED) * 1000
+    first = f"answer and panels **{main_ms:,.0f} ms**, " if main_ms is not None else ""
+    render_time.caption(f"Submit → page laid out: {first}whole page **{elapsed:,.0f} ms** "
+                        f"(measured in the app, server side). {note}")
+
+
+question = current.q
+if not question:
+    st.info("Type a question (or pick a labeled one in the sidebar) and press **Ask**.")
+    finish("")
+    st.stop()
+if tenants and current.tenant == NO_TENANT:
+    st.warning(f"This corpus has {len(tenants)} tenants ({', '.join(tenants)}): pick a tenant in the sidebar "
+               "before asking. Nothing is searched across tenants.")
+    finish("")
+    st.stop()
+
+filters: list[tuple[str, object]] = []
+if tenants:
+    filters.append((tenant_field, current.tenant))
+for name, chosen in chosen_filters.items():
+    filters.extend((name, value) for value in chosen)
+
+try:
+    request = BASE.with_overrides(top_k=current.top_k, overfetch=current.overfetch, rrf_k=current.rrf_k,
+                                  reranker_model=current.reranker, hybrid_enabled=not current.dense_only,
+                                  min_similarity=current.min_similarity)
+except ValueError as exc:
+    st.error(f"Invalid settings: {exc}")
+    finish("")
+    st.stop()
+
+
+def run(settings) -> dict:
+    """Ask once per (index, question, filters, settings) per session; the Ask button forces a new run."""
+    sig = json.dumps([state.index_id, question, [[k, str(v)] for k, v in filters], settings.public_dict()],
+                     sort_keys=True, default=str)
+    if submitted or sig not in ss.traces:
+        ss.traces = {k: v for k, v in list(ss.traces.items())[-7:]}
+        ss.traces[sig] = wb.ask(question, filters, settings=settings).to_dict()
+    return ss.traces[sig]
+
+
+try:
+    with st.spinner("Searching…"):
+        trace = run(request)
+except RetrievalError as exc:
+    st.error(str(exc))
+    finish("")
+    st.stop()
+
+labeled = next((q for q in questions if q.question.strip() == question
+                and str(q.filters.get(tenant_field, current.tenant)) == str(current.tenant)), None)
+relevant = list(labeled.relevant) if labeled else None
+graded = dict(labeled.graded or {}) if labeled else None
+terms = views.query_terms(question)
+chunk_text = {cid: chunk.text for cid, chunk in state.chunk_by_id.items()}
+
+# -- 5. the trace -------------------------------------------------------------------------------------------
+layout.tier_badge(trace)
+layout.models_line(trace)
+if labeled:
+    st.caption(f"Labeled question `{labeled.id}` ({labeled.group}) · relevant: "
+               + (", ".join(f"`{r}`" for r in labeled.relevant) or "none (the right answer is an abstention)"))
+
+layout.answer_block(trace, terms)
+
+st.divider()
+panels = st.columns(4, gap="medium")
+for column, name in zip(panels, views.LISTS):
+    with column:
+        layout.list_panel(trace, name, chunk_text, terms, current.rows, relevant, graded)
+
+st.divider()
+left, right = st.columns([3, 2], gap="large")
+with left:
+    layout.movement_chart(trace)
+with right:
+    layout.lost_table(trace, relevant, graded)
+
+st.divider()
+st.subheader("Timings and costs")
+layout.timings_and_costs(trace)
+
+st.divider()
+st.subheader("Downloads")
+d1, d2, d3, d4, d5 = st.columns(5)
+d1.download_button("Trace (JSON)", json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
+                   "application/json", on_click="ignore")
+for col, (name, text) in zip((d2, d3, d4, d5), views.lists_csv(trace, relevant, graded).items()):
+    col.download_button(f"{name} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
+
+main_ms = (time.perf_counter() - STARTED) * 1000
+if current.ab:  # after the main view, so the second run never delays the answer and the panels
+    st.divider()
+    try:
+        with st.spinner("Running the other mode for the A/B…"):
+            other = run(request.with_overrides(hybrid_enabled=current.dense_only))
+        hybrid, dense = (other, trace) if current.dense_only else (trace, other)
+        layout.ab_block(hybrid, dense, relevant, graded)
+    except RetrievalError as exc:
+        st.error(f"A/B run failed: {exc}")
+
+finish(f"Pipeline total {layout.fmt_ms((trace.get('timings_ms') or {}).get('total'))} (from the trace).", main_ms)

@@ -1,0 +1,347 @@
+"""Pure view helpers over the trace dict (DESIGN.md, "Trace"): tables, diffs, snippets and URL parameters.
+
+Everything here reads the JSON-shaped dict returned by ``Trace.to_dict()`` and returns plain Python values;
+nothing is re-scored and nothing imports streamlit, so the app, the CLI and tests can share these functions.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from .text import tokenize
+
+#: The four ranked lists of a trace, in pipeline order, as (trace key, ranker name used by the fusion).
+LISTS = ("lexical", "dense", "fused", "reranked")
+
+#: Human names of score kinds found in traces. Unknown kinds are shown as they are.
+SCORE_KIND_LABELS = {
+    "bm25": "BM25 (unbounded, higher is better)",
+    "cosine": "cosine similarity in [-1, 1]",
+    "rrf": "RRF score Σ 1/(k + rank)",
+    "none": "no score",
+}
+
+_WORD_RE = re.compile(r"\w+(?:-\w+)*", re.UNICODE)
+
+
+# -- snippets ------------------------------------------------------------------------------------------------
+def query_terms(question: str) -> frozenset[str]:
+    """The question's BM25 tokens (same tokenizer as the index: folded, stopwords removed, code parts)."""
+    return frozenset(tokenize(question or ""))
+
+
+def highlight_segments(text: str, terms: Iterable[str]) -> list[tuple[str, bool]]:
+    """Split ``text`` into ``(segment, is_hit)`` pieces, a word being a hit when one of its tokens is in
+    ``terms``. Joining the segments gives ``text`` back unchanged."""
+    wanted = frozenset(terms)
+    out: list[tuple[str, bool]] = []
+    last = 0
+    for match in _WORD_RE.finditer(text):
+        word = match.group()
+        if wanted and any(tok in wanted for tok in tokenize(word)):
+            if match.start() > last:
+                out.append((text[last:match.start()], False))
+            out.append((word, True))
+            last = match.end()
+    if last < len(text):
+        out.append((text[last:], False))
+    return out
+
+
+def snippet(text: str, terms: Iterable[str], width: int = 280) -> tuple[str, bool, bool]:
+    """A window of about ``width`` characters around the first hit (or the start).
+
+    Returns:
+        ``(window, cut_before, cut_after)``: the window's text and whether text was cut on each side.
+    """
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text, False, False
+    segments = highlight_segments(text, terms)
+    first_hit, position = None, 0
+    for segment, hit in segments:
+        if hit:
+            first_hit = position
+            break
+        position += len(segment)
+    start = 0 if first_hit is None else max(0, first_hit - width // 4)
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < first_hit else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start else end
+    return text[start:end], start > 0, end < len(text)
+
+
+# -- relevance -----------------------------------------------------------------------------------------------
+def relevance_of(parent_id: str, relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> str | None:
+    """``"relevant"`` (labeled, or grade 3), ``"partial"`` (grade 1-2), ``"not labeled"``, or ``None`` when
+    the question has no labels (not from a question set)."""
+    if relevant is None:
+        return None
+    if parent_id in relevant:
+        return "relevant"
+    grade = (graded or {}).get(parent_id, 0)
+    if grade >= 3:
+        return "relevant"
+    if grade > 0:
+        return "partial"
+    return "not labeled"
+
+
+# -- tables --------------------------------------------------------------------------------------------------
+def list_rows(trace: Mapping[str, Any], name: str, relevant: Sequence[str] | None = None,
+              graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """One row per item of the trace list ``name`` (``lexical``, ``dense``, ``fused``, ``reranked``).
+
+    Columns: list, rank, chunk_id, parent_id, score, score_kind, relevance, then per list: ``terms`` (JSON of
+    the per-term BM25 contributions), ``rank_bm25``/``rank_dense``/``rrf_bm25``/``rrf_dense`` and
+    ``found_by`` (fused), ``fused_rank`` (reranked). Values are copied from the trace, never recomputed.
+    """
+    block = trace.get(name) or {}
+    kind = block.get("score_kind")
+    rows = []
+    for item in block.get("items") or []:
+        row: dict[str, Any] = {"list": name, "rank": item["rank"], "chunk_id": item["chunk_id"],
+                               "parent_id": item["parent_id"], "score": item["score"], "score_kind": kind,
+                               "relevance": relevance_of(item["parent_id"], relevant, graded)}
+        if name == "lexical":
+            row["terms"] = json.dumps(item.get("terms") or {}, ensure_ascii=False, sort_keys=True)
+        elif name == "fused":
+            ranks, contributions = item.get("ranks") or {}, item.get("contributions") or {}
+            for ranker in ("bm25", "dense"):
+                row[f"rank_{ranker}"] = ranks.get(ranker)
+                row[f"rrf_{ranker}"] = contributions.get(ranker)
+            row["found_by"] = "+".join(sorted(ranks)) if ranks else ""
+        elif name == "reranked":
+            row["fused_rank"] = item.get("fused_rank")
+        rows.append(row)
+    return rows
+
+
+def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """CSV text (header from the union of keys, in first-seen order); ``None`` becomes an empty cell."""
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns or ["list"], lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def lists_csv(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
+              graded: Mapping[str, int] | None = None) -> dict[str, str]:
+    """The four lists as CSV texts, keyed by list name."""
+    return {name: rows_to_csv(list_rows(trace, name, relevant, graded)) for name in LISTS}
+
+
+def contribution_rows(trace: Mapping[str, Any], limit: int | None = None) -> list[dict[str, Any]]:
+    """Long-format rows for a stacked bar of RRF contributions: one row per (fused item, ranker)."""
+    rows = []
+    for item in (trace.get("fused") or {}).get("items", [])[:limit]:
+        ranks = item.get("ranks") or {}
+        for ranker, value in (item.get("contributions") or {}).items():
+            rows.append({"fused_rank": item["rank"], "chunk_id": item["chunk_id"], "ranker": ranker,
+                         "contribution": value, "ranker_rank": ranks.get(ranker),
+                         "single_ranker": len(ranks) == 1})
+    return rows
+
+
+def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows for a fused → reranked slope chart (two per reranked item), with a status per item.
+
+    Status: ``fell out`` (in ``lost_by_reranker``, or fused rank ≤ top_k and reranked rank > top_k),
+    ``moved in`` (fused rank > top_k, reranked rank ≤ top_k), ``stayed in`` or ``stayed out``.
+    Empty when no rerank ran.
+    """
+    top_k = int((trace.get("settings") or {}).get("top_k") or 0)
+    lost = {entry["chunk_id"] for entry in trace.get("lost_by_reranker") or []}
+    rows = []
+    for item in (trace.get("reranked") or {}).get("items") or []:
+        before, after = item.get("fused_rank"), item["rank"]
+        if before is None:
+            continue
+        if item["chunk_id"] in lost or (before <= top_k < after):
+            status = "fell out"
+        elif after <= top_k < before:
+            status = "moved in"
+        elif after <= top_k:
+            status = "stayed in"
+        else:
+            status = "stayed out"
+        for stage, rank in (("fused", before), ("reranked", after)):
+            rows.append({"chunk_id": item["chunk_id"], "parent_id": item["parent_id"], "stage": stage,
+                         "rank": rank, "status": status, "fused_rank": before, "reranked_rank": after})
+    return rows
+
+
+def lost_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
+              graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """``lost_by_reranker`` with its ranks before and after and the item's label."""
+    return [{"chunk_id": e["chunk_id"], "parent_id": e["parent_id"], "fused_rank": e.get("fused_rank"),
+             "reranked_rank": e.get("reranked_rank"),
+             "relevance": relevance_of(e["parent_id"], relevant, graded)}
+            for e in trace.get("lost_by_reranker") or []]
+
+
+def timing_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per-stage timings in ms as in the trace; ``None`` means not measured (never shown as 0)."""
+    return [{"stage": stage, "ms": value} for stage, value in (trace.get("timings_ms") or {}).items()]
+
+
+def cost_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"cost": name, "value": value} for name, value in (trace.get("costs") or {}).items()]
+
+
+def empty_reason(trace: Mapping[str, Any], name: str) -> str:
+    """Why the list ``name`` of the trace is empty, from the trace's own notes, tier and models."""
+    block = trace.get(name) or {}
+    tier, reason = trace.get("tier"), trace.get("tier_reason")
+    if name == "reranked":
+        models = trace.get("models") or {}
+        if not models.get("reranker"):
+            return "no rerank ran: no reranker configured (reranker off)"
+        status = models.get("reranker_status")
+        if status and status != "loaded":
+            return f"no rerank ran: {status}"
+        if block.get("note"):
+            return f"{block['note']} (tier {tier}: {reason})"
+        return f"no rerank ran (tier {tier}: {reason})"
+    if block.get("note"):
+        return str(block["note"])
+    if name == "lexical":
+        return "no chunk of the filtered corpus shares a BM25 term with the question (zero scores are not listed)"
+    if name == "dense":
+        return "the vector store returned no chunk for these filters"
+    return f"nothing to fuse (tier {tier}: {reason})"
+
+
+# -- A/B -----------------------------------------------------------------------------------------------------
+def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id") -> dict[str, Any]:
+    """Compare the ``final`` lists of two traces (e.g. hybrid vs dense-only) by ``key``.
+
+    Returns:
+        ``{"only_a": [{id, rank}], "only_b": [{id, rank}], "both": [{id, rank_a, rank_b, moved}],
+        "same": bool, "overlap": |both| / |a ∪ b| (1.0 when both are empty)}``; ``moved`` is
+        ``rank_a - rank_b`` (positive: ranked higher in b).
+    """
+    rank_a = {item[key]: item["rank"] for item in a.get("final") or []}
+    rank_b = {item[key]: item["rank"] for item in b.get("final") or []}
+    only_a = [{"id": k, "rank": r} for k, r in rank_a.items() if k not in rank_b]
+    only_b = [{"id": k, "rank": r} for k, r in rank_b.items() if k not in rank_a]
+    both = [{"id": k, "rank_a": r, "rank_b": rank_b[k], "moved": r - rank_b[k]}
+            for k, r in rank_a.items() if k in rank_b]
+    union = len(set(rank_a) | set(rank_b))
+    same = list(rank_a) == list(rank_b)
+    return {"only_a": only_a, "only_b": only_b, "both": both, "same": same,
+            "overlap": (len(both) / union) if union else 1.0}
+
+
+# -- URL parameters ------------------------------------------------------------------------------------------
+RERANKER_OFF = "none"
+RERANKER_BI = "bi-encoder:use-m3"
+
+
+@dataclass(frozen=True)
+class ViewParams:
+    """Everything a shared link carries: the question, the corpus and question set, filters and settings.
+
+    ``filters`` maps a metadata field (other than the tenant) to the chosen values as strings.
+    """
+
+    q: str = ""
+    corpus: str = ""
+    questions: str = ""
+    tenant: str = ""
+    filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    top_k: int = 5
+    overfetch: int = 4
+    rrf_k: int = 60
+    reranker: str = RERANKER_OFF
+    dense_only: bool = False
+    min_similarity: float = 0.80
+    ab: bool = True
+    rows: int = 10
+
+
+_FILTER_PREFIX = "f."
+_BOUNDS = {"top_k": (1, 50), "overfetch": (1, 20), "rrf_k": (1, 1000), "rows": (1, 100)}
+
+
+def _to_bool(raw: str) -> bool:
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) -> tuple[ViewParams, list[str]]:
+    """Parse URL parameters (each key → its values) over ``defaults``.
+
+    Returns:
+        The parameters, and one message per value that was ignored (unparsable or out of range).
+    """
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    filters: dict[str, tuple[str, ...]] = {}
+    for key, raw_values in query.items():
+        raw_list = [raw_values] if isinstance(raw_values, str) else list(raw_values)
+        if not raw_list:
+            continue
+        raw = raw_list[-1]
+        if key.startswith(_FILTER_PREFIX) and len(key) > len(_FILTER_PREFIX):
+            filters[key[len(_FILTER_PREFIX):]] = tuple(dict.fromkeys(v for v in raw_list if v != ""))
+            continue
+        if key in {"q", "corpus", "questions", "tenant", "reranker"}:
+            values[key] = raw
+        elif key in _BOUNDS:
+            low, high = _BOUNDS[key]
+            try:
+                number = int(raw)
+            except ValueError:
+                problems.append(f"{key}={raw!r} is not an integer; using {getattr(defaults, key)}")
+                continue
+            if not low <= number <= high:
+                problems.append(f"{key}={number} is outside [{low}, {high}]; using {getattr(defaults, key)}")
+                continue
+            values[key] = number
+        elif key == "min_similarity":
+            try:
+                number = float(raw)
+            except ValueError:
+                problems.append(f"min_similarity={raw!r} is not a number; using {defaults.min_similarity}")
+                continue
+            if not -1.0 <= number <= 1.0:
+                problems.append(f"min_similarity={number} is outside [-1, 1]; using {defaults.min_similarity}")
+                continue
+            values[key] = number
+        elif key in {"dense_only", "ab"}:
+            values[key] = _to_bool(raw)
+    if filters:
+        values["filters"] = filters
+    return replace(defaults, **values), problems
+
+
+def params_to_query(params: ViewParams, defaults: ViewParams) -> dict[str, str | list[str]]:
+    """URL parameters for ``params``: only values that differ from ``defaults`` (plus the question)."""
+    out: dict[str, str | list[str]] = {}
+    for f in fields(ViewParams):
+        value, default = getattr(params, f.name), getattr(defaults, f.name)
+        if f.name == "filters":
+            for name, chosen in sorted(value.items()):
+                if chosen:
+                    out[_FILTER_PREFIX + name] = list(chosen)
+            continue
+        if value == default and f.name != "q":
+            continue
+        if f.name == "q" and not value:
+            continue
+        out[f.name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out

@@ -1,0 +1,257 @@
+"""Lay out parts of a trace dict with Streamlit. No retrieval logic: every value shown comes from the trace
+(tables and diffs are built by :mod:`retrieval.views`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from retrieval import views
+
+TIER_COLORS = {"full": "green", "rrf_only": "blue", "dense_only": "violet", "lexical_only": "orange",
+               "refusal": "red"}
+RANKER_COLORS = {"bm25": "#e8833a", "dense": "#4c78a8"}
+STATUS_COLORS = {"fell out": "#d62728", "moved in": "#2ca02c", "stayed in": "#7f7f7f", "stayed out": "#c7c7c7"}
+RELEVANCE_BADGES = {"relevant": ":green-badge[✓ relevant]", "partial": ":orange-badge[~ partial]",
+                    "not labeled": ":gray-badge[not labeled]"}
+LIST_TITLES = {"lexical": "Lexical (BM25)", "dense": "Dense (cosine)", "fused": "Fused (RRF)",
+               "reranked": "Reranked"}
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:])")
+
+
+def md_escape(text: str) -> str:
+    """Backslash-escape Markdown (and Streamlit directive / LaTeX) characters."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def highlighted(text: str, terms: Iterable[str]) -> str:
+    """Markdown of ``text`` with the question's terms on a yellow background."""
+    parts = []
+    for segment, hit in views.highlight_segments(text, terms):
+        parts.append(f":orange-background[**{md_escape(segment)}**]" if hit else md_escape(segment))
+    return "".join(parts)
+
+
+def fmt_ms(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:,.1f} ms"
+
+
+def score_kind_label(kind: str | None) -> str:
+    return views.SCORE_KIND_LABELS.get(kind or "none", kind or "none")
+
+
+def short_kind(kind: str | None) -> str:
+    return {"bm25": "BM25", "cosine": "cosine", "rrf": "RRF"}.get(kind or "", kind or "score")
+
+
+# -- header ----------------------------------------------------------------------------------------------------
+def tier_badge(trace: Mapping[str, Any]) -> None:
+    tier = trace["tier"]
+    color = TIER_COLORS.get(tier, "gray")
+    st.markdown(f"**Tier** :{color}-badge[{tier}] &nbsp; {md_escape(trace.get('tier_reason') or '')}")
+
+
+def models_line(trace: Mapping[str, Any]) -> None:
+    m = trace.get("models") or {}
+    reranker = m.get("reranker")
+    if reranker:
+        kind = m.get("reranker_kind") or "not loaded"
+        rr = f"`{reranker}` ({kind})"
+        if m.get("reranker_status") and m.get("reranker_status") != "loaded":
+            rr += f" — {md_escape(m['reranker_status'])}"
+    else:
+        rr = "off"
+    st.caption(f"Embedder `{m.get('embedder')}` ({md_escape(str(m.get('embedder_status')))}) · reranker {rr} · "
+               f"BM25 `{m.get('bm25_engine')}` · store `{m.get('vector_store')}` · "
+               f"answer `{m.get('answer_adapter')}`")
+
+
+# -- answer ----------------------------------------------------------------------------------------------------
+_CITE = re.compile(r"\\\[(\d+)\\\]")
+
+
+def answer_block(trace: Mapping[str, Any], terms: Iterable[str]) -> None:
+    ans = trace["answer"]
+    final = trace.get("final") or []
+    st.subheader("Answer")
+    adapter = ans.get("adapter")
+    st.caption(f"Answered by `{adapter}`")
+    if ans.get("abstained"):
+        gate = trace.get("gate") or {}
+        st.warning(f"**Abstained.** {md_escape(ans.get('text') or '')}\n\n"
+                   f"Why: {md_escape(ans.get('note') or gate.get('reason') or 'no evidence')} "
+                   f"(gate: {gate.get('kind')} ≥ {gate.get('threshold')}, {gate.get('rejected')} rejected)")
+        return
+    text = _CITE.sub(lambda m: f"**\\[{m.group(1)}\\]**", md_escape(ans.get("text") or ""))
+    with st.container(border=True):
+        st.markdown(text)
+    if ans.get("note"):
+        st.caption(md_escape(ans["note"]))
+    if ans.get("dropped_citations"):
+        st.caption("Dropped citations (not in the context sent): " + ", ".join(ans["dropped_citations"]))
+    number = {item["chunk_id"]: i for i, item in enumerate(final, start=1)}
+    for chunk_id in ans.get("citations") or []:
+        item = next((f for f in final if f["chunk_id"] == chunk_id), None)
+        if item is None:
+            continue
+        sim = item.get("similarity")
+        with st.expander(f"[{number[chunk_id]}] {chunk_id}"):
+            st.caption(f"parent `{item['parent_id']}` · final rank {item['rank']} · cosine to question "
+                       f"{'—' if sim is None else f'{sim:.3f}'}")
+            st.markdown(highlighted(item["text"], terms))
+    st.caption(f"Context sent to the answer stage: {len(final)} chunk(s), numbered by final rank.")
+
+
+# -- the four lists --------------------------------------------------------------------------------------------
+def _labels(relevant: Sequence[str] | None, graded: Mapping[str, int] | None, parent_id: str) -> str:
+    mark = views.relevance_of(parent_id, relevant, graded)
+    return RELEVANCE_BADGES.get(mark, "") if mark else ""
+
+
+def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str], terms: frozenset[str],
+               rows: int, relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
+    block = trace.get(name) or {}
+    kind = block.get("score_kind")
+    title = LIST_TITLES[name]
+    reranker_kind = (trace.get("models") or {}).get("reranker_kind")
+    if name == "reranked" and reranker_kind and block.get("items"):
+        title = f"Reranked ({reranker_kind})"
+    st.subheader(title)
+    items = block.get("items") or []
+    st.caption(f"{len(items)} item(s) · score: {md_escape(score_kind_label(kind))}")
+    if not items:
+        st.info(f"Empty — {views.empty_reason(trace, name)}")
+        return
+    if block.get("note"):
+        st.caption(md_escape(block["note"]))
+    if name == "fused":
+        contribution_chart(trace, rows)
+    for item in items[:rows]:
+        with st.container(border=True):
+            head = f"**#{item['rank']}** `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}"
+            st.markdown(head)
+            detail = f"{short_kind(kind)} **{item['score']:.4f}**"
+            if name == "fused":
+                ranks = item.get("ranks") or {}
+                detail += " · " + " · ".join(
+                    f"{r} {'#' + str(ranks[r]) if r in ranks else '—'}" for r in ("bm25", "dense"))
+                if len(ranks) == 1:
+                    detail += f" &nbsp; :orange-badge[only {next(iter(ranks))}]"
+            elif name == "reranked" and item.get("fused_rank") is not None:
+                move = item["fused_rank"] - item["rank"]
+                arrow = f"▲{move}" if move > 0 else (f"▼{-move}" if move < 0 else "=")
+                detail += f" · fused #{item['fused_rank']} → #{item['rank']} ({arrow})"
+            st.caption(f"parent `{item['parent_id']}` · {detail}")
+            text, cut_before, cut_after = views.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
+            st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
+            if name == "lexical" and item.get("terms"):
+                with st.expander("BM25 per term"):
+                    frame = pd.DataFrame(sorted(item["terms"].items(), key=lambda kv: -kv[1]),
+                                         columns=["term", "BM25 contribution"])
+                    st.dataframe(frame, hide_index=True, width="stretch")
+    if len(items) > rows:
+        st.caption(f"+{len(items) - rows} more in the CSV download (rows per panel: {rows}).")
+
+
+def contribution_chart(trace: Mapping[str, Any], rows: int) -> None:
+    data = pd.DataFrame(views.contribution_rows(trace, limit=rows))
+    if data.empty:
+        return
+    data["item"] = "#" + data["fused_rank"].astype(str)
+    order = [f"#{r}" for r in sorted(data["fused_rank"].unique())]
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("item:N", sort=order, title=None),
+        x=alt.X("contribution:Q", stack="zero", title="RRF contribution"),
+        color=alt.Color("ranker:N", scale=alt.Scale(domain=list(RANKER_COLORS), range=list(RANKER_COLORS.values())),
+                        legend=alt.Legend(orient="top", title=None)),
+        tooltip=["chunk_id", "ranker", "ranker_rank", alt.Tooltip("contribution:Q", format=".5f")],
+    ).properties(height=alt.Step(20))
+    st.altair_chart(chart, width="stretch", height=60 + 20 * len(order))
+
+
+# -- movement and losses ---------------------------------------------------------------------------------------
+def movement_chart(trace: Mapping[str, Any]) -> None:
+    st.subheader("Rank movement")
+    rows = views.movement_rows(trace)
+    if not rows:
+        st.info(f"No rerank ran, so nothing moved — {views.empty_reason(trace, 'reranked')}")
+        return
+    data = pd.DataFrame(rows)
+    top_k = (trace.get("settings") or {}).get("top_k")
+    base = alt.Chart(data).encode(
+        x=alt.X("stage:N", sort=["fused", "reranked"], title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, zero=False), title="rank (1 = top)"),
+        color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUS_COLORS), range=list(STATUS_COLORS.values())),
+                        legend=alt.Legend(orient="top", title=None)),
+        detail="chunk_id:N",
+        tooltip=["chunk_id", "fused_rank", "reranked_rank", "status"],
+    )
+    lines = base.mark_line(point=True, strokeWidth=2)
+    rule = alt.Chart(pd.DataFrame({"rank": [top_k + 0.5]})).mark_rule(strokeDash=[4, 4], color="#999").encode(y="rank:Q")
+    st.altair_chart((lines + rule).properties(height=320), width="stretch")
+    st.caption(f"Fused rank → reranked rank for the {len(rows) // 2} candidates the reranker saw; dashed line: "
+               f"top_k = {top_k}. Red lines fell out of the top_k.")
+
+
+def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
+    st.subheader("Evidence lost by the reranker")
+    if not (trace.get("reranked") or {}).get("items"):
+        st.info(f"No rerank ran — {views.empty_reason(trace, 'reranked')}")
+        return
+    rows = views.lost_rows(trace, relevant, graded)
+    if not rows:
+        st.success("The reranker dropped nothing from the fused top_k.")
+        return
+    for row in rows:
+        after = row["reranked_rank"]
+        line = (f"`{row['chunk_id']}` · fused #{row['fused_rank']} → "
+                f"{'#' + str(after) if after is not None else 'not reranked'}")
+        if row["relevance"] == "relevant":
+            st.markdown(f":red-background[:red[**LOST RELEVANT**]] {line} (parent `{row['parent_id']}`)")
+        else:
+            st.markdown(f"{line} {RELEVANCE_BADGES.get(row['relevance'], '') if row['relevance'] else ''}")
+
+
+# -- timings and costs -----------------------------------------------------------------------------------------
+def timings_and_costs(trace: Mapping[str, Any]) -> None:
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Timings per stage**")
+        frame = pd.DataFrame([{"stage": r["stage"], "time": fmt_ms(r["ms"])} for r in views.timing_rows(trace)])
+        st.dataframe(frame, hide_index=True, width="stretch")
+    with right:
+        st.markdown("**Costs**")
+        frame = pd.DataFrame([{"cost": r["cost"], "value": "not measured" if r["value"] is None else str(r["value"])}
+                              for r in views.cost_rows(trace)])
+        st.dataframe(frame, hide_index=True, width="stretch")
+
+
+# -- A/B -------------------------------------------------------------------------------------------------------
+def ab_block(hybrid: Mapping[str, Any], dense: Mapping[str, Any], relevant: Sequence[str] | None,
+             graded: Mapping[str, int] | None) -> None:
+    st.subheader("Manual A/B: hybrid vs dense-only")
+    diff = views.diff_finals(hybrid, dense)
+    left, right = st.columns(2)
+    for col, label, trace, only in ((left, "Hybrid", hybrid, {d["id"] for d in diff["only_a"]}),
+                                     (right, "Dense-only", dense, {d["id"] for d in diff["only_b"]})):
+        with col:
+            st.markdown(f"**{label}** :{TIER_COLORS.get(trace['tier'], 'gray')}-badge[{trace['tier']}] · "
+                        f"total {fmt_ms((trace.get('timings_ms') or {}).get('total'))}")
+            if not trace.get("final"):
+                st.caption("Final list empty: " + md_escape(trace.get("tier_reason") or ""))
+            for item in trace.get("final") or []:
+                flag = " :blue-badge[only here]" if item["chunk_id"] in only else ""
+                st.markdown(f"#{item['rank']} `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}{flag}")
+    if diff["same"]:
+        st.success("Both modes return the same final list, in the same order.")
+    else:
+        moved = [d for d in diff["both"] if d["moved"]]
+        st.markdown(f"Overlap {diff['overlap']:.0%} · only in hybrid: {len(diff['only_a'])} · "
+                    f"only in dense-only: {len(diff['only_b'])} · same chunk, different rank: {len(moved)}")
+        if moved:
+            st.caption(" · ".join(f"`{d['id']}` #{d['rank_a']} → #{d['rank_b']}" for d in moved))
