@@ -54,7 +54,7 @@ def rrf(
         for position, (cid, parent) in enumerate(entries, start=1):
             contributions.setdefault(cid, {})[ranker] = w / (k + position)
             ranks.setdefault(cid, {})[ranker] = position
-            parent_of[cid] = parent
+            parent_of.setdefault(cid, parent)
     order = sorted(contributions, key=lambda cid: (-math.fsum(contributions[cid].values()), min(ranks[cid].values()), cid))
     items = tuple(
         ScoredItem(cid, parent_of[cid], rank, math.fsum(contributions[cid].values()),

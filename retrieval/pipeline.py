@@ -13,6 +13,7 @@ import hashlib
 import logging
 import threading
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,14 +128,16 @@ class IndexState:
 
 
 def validate_question(question: str, max_chars: int) -> str:
-    """Return the question stripped of surrounding whitespace and control characters.
+    """Return the question in Unicode NFC, without control characters or surrounding whitespace
+    (so NFC and NFD spellings reach every stage, the embedder included, as the same text).
 
     Raises:
         InvalidQuestion: empty, whitespace-only or punctuation-only, or longer than ``max_chars``.
     """
     if not isinstance(question, str):
         raise InvalidQuestion("the question must be text")
-    cleaned = "".join(ch for ch in question if ch in "\t\n" or ch.isprintable()).strip()
+    text = unicodedata.normalize("NFC", question)
+    cleaned = "".join(ch for ch in text if ch in "\t\n" or ch.isprintable()).strip()
     if not cleaned:
         raise InvalidQuestion("the question is empty")
     if len(cleaned) > max_chars:
@@ -331,6 +334,8 @@ class Workbench:
     # -- stages ----------------------------------------------------------------------------------------
     def _plan(self, state: IndexState, flt: Filters, s: Settings) -> tuple[str, str]:
         """Choose the tier before searching (``refusal`` is decided after the gate)."""
+        if not s.dense_enabled:
+            return "lexical_only", "dense side switched off (RETRIEVAL_DENSE_ENABLED=false)"
         dense_ok = self.embedder is not None and state.store is not None
         if not dense_ok:
             why = self.embedder_reason if self.embedder is None else state.store_reason

@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     )
 
     hybrid_enabled: bool = True
+    dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
     rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al., 2009); ranks start at 1.")
     reranker_model: str = Field(
         "none",

@@ -1,7 +1,7 @@
 """The dense side's persistent store: a Chroma collection of subchunk vectors in cosine space.
 
-One collection per corpus, named from the corpus' absolute path; the embedding model's name is in the
-collection metadata. A sync adds, updates (by content hash) and removes chunks so that no stale chunk
+One collection per corpus and embedding model, named from both; the model's name is also in the
+collection metadata, and a collection whose metadata names another model is rebuilt. A sync adds, updates (by content hash) and removes chunks so that no stale chunk
 survives; a changed model rebuilds the collection. Vectors are computed before anything is written, so a
 failure while embedding leaves the previous collection as it was.
 """
@@ -50,9 +50,10 @@ def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
     return chromadb.PersistentClient(path=str(chroma_path), settings=settings)
 
 
-def collection_name(corpus_key: str) -> str:
-    """Chroma collection name for a corpus key (its absolute path): ``chunks-<sha1[:16]>``."""
-    return "chunks-" + hashlib.sha1(corpus_key.encode("utf-8")).hexdigest()[:16]
+def collection_name(corpus_key: str, model_name: str) -> str:
+    """Chroma collection name for a corpus (its absolute path) and an embedding model:
+    ``chunks-<sha1[:16]>``. Each model keeps its own collection, so switching back costs no re-embedding."""
+    return "chunks-" + hashlib.sha1(f"{corpus_key}\n{model_name}".encode("utf-8")).hexdigest()[:16]
 
 
 class VectorStore:
@@ -60,7 +61,7 @@ class VectorStore:
 
     def __init__(self, client: Any, corpus_key: str, model_name: str) -> None:
         self.client, self.corpus_key, self.model_name = client, corpus_key, model_name
-        self.name = collection_name(corpus_key)
+        self.name = collection_name(corpus_key, model_name)
         self.collection = self._open()
 
     def _open(self) -> Any:

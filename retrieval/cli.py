@@ -1,0 +1,235 @@
+"""Command line: ``python -m retrieval index | ask | eval | bench`` (DESIGN.md, "Command line").
+
+Errors print one line on stderr and exit with code 2. With ``--json``, stdout holds the JSON and nothing
+else: progress, logs and span exporters write to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+import typer
+from pydantic import ValidationError
+
+from .errors import RetrievalError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retrieval workbench.")
+
+CorpusOpt = typer.Option(None, "--corpus", help="Corpus: JSONL, folder, BEIR folder or SQuAD JSON (default: lab).")
+SetOpt = typer.Option([], "--set", help="Any setting, lower case without prefix: --set rrf_k=30 (repeatable).")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _settings(sets: list[str], **extra: Any):
+    from .settings import Settings
+
+    overrides: dict[str, Any] = {}
+    for item in sets:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            _fail(f"--set expects name=value, got '{item}'")
+        overrides[name.strip().lower()] = value
+    overrides.update({k: v for k, v in extra.items() if v is not None})
+    try:
+        return Settings().with_overrides(**overrides) if overrides else Settings()
+    except (ValidationError, ValueError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+        _fail(f"invalid setting {first['loc'][0]}: {first['msg']}" if first and first.get("loc") else str(exc))
+
+
+def _filters(items: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--filter expects key=value, got '{item}'")
+        pairs.append((key.strip(), value))
+    return pairs
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _open(settings, corpus: Optional[Path]):
+    from .pipeline import open_workbench
+
+    return open_workbench(settings, corpus)
+
+
+@app.command()
+def index(
+    corpus: Optional[Path] = CorpusOpt,
+    status: bool = typer.Option(False, "--status", help="Report the index without changing it."),
+    drop: bool = typer.Option(False, "--drop", help="Remove this corpus' vector collection."),
+    sets: list[str] = SetOpt,
+) -> None:
+    """Build or refresh the persistent index of a corpus (progress on stderr)."""
+    _setup_logging()
+    settings = _settings(sets)
+    try:
+        from .corpus import load_corpus
+        from .settings import LAB_CORPUS
+        from .store import VectorStore, collection_name, open_client
+
+        path = (corpus or LAB_CORPUS).resolve()
+        if status or drop:
+            load_corpus(path)  # a clear error for an unreadable corpus
+            client = open_client(settings.chroma_path, settings.chroma_host)
+            name = collection_name(str(path), settings.embedding_model)
+            exists = name in [getattr(c, "name", c) for c in client.list_collections()]
+            if drop:
+                if exists:
+                    client.delete_collection(name)
+                typer.echo(f"dropped {name}" if exists else f"no index for {path}")
+                return
+            if not exists:
+                typer.echo(f"{path}: not indexed (collection {name} absent)")
+                return
+            col = client.get_collection(name)
+            meta = col.metadata or {}
+            typer.echo(f"{path}: {col.count()} chunks in {name}, model {meta.get('embedding_model')}, "
+                       f"store {settings.chroma_host or settings.chroma_path}")
+            return
+        bench = _open(settings, path)
+    except RetrievalError as exc:
+        _fail(str(exc))
+    state = bench.state
+    report = state.sync
+    typer.echo(
+        f"indexed {len(state.documents)} documents as {len(state.chunks)} chunks in {state.load_ms / 1000:.1f} s; "
+        + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"
+           + (" (rebuilt: model changed)" if report.rebuilt else "") if report else f"no vectors: {state.store_reason}")
+    )
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question."),
+    corpus: Optional[Path] = CorpusOpt,
+    filter_: list[str] = typer.Option([], "--filter", help="key=value (repeatable; same key twice = either)."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="Final list size."),
+    dense_only: bool = typer.Option(False, "--dense-only", help="Switch hybrid off (the A/B toggle)."),
+    json_: bool = typer.Option(False, "--json", help="Print the trace JSON only."),
+    sets: list[str] = SetOpt,
+) -> None:
+    """Run one request and print its lists, tier and answer (or the trace with --json)."""
+    _setup_logging()
+    settings = _settings(sets, top_k=top_k, hybrid_enabled=False if dense_only else None)
+    from .pipeline import validate_question
+
+    try:
+        validate_question(question, settings.max_question_chars)  # fail before loading anything
+        bench = _open(settings, corpus)
+        trace = bench.ask(question, _filters(filter_))
+    except RetrievalError as exc:
+        _fail(str(exc))
+    data = trace.to_dict()
+    if json_:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"tier: {data['tier']} — {data['tier_reason']}")
+    for name in ("lexical", "dense", "fused", "reranked"):
+        lst = data[name]
+        typer.echo(f"\n{name} ({lst['score_kind']}):" + (f" {lst['note']}" if lst.get("note") else ""))
+        for item in lst["items"][: settings.top_k * 2]:
+            typer.echo(f"  {item['rank']:>2}. {item['chunk_id']:<40} {item['score']:.4f}")
+    typer.echo("\nfinal context:")
+    for item in data["final"]:
+        sim = "n/a" if item["similarity"] is None else f"{item['similarity']:.3f}"
+        typer.echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})")
+    answer = data["answer"]
+    typer.echo(f"\nanswer ({answer['adapter']}){' — abstained' if answer['abstained'] else ''}:")
+    typer.echo(f"  {answer['text']}")
+    if answer.get("note"):
+        typer.echo(f"  ({answer['note']})")
+    timings = ", ".join(f"{k} {v:.1f} ms" if v is not None else f"{k} n/a" for k, v in data["timings_ms"].items())
+    typer.echo(f"\ntimings: {timings}")
+
+
+@app.command("eval")
+def eval_(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus path."),
+    questions: Path = typer.Option(..., "--questions", help="Questions: JSONL, BEIR folder or SQuAD JSON."),
+    k: str = typer.Option("1,3,5,10", "--k", help="Cut-offs, comma-separated."),
+    configs: str = typer.Option("bm25,dense,hybrid,hybrid+rerank", "--configs", help="Named configs; first = baseline."),
+    config_file: Optional[Path] = typer.Option(None, "--config-file", help='JSON list of {"name", "settings"}.'),
+    split: str = typer.Option("all", "--split", help="dev | heldout | all"),
+    hypothesis: Optional[str] = typer.Option(None, "--hypothesis", help="The expectation, written before the run."),
+    json_: bool = typer.Option(False, "--json", help="Print the report JSON only."),
+    sets: list[str] = SetOpt,
+) -> None:
+    """Evaluate configurations on a labeled question set (metrics by ranx)."""
+    _setup_logging()
+    settings = _settings(sets)
+    from .corpus import load_questions
+    from .evaluate import TqdmProgress, bench_factory, evaluate_configs, resolve_configs
+
+    try:
+        ks = [int(x) for x in k.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"--k expects integers separated by commas, got '{k}'")
+    try:
+        extra = []
+        if config_file is not None:
+            try:
+                extra = json.loads(config_file.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                _fail(f"{config_file}: cannot read config file ({exc})")
+            if not isinstance(extra, list):
+                _fail(f"{config_file}: expected a JSON list of configs")
+        names = [c.strip() for c in configs.split(",") if c.strip()] if configs else []
+        cfgs = resolve_configs(names, settings, extra)
+        if not cfgs:
+            _fail("no configuration to evaluate")
+        qs = load_questions(questions)
+        report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis)
+    except (RetrievalError, ValueError) as exc:
+        _fail(str(exc))
+    if json_:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    kmax = report["k"][-1]
+    cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
+    typer.echo(f"{report['questions']} questions, split {split}\n")
+    typer.echo(f"{'config':<16} {'tier':<13} " + " ".join(f"{c:>20}" for c in cols))
+    for name, cfg in report["configs"].items():
+        vals = [cfg["overall"].get(c) for c in cols]
+        typer.echo(f"{name:<16} {cfg['tier']:<13} " + " ".join(f"{'—' if v is None else f'{v:.4f}':>20}" for v in vals))
+    for name, cfg in report["configs"].items():
+        typer.echo(f"\n{name} by group:")
+        for group, vals in cfg["groups"].items():
+            typer.echo(f"  {group:<14} " + " ".join(f"{c}={'—' if vals.get(c) is None else round(vals[c], 4)}" for c in cols))
+    for c in report["comparisons"]:
+        if c["metric"] == f"ndcg@{kmax}":
+            typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} (p={c['p_value']}), "
+                       f"improved {len(c['improved'])}, worsened {len(c['worsened'])}")
+
+
+@app.command()
+def bench(
+    quick: bool = typer.Option(False, "--quick", help="Lab corpus only, within a minute."),
+    sets: list[str] = SetOpt,
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the figures as JSON here."),
+) -> None:
+    """Per-stage latency (p50/p95) per tier and index figures; prints a table and writes JSON."""
+    _setup_logging()
+    from .benchmark import run_benchmark
+
+    settings = _settings(sets)
+    try:
+        run_benchmark(settings, quick=quick, json_out=json_out)
+    except RetrievalError as exc:
+        _fail(str(exc))
+
+
+def main() -> None:
+    app()

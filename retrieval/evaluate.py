@@ -1,0 +1,315 @@
+"""Evaluation over labeled questions: metrics per group and per question, layer diagnosis, comparisons.
+
+Metrics come from ``ranx`` (recall@k, precision@k, MRR@k, nDCG@k with graded gains when ``graded`` is
+present, hit rate@k). Questions with an empty ``relevant`` list count only in ``abstention_accuracy``
+(abstained on unanswerable, answered on answerable). Each question runs once per configuration with
+top_k = the largest k, and the metrics cut that list. Comparisons use ranx's paired Fisher randomization
+test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .pipeline import SCHEMA_VERSION, Trace, Workbench
+from .settings import Settings
+from .types import Question
+
+METRICS = ("ndcg", "recall", "precision", "mrr", "hit_rate")
+
+#: Named configurations (DESIGN.md, "Command line"): settings overrides over the base settings.
+NAMED_CONFIGS: dict[str, dict[str, Any]] = {
+    "bm25": {"dense_enabled": False, "hybrid_enabled": True, "reranker_model": "none"},
+    "dense": {"hybrid_enabled": False, "reranker_model": "none"},
+    "hybrid": {"reranker_model": "none"},
+    "hybrid+rerank": {},
+}
+
+
+def split_of(question_id: str) -> str:
+    """Fixed split by a hash of the question id: 70 % ``dev``, 30 % ``heldout``."""
+    bucket = int(hashlib.sha1(question_id.encode("utf-8")).hexdigest(), 16) % 100
+    return "dev" if bucket < 70 else "heldout"
+
+
+def select(questions: Iterable[Question], split: str) -> list[Question]:
+    if split not in {"dev", "heldout", "all"}:
+        raise ValueError("split must be dev, heldout or all")
+    return [q for q in questions if split == "all" or split_of(q.id) == split]
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    overrides: Mapping[str, Any]
+
+
+def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mapping[str, Any]] = ()) -> list[Config]:
+    """Named configs plus ``{"name", "settings"}`` entries from a config file.
+
+    Raises:
+        ValueError: an unknown name, or an entry without ``name``.
+    """
+    out = []
+    for name in names:
+        if name not in NAMED_CONFIGS:
+            raise ValueError(f"unknown config '{name}' (named configs: {', '.join(NAMED_CONFIGS)})")
+        overrides = dict(NAMED_CONFIGS[name])
+        if name == "hybrid+rerank":
+            overrides["reranker_model"] = base.reranker_model
+        out.append(Config(name, overrides))
+    for entry in extra:
+        if not isinstance(entry, Mapping) or not entry.get("name"):
+            raise ValueError("each config-file entry needs a 'name' and a 'settings' object")
+        out.append(Config(str(entry["name"]), dict(entry.get("settings") or {})))
+    return out
+
+
+def _relevant_grades(q: Question) -> dict[str, int]:
+    if q.graded:
+        grades = {d: int(g) for d, g in q.graded.items() if g > 0}
+        for d in q.relevant:
+            grades.setdefault(d, 1)
+        return grades
+    return {d: 1 for d in q.relevant}
+
+
+def diagnose(q: Question, trace: Trace, dedup: str, top_k: int) -> tuple[str, str | None]:
+    """The layer of a question's outcome: ``ok``, ``coverage``, ``ordering`` or ``generation``, and a stage.
+
+    * coverage: no relevant chunk among any generator's candidates (query, representation or index).
+    * ordering: a relevant chunk was a candidate but is not in the final list; stage ``fusion``,
+      ``reranker`` or ``gate``.
+    * generation: a relevant chunk was in the context but the answer did not cite it or abstained; for an
+      unanswerable question, an answer was given (stage ``gate``).
+    """
+    relevant = set(q.relevant)
+    answer = trace.answer
+    if not relevant:
+        return ("ok", None) if answer.abstained else ("generation", "gate")
+    final_parents = {f.parent_id for f in trace.final}
+    if final_parents & relevant:
+        cited = {trace.final[[f.chunk_id for f in trace.final].index(c)].parent_id for c in answer.citations
+                 if c in trace.context_chunk_ids}
+        if cited & relevant:
+            return "ok", None
+        return "generation", "abstained" if answer.abstained else "answer"
+    candidates = {i.parent_id for lst in (trace.lexical, trace.dense) for i in lst.items}
+    for variant in trace.variants:
+        for side in ("lexical", "dense"):
+            candidates |= {i["parent_id"] for i in variant.get(side, {}).get("items", [])}
+    if not candidates & relevant:
+        return "coverage", "candidates"
+    fused_top = {i.parent_id for i in Workbench._dedup(trace.fused, dedup)[:top_k]}
+    if not fused_top & relevant:
+        return "ordering", "fusion"
+    if trace.reranked.items:
+        reranked_top = {i.parent_id for i in Workbench._dedup(trace.reranked, dedup)[:top_k]}
+        if not reranked_top & relevant:
+            return "ordering", "reranker"
+    return "ordering", "gate"
+
+
+def _metric_names(ks: Sequence[int]) -> list[str]:
+    return [f"{m}@{k}" for k in ks for m in METRICS]
+
+
+def _scores(questions: Sequence[Question], finals: Mapping[str, list[str]], names: list[str],
+            run_name: str) -> dict[str, dict[str, float]]:
+    """Per-question ranx metrics (answerable questions only): ``{qid: {metric: value}}``."""
+    from ranx import Qrels, Run, evaluate
+
+    answerable = [q for q in questions if q.relevant]
+    if not answerable:
+        return {}
+    qrels = Qrels({q.id: _relevant_grades(q) for q in answerable})
+    run_dict = {}
+    for q in answerable:
+        ranked = finals.get(q.id) or []
+        run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+    run = Run(run_dict, name=run_name)
+    values = evaluate(qrels, run, names, return_mean=False, make_comparable=True)
+    if len(names) == 1:
+        values = {names[0]: values}
+    ids = list(qrels.keys())
+    return {qid: {n: float(values[n][i]) for n in names} for i, qid in enumerate(ids)}
+
+
+def _aggregate(rows: Sequence[dict[str, Any]], per_q: Mapping[str, Mapping[str, float]], names: list[str]) -> dict:
+    out: dict[str, Any] = {}
+    scored = [per_q[r["id"]] for r in rows if r["id"] in per_q]
+    for n in names:
+        out[n] = round(statistics.fmean(s[n] for s in scored), 4) if scored else None
+    abst = [r["abstained"] == (not r["relevant"]) for r in rows]
+    out["abstention_accuracy"] = round(sum(abst) / len(abst), 4) if abst else None
+    out["questions"] = len(rows)
+    out["answerable"] = len(scored)
+    return out
+
+
+def _percentile(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 3)
+
+
+#: Settings that need their own index (and so their own Workbench); the others are per request.
+INDEX_SETTINGS = frozenset({"embedding_model", "chunk_tokens", "chunk_overlap", "bm25_engine", "tenant_field",
+                            "chroma_path", "chroma_host", "allow_downloads"})
+
+
+def evaluate_configs(
+    open_bench: Callable[[Settings], Workbench],
+    base: Settings,
+    questions: Sequence[Question],
+    configs: Sequence[Config],
+    ks: Sequence[int] = (1, 3, 5, 10),
+    split: str = "all",
+    progress: Callable[[int, int, str], None] | None = None,
+    hypothesis: str | None = None,
+) -> dict[str, Any]:
+    """Run every question once per config and build the evaluation report (DESIGN.md JSON).
+
+    Args:
+        open_bench: returns a loaded Workbench for a config's settings (cache it by :data:`INDEX_SETTINGS`:
+            configs differing only in per-request settings share one index and one model).
+        base: the settings every config starts from.
+
+    Raises:
+        ValueError: an empty k list, a non-positive k, or no question in the split.
+    """
+    ks = sorted(set(int(k) for k in ks))
+    if not ks or ks[0] < 1:
+        raise ValueError("k must be a list of positive integers")
+    chosen = select(questions, split)
+    if not chosen:
+        raise ValueError(f"no question in split '{split}'")
+    names = _metric_names(ks)
+    report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "corpus": None,
+                              "questions": len(chosen), "split": split, "k": ks, "configs": {},
+                              "comparisons": [], "hypothesis": hypothesis}
+    finals_by_config: dict[str, dict[str, list[str]]] = {}
+    per_q_by_config: dict[str, dict[str, dict[str, float]]] = {}
+    total = len(chosen) * len(configs)
+    done = 0
+    for config in configs:
+        settings = base.with_overrides(**{**config.overrides, "top_k": ks[-1]})
+        bench = open_bench(settings)
+        report["corpus"] = str(bench.state.corpus_path)
+        rows, finals, tiers = [], {}, []
+        stage_times: dict[str, list[float]] = {}
+        started = time.perf_counter()
+        for q in chosen:
+            trace = bench.ask(q.question, q.filters, settings=settings)
+            final = [f.parent_id for f in trace.final]
+            finals[q.id] = final
+            tiers.append(trace.tier)
+            for stage, ms in trace.timings_ms.items():
+                if ms is not None:
+                    stage_times.setdefault(stage, []).append(ms)
+            first = next((i for i, p in enumerate(final, start=1) if p in set(q.relevant)), None)
+            layer, stage = diagnose(q, trace, settings.dedup, settings.top_k)
+            rows.append({"id": q.id, "group": q.group, "split": split_of(q.id), "question": q.question,
+                         "relevant": list(q.relevant), "final": final, "first_relevant_rank": first,
+                         "abstained": trace.answer.abstained, "citations": trace.answer.citations,
+                         "tier": trace.tier, "layer": layer, "stage": stage,
+                         "candidates": {"bm25": [i.parent_id for i in trace.lexical.items],
+                                        "dense": [i.parent_id for i in trace.dense.items]}})
+            done += 1
+            if progress:
+                progress(done, total, config.name)
+        wall = time.perf_counter() - started
+        per_q = _scores(chosen, finals, names, config.name)
+        for row in rows:
+            row["metrics"] = per_q.get(row["id"])
+        groups = sorted({r["group"] for r in rows})
+        tier_counts = {t: tiers.count(t) for t in dict.fromkeys(tiers)}
+        report["configs"][config.name] = {
+            "tier": max(tier_counts, key=tier_counts.get),
+            "tiers": tier_counts,
+            "settings": {k: v for k, v in settings.public_dict().items() if k in config.overrides or k == "top_k"},
+            "overall": _aggregate(rows, per_q, names),
+            "groups": {g: _aggregate([r for r in rows if r["group"] == g], per_q, names) for g in groups},
+            "timings_ms": {"wall_total": round(wall * 1000, 1),
+                           **{f"{s}_p50": _percentile(v, 0.5) for s, v in stage_times.items()},
+                           **{f"{s}_p95": _percentile(v, 0.95) for s, v in stage_times.items()}},
+            "questions": rows,
+        }
+        finals_by_config[config.name] = finals
+        per_q_by_config[config.name] = per_q
+    report["comparisons"] = compare(chosen, configs, finals_by_config, per_q_by_config, names)
+    return report
+
+
+def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Mapping[str, Mapping[str, list[str]]],
+            per_q: Mapping[str, Mapping[str, Mapping[str, float]]], names: list[str]) -> list[dict[str, Any]]:
+    """Each config against the first (the baseline): delta of means, Fisher randomization p-value (ranx),
+    and the questions that improved or worsened per metric."""
+    answerable = [q for q in questions if q.relevant]
+    if len(configs) < 2 or not answerable:
+        return []
+    from ranx import Qrels, Run
+    from ranx import compare as ranx_compare
+
+    qrels = Qrels({q.id: _relevant_grades(q) for q in answerable})
+    runs = []
+    for config in configs:
+        run_dict = {}
+        for q in answerable:
+            ranked = finals[config.name].get(q.id) or []
+            run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+        runs.append(Run(run_dict, name=config.name))
+    report = ranx_compare(qrels, runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
+                          make_comparable=True).to_dict()
+    base = configs[0].name
+    out = []
+    for config in configs[1:]:
+        for metric in names:
+            b = [per_q[base][q.id][metric] for q in answerable]
+            c = [per_q[config.name][q.id][metric] for q in answerable]
+            out.append({
+                "baseline": base, "candidate": config.name, "metric": metric,
+                "delta": round(statistics.fmean(c) - statistics.fmean(b), 4),
+                "p_value": report[base]["comparisons"][config.name][metric],
+                "improved": [q.id for q, x, y in zip(answerable, b, c) if y > x],
+                "worsened": [q.id for q, x, y in zip(answerable, b, c) if y < x],
+            })
+    return out
+
+
+def bench_factory(corpus: Any, progress: bool = True) -> Callable[[Settings], Workbench]:
+    """A Workbench factory for :func:`evaluate_configs` that reuses one Workbench per index-level settings."""
+    cache: dict[tuple, Workbench] = {}
+
+    def open_bench(settings: Settings) -> Workbench:
+        key = tuple(str(getattr(settings, name)) for name in sorted(INDEX_SETTINGS))
+        if key not in cache:
+            bench = Workbench(settings, progress=progress)
+            bench.load_corpus(corpus)
+            cache[key] = bench
+        return cache[key]
+
+    return open_bench
+
+
+class TqdmProgress:
+    """A progress bar on stderr for :func:`evaluate_configs`."""
+
+    def __init__(self) -> None:
+        self._bar = None
+
+    def __call__(self, done: int, total: int, name: str) -> None:
+        from tqdm import tqdm
+
+        if self._bar is None:
+            self._bar = tqdm(total=total, desc="evaluating", unit="question", file=sys.stderr)
+        self._bar.set_postfix_str(name)
+        self._bar.update(1)
+        if done == total:
+            self._bar.close()

@@ -1,0 +1,45 @@
+"""The persistent Chroma collection: reuse, refresh without stale chunks, model change."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval.corpus import chunk_documents, load_corpus
+from retrieval.pipeline import Workbench
+
+pytestmark = pytest.mark.integration
+
+
+def _write(path, docs):
+    path.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+
+
+def test_refresh_adds_updates_removes_and_reuses(lab_bench, tmp_path):
+    corpus = tmp_path / "mini.jsonl"
+    docs = [{"id": f"d{i}", "title": "", "text": f"Documento número {i} sobre garantia e frete.",
+             "metadata": {"tenant": "A"}} for i in range(4)]
+    _write(corpus, docs)
+    bench = Workbench(lab_bench.settings, embedder=lab_bench.embedder, progress=False)
+    first = bench.load_corpus(corpus).sync
+    assert (first.added, first.updated, first.removed, first.unchanged) == (4, 0, 0, 0)
+    again = bench.load_corpus(corpus).sync
+    assert (again.added, again.updated, again.removed, again.unchanged) == (0, 0, 0, 4)
+    docs[1]["text"] = "Texto novo do documento um."
+    docs = docs[:3] + [{"id": "d9", "title": "", "text": "Um documento novo.", "metadata": {"tenant": "A"}}]
+    del docs[2]
+    _write(corpus, docs)
+    state = bench.load_corpus(corpus)
+    assert (state.sync.added, state.sync.updated, state.sync.removed, state.sync.unchanged) == (1, 1, 2, 1)
+    stored = set(state.store.collection.get()["ids"])
+    assert stored == {c.chunk_id for c in state.chunks} == {"d0#0", "d1#0", "d9#0"}
+
+
+def test_collection_metadata_names_model_and_cosine(lab_bench):
+    meta = lab_bench.state.store.collection.metadata
+    assert meta["embedding_model"] == lab_bench.embedder.name
+    assert meta["hnsw:space"] == "cosine"
+    chunks = chunk_documents(load_corpus(lab_bench.state.corpus_path), lab_bench.settings.chunk_tokens,
+                             lab_bench.settings.chunk_overlap)
+    assert lab_bench.state.store.count() == len(chunks)

@@ -1,0 +1,75 @@
+"""RRF against its formula (Cormack et al., 2009), on the lab seed's two fixtures and constructed ties."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from retrieval.filters import Filters
+from retrieval.fusion import rrf
+from retrieval.types import RankedList, ScoredItem
+
+
+def test_plain_fixture_matches_formula():
+    # The seed's first fixture: lexical d1, d3, d2 and semantic d2, d1, d4 with k = 60, ranks from 1.
+    fused = rrf({"bm25": ["d1", "d3", "d2"], "dense": ["d2", "d1", "d4"]}, k=60)
+    scores = {i.chunk_id: i.score for i in fused.items}
+    assert scores["d1"] == pytest.approx(1 / (60 + 1) + 1 / (60 + 2))
+    assert scores["d2"] == pytest.approx(1 / (60 + 3) + 1 / (60 + 1))
+    assert scores["d3"] == pytest.approx(1 / (60 + 2))
+    assert scores["d4"] == pytest.approx(1 / (60 + 3))
+    assert fused.chunk_ids() == ["d1", "d2", "d3", "d4"]
+    d1 = fused.items[0]
+    assert d1.contributions == {"bm25": pytest.approx(1 / 61), "dense": pytest.approx(1 / 62)}
+    assert d1.ranks == {"bm25": 1, "dense": 2}
+    assert [i.rank for i in fused.items] == [1, 2, 3, 4]
+
+
+def test_tenant_filtered_fixture_recall():
+    # The seed's second fixture: d3 belongs to tenant B; the filter acts inside each list, before fusion.
+    tenant = {"d1": "A", "d2": "A", "d3": "B", "d4": "A"}
+    flt = Filters((("tenant", ("A",)),))
+    lexical = [d for d in ["d1", "d3", "d4"] if flt.matches({"tenant": tenant[d]})]
+    semantic = [d for d in ["d2", "d3", "d1"] if flt.matches({"tenant": tenant[d]})]
+    fused = rrf({"bm25": lexical, "dense": semantic}, k=60)
+    assert fused.chunk_ids() == ["d1", "d2", "d4"]
+    assert fused.items[0].score == pytest.approx(1 / 61 + 1 / 62)
+    assert fused.items[1].score == pytest.approx(1 / 61)
+    relevant = {"d1", "d2"}
+    recall = lambda k: len(relevant & set(fused.chunk_ids()[:k])) / len(relevant)  # noqa: E731
+    assert recall(1) == 0.5
+    assert recall(2) == 1.0
+    assert all(tenant[d] == "A" for d in fused.chunk_ids())
+
+
+def test_duplicate_candidate_counted_once_with_both_contributions():
+    fused = rrf({"bm25": ["x", "y"], "dense": ["y"]}, k=10)
+    assert fused.chunk_ids().count("y") == 1
+    y = next(i for i in fused.items if i.chunk_id == "y")
+    assert y.contributions == {"bm25": pytest.approx(1 / 12), "dense": pytest.approx(1 / 11)}
+    assert y.score == pytest.approx(1 / 12 + 1 / 11)
+
+
+def test_tie_broken_by_best_single_rank_then_id():
+    # k = 1: "b" only at rank 1 → 1/2; "a" at rank 3 in both → 1/4 + 1/4 = 1/2 (exact in binary).
+    fused = rrf({"bm25": ["b", "x", "a"], "dense": ["y", "z", "a"]}, k=1)
+    assert fused.items[0].score == fused.items[1].score == 0.5
+    # "b" and "y" tie at rank 1 each; "a" ties on score but its best rank is 3.
+    assert fused.chunk_ids()[:3] == ["b", "y", "a"]
+    same = rrf({"bm25": ["q", "p"], "dense": ["p", "q"]}, k=60)
+    assert same.chunk_ids() == ["p", "q"]  # equal score, equal best rank: chunk id decides
+
+
+def test_weights_and_inputs_untouched():
+    lexical = RankedList("lexical", "bm25", (ScoredItem("c1", "p1", 1, 9.0), ScoredItem("c2", "p2", 2, 3.0)))
+    before = copy.deepcopy(lexical)
+    fused = rrf({"bm25": lexical, "dense": ["c2"]}, k=60, weights={"bm25": 2.0})
+    assert lexical == before
+    c2, c1 = fused.items
+    assert (c2.chunk_id, c2.parent_id, c2.score) == ("c2", "p2", pytest.approx(2 / 62 + 1 / 61))
+    assert (c1.chunk_id, c1.parent_id, c1.score) == ("c1", "p1", pytest.approx(2 / 61))
+    with pytest.raises(ValueError):
+        rrf({"bm25": ["a"]}, k=0)
+    with pytest.raises(ValueError):
+        rrf({"bm25": ["a", "a"]})

@@ -1,0 +1,101 @@
+"""Tokenizer and BM25 (Lucene IDF, per-tenant indexes, per-term contributions, codes)."""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+
+import pytest
+
+from retrieval.corpus import chunk_documents
+from retrieval.filters import Filters
+from retrieval.lexical import B, K1, LexicalIndex, lucene_idf
+from retrieval.text import tokenize
+from retrieval.types import Document
+
+
+def _chunks(*docs):
+    return chunk_documents([Document(i, "", t, m) for i, t, m in docs], 200, 20)
+
+
+def test_nfc_and_nfd_tokens_identical_and_accents_folded():
+    q = "Não consigo emitir a NF-e: ação bloqueada"
+    nfd = unicodedata.normalize("NFD", q)
+    assert nfd != q
+    assert tokenize(nfd) == tokenize(q) == ["nao", "consigo", "emitir", "nf-e", "nf", "acao", "bloqueada"]
+
+
+def test_codes_whole_and_by_parts_and_negations_kept():
+    assert tokenize("PX-7") == ["px-7", "px", "7"]
+    assert tokenize("E-42, nunca sem exceto salvo caso quando se") == [
+        "e-42", "42", "nunca", "sem", "exceto", "salvo", "caso", "quando", "se"]
+    assert tokenize("o de a para") == []  # stopwords from the package
+    assert tokenize("?!... —") == []
+
+
+def test_lucene_idf_counts_a_term_in_half_the_documents():
+    # "ativacao" is in 2 of 2 documents: Robertson's IDF would be ≤ 0, Lucene's is ln(1 + 0.5/2.5) = ln 1.2.
+    assert lucene_idf(2, 2) == pytest.approx(math.log(1.2))
+    index = LexicalIndex(_chunks(("d1", "ativacao rapida", {}), ("d2", "ativacao lenta demorada", {})), "tenant")
+    items = index.search("ativacao", Filters(), 10).items
+    assert [i.chunk_id for i in items] == ["d1#0", "d2#0"]
+    # d1 has 2 tokens, d2 has 3: avgdl = 2.5.
+    expected = math.log(1.2) * 1 * (K1 + 1) / (1 + K1 * (1 - B + B * 2 / 2.5))
+    assert items[0].score == pytest.approx(expected)
+    assert items[0].terms == {"ativacao": pytest.approx(expected)}
+
+
+def test_contributions_sum_to_score_and_zero_scores_never_listed():
+    index = LexicalIndex(_chunks(("a", "reembolso do valor pago em dez dias", {}),
+                                 ("b", "frete gratis para compras acima", {}),
+                                 ("c", "reembolso parcial do frete", {})), "tenant")
+    items = index.search("reembolso do frete", Filters(), 10).items
+    assert {i.chunk_id for i in items} == {"a#0", "b#0", "c#0"}
+    assert items[0].chunk_id == "c#0"
+    for item in items:
+        assert sum(item.terms.values()) == pytest.approx(item.score)
+    assert index.search("inexistente", Filters(), 10).items == ()
+
+
+def test_px7_ranks_above_px17_and_px_space_7_still_matches():
+    index = LexicalIndex(_chunks(("px17", "O PX-17 ativa em 72 horas.", {}),
+                                 ("px7", "O PX-7 ativa em 24 horas.", {})), "tenant")
+    assert [i.parent_id for i in index.search("PX-7", Filters(), 10).items] == ["px7", "px17"]
+    assert [i.parent_id for i in index.search("PX-17", Filters(), 10).items] == ["px17", "px7"]
+    assert index.search("PX 7", Filters(), 10).items[0].parent_id == "px7"
+
+
+def test_one_index_per_tenant_scores_independent_of_other_tenant():
+    a = ("a1", "senha do portal expirada", {"tenant": "A"})
+    alone = LexicalIndex(_chunks(a), "tenant")
+    mixed = LexicalIndex(_chunks(a, ("b1", "senha senha senha portal", {"tenant": "B"}),
+                                 ("b2", "senha", {"tenant": "B"})), "tenant")
+    flt = Filters((("tenant", ("A",)),))
+    assert mixed.search("senha portal", flt, 5).items == alone.search("senha portal", flt, 5).items
+    assert [i.chunk_id for i in mixed.search("senha", Filters((("tenant", ("B",)),)), 5).items] == ["b1#0", "b2#0"]
+
+
+def test_metadata_filter_inside_lexical_generator():
+    docs = [("x1", "garantia de doze meses", {"tenant": "A", "year": 2023}),
+            ("x2", "garantia de vinte meses", {"tenant": "A", "year": 2024})]
+    index = LexicalIndex(_chunks(*docs), "tenant")
+    flt = Filters((("tenant", ("A",)), ("year", (2024,))))
+    assert [i.chunk_id for i in index.search("garantia", flt, 5).items] == ["x2#0"]
+
+
+@pytest.mark.parametrize("corpus", ["lab", "faquad"])
+def test_bm25s_engine_ranks_like_rank_bm25(corpus):
+    from conftest import FAQUAD
+
+    from retrieval.corpus import load_corpus, load_questions
+    from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
+
+    base = {"lab": (LAB_CORPUS, LAB_QUESTIONS), "faquad": (FAQUAD / "corpus.jsonl", FAQUAD / "questions.jsonl")}
+    corpus_path, questions_path = base[corpus]
+    chunks = chunk_documents(load_corpus(corpus_path), 120, 30)
+    a, b = LexicalIndex(chunks, "tenant", "rank-bm25"), LexicalIndex(chunks, "tenant", "bm25s")
+    for q in load_questions(questions_path)[:200]:
+        flt = Filters(tuple((k, (v,)) for k, v in q.filters.items()))
+        ra, rb = a.search(q.question, flt, 20).items, b.search(q.question, flt, 20).items
+        assert [i.chunk_id for i in ra] == [i.chunk_id for i in rb], q.id
+        assert [i.score for i in ra] == pytest.approx([i.score for i in rb], rel=1e-4)
