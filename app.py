@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 
 STARTED = time.perf_counter()
 
@@ -38,6 +39,10 @@ def reranker_mode(spec: str) -> tuple[str, str]:
     if spec == views.RERANKER_BI:
         return "bi", ""
     return "custom", spec
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip()
 
 
 def normalize_corpus(raw: str) -> str:
@@ -248,7 +253,7 @@ except RetrievalError as exc:
     finish("")
     st.stop()
 
-labeled = next((q for q in questions if q.question.strip() == question
+labeled = next((q for q in questions if nfc(q.question) == nfc(question)
                 and str(q.filters.get(tenant_field, current.tenant)) == str(current.tenant)), None)
 relevant = list(labeled.relevant) if labeled else None
 graded = dict(labeled.graded or {}) if labeled else None

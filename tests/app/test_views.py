@@ -1,0 +1,137 @@
+"""Pure view helpers (retrieval/views.py) over hand-written trace dicts: no models, no store, no streamlit."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from retrieval import views
+
+
+def trace(**overrides):
+    base = {
+        "settings": {"top_k": 2},
+        "tier": "full", "tier_reason": "reranker loaded",
+        "models": {"reranker": "bi-encoder:use-m3", "reranker_kind": "bi-encoder", "reranker_status": "loaded"},
+        "lexical": {"score_kind": "bm25", "items": [
+            {"chunk_id": "a#0", "parent_id": "a", "rank": 1, "score": 3.5, "terms": {"px-7": 2.0, "ativado": 1.5}}]},
+        "dense": {"score_kind": "cosine", "items": [
+            {"chunk_id": "b#0", "parent_id": "b", "rank": 1, "score": 0.91},
+            {"chunk_id": "a#0", "parent_id": "a", "rank": 2, "score": 0.88}]},
+        "fused": {"score_kind": "rrf", "items": [
+            {"chunk_id": "a#0", "parent_id": "a", "rank": 1, "score": 1 / 61 + 1 / 62,
+             "contributions": {"bm25": 1 / 61, "dense": 1 / 62}, "ranks": {"bm25": 1, "dense": 2}},
+            {"chunk_id": "b#0", "parent_id": "b", "rank": 2, "score": 1 / 61,
+             "contributions": {"dense": 1 / 61}, "ranks": {"dense": 1}},
+            {"chunk_id": "c#0", "parent_id": "c", "rank": 3, "score": 1 / 63,
+             "contributions": {"dense": 1 / 63}, "ranks": {"dense": 3}}]},
+        "reranked": {"score_kind": "cosine (bi-encoder rescoring)", "items": [
+            {"chunk_id": "a#0", "parent_id": "a", "rank": 1, "score": 0.5, "fused_rank": 1},
+            {"chunk_id": "c#0", "parent_id": "c", "rank": 2, "score": 0.4, "fused_rank": 3},
+            {"chunk_id": "b#0", "parent_id": "b", "rank": 3, "score": 0.3, "fused_rank": 2}]},
+        "lost_by_reranker": [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3}],
+        "final": [{"chunk_id": "a#0", "parent_id": "a", "rank": 1}, {"chunk_id": "c#0", "parent_id": "c", "rank": 2}],
+        "timings_ms": {"lexical": 1.0, "rerank": None},
+        "costs": {"llm_calls": 0, "input_tokens": None},
+    }
+    base.update(overrides)
+    return base
+
+
+def test_view_helpers_do_not_import_streamlit() -> None:
+    source = open(views.__file__, encoding="utf-8").read()
+    assert "import streamlit" not in source and "from streamlit" not in source
+
+
+def test_highlight_segments_round_trip_and_code_hits() -> None:
+    text = "O PX-7 não é o PX-17; Ativação em 24h."
+    segments = views.highlight_segments(text, views.query_terms("O PX-7 não foi ativação"))
+    assert "".join(s for s, _ in segments) == text
+    hits = [s for s, hit in segments if hit]
+    assert "PX-7" in hits and "não" in hits and "Ativação" in hits
+    # PX-17 shares only the part "px" with the question's PX-7, which is a token too: it is a hit by part.
+    assert "O" not in hits  # a stopword is never highlighted
+
+
+def test_snippet_windows_around_the_first_hit() -> None:
+    text = "palavra " * 100 + "PX-7 ativado " + "fim " * 100
+    window, before, after = views.snippet(text, views.query_terms("PX-7"), width=80)
+    assert "PX-7" in window and before and after and len(window) <= 80
+
+
+def test_list_rows_copy_the_trace_and_mark_relevance() -> None:
+    t = trace()
+    lexical = views.list_rows(t, "lexical", relevant=["a"])
+    assert lexical[0]["score"] == 3.5 and lexical[0]["score_kind"] == "bm25"
+    assert json.loads(lexical[0]["terms"]) == {"ativado": 1.5, "px-7": 2.0}
+    assert lexical[0]["relevance"] == "relevant"
+    fused = views.list_rows(t, "fused", relevant=["a"], graded={"b": 1})
+    assert fused[0]["rrf_bm25"] == 1 / 61 and fused[0]["rank_dense"] == 2 and fused[0]["found_by"] == "bm25+dense"
+    assert fused[1]["found_by"] == "dense" and fused[1]["rank_bm25"] is None and fused[1]["relevance"] == "partial"
+    assert views.list_rows(t, "reranked")[1]["fused_rank"] == 3
+    assert views.list_rows(t, "dense")[0]["relevance"] is None  # no question set: no marks
+
+
+def test_lists_csv_has_one_table_per_list() -> None:
+    tables = views.lists_csv(trace())
+    assert list(tables) == ["lexical", "dense", "fused", "reranked"]
+    fused = list(csv.DictReader(io.StringIO(tables["fused"])))
+    assert [r["chunk_id"] for r in fused] == ["a#0", "b#0", "c#0"]
+    assert fused[1]["rank_bm25"] == ""  # None is an empty cell, never 0
+    empty = views.lists_csv(trace(reranked={"score_kind": "none", "items": []}))["reranked"]
+    assert empty.strip() == "list"
+
+
+def test_movement_and_lost_rows() -> None:
+    rows = views.movement_rows(trace())
+    status = {r["chunk_id"]: r["status"] for r in rows}
+    assert status == {"a#0": "stayed in", "c#0": "moved in", "b#0": "fell out"}
+    assert len(rows) == 6
+    assert views.movement_rows(trace(reranked={"score_kind": "none", "items": []})) == []
+    lost = views.lost_rows(trace(), relevant=["b"])
+    assert lost == [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3, "relevance": "relevant"}]
+
+
+def test_contribution_rows_mark_single_ranker_items() -> None:
+    rows = views.contribution_rows(trace())
+    assert [(r["chunk_id"], r["ranker"]) for r in rows] == [("a#0", "bm25"), ("a#0", "dense"), ("b#0", "dense"),
+                                                            ("c#0", "dense")]
+    assert [r["single_ranker"] for r in rows] == [False, False, True, True]
+
+
+def test_empty_reasons_come_from_the_trace() -> None:
+    off = trace(models={"reranker": None}, reranked={"score_kind": "none", "items": [], "note": "no rerank ran"})
+    assert "no reranker configured" in views.empty_reason(off, "reranked")
+    failed = trace(models={"reranker": "x/y", "reranker_status": "reranker 'x/y' could not load: OSError"},
+                   reranked={"score_kind": "none", "items": []})
+    assert "could not load" in views.empty_reason(failed, "reranked")
+    skipped = trace(lexical={"score_kind": "bm25", "items": [], "note": "skipped: hybrid switched off"})
+    assert views.empty_reason(skipped, "lexical") == "skipped: hybrid switched off"
+
+
+def test_diff_finals() -> None:
+    a = {"final": [{"chunk_id": "x", "rank": 1}, {"chunk_id": "y", "rank": 2}, {"chunk_id": "z", "rank": 3}]}
+    b = {"final": [{"chunk_id": "y", "rank": 1}, {"chunk_id": "w", "rank": 2}, {"chunk_id": "x", "rank": 3}]}
+    diff = views.diff_finals(a, b)
+    assert diff["only_a"] == [{"id": "z", "rank": 3}]
+    assert diff["only_b"] == [{"id": "w", "rank": 2}]
+    assert diff["both"] == [{"id": "x", "rank_a": 1, "rank_b": 3, "moved": -2},
+                            {"id": "y", "rank_a": 2, "rank_b": 1, "moved": 1}]
+    assert diff["overlap"] == 2 / 4 and not diff["same"]
+    assert views.diff_finals(a, a)["same"] and views.diff_finals({"final": []}, {"final": []})["overlap"] == 1.0
+
+
+def test_url_params_round_trip_and_reject_bad_values() -> None:
+    defaults = views.ViewParams()
+    params = views.ViewParams(q="PX-7?", tenant="lumen", filters={"year": ("2024", "2025")}, top_k=3,
+                              reranker=views.RERANKER_BI, dense_only=True, min_similarity=0.5)
+    query = views.params_to_query(params, defaults)
+    assert query == {"q": "PX-7?", "tenant": "lumen", "f.year": ["2024", "2025"], "top_k": "3",
+                     "reranker": "bi-encoder:use-m3", "dense_only": "true", "min_similarity": "0.5"}
+    parsed, problems = views.params_from_query({k: v if isinstance(v, list) else [v] for k, v in query.items()},
+                                               defaults)
+    assert parsed == params and problems == []
+    parsed, problems = views.params_from_query({"top_k": ["0"], "rrf_k": ["abc"], "min_similarity": ["2"]}, defaults)
+    assert parsed == defaults and len(problems) == 3
+

@@ -1,0 +1,144 @@
+"""One real-browser smoke test: ``streamlit run app.py`` on a free port, Debian chromium through Playwright,
+a question in the URL, the four panels rendered, a second question typed and submitted, a screenshot in
+``artifacts/browser/app.png`` and the measured times in ``artifacts/browser/timings.txt``.
+
+The server indexes the lab corpus into a fresh temporary Chroma store (~20-35 s on 2 cores); set
+``RETRIEVAL_BROWSER_CHROMA`` to an existing store directory to reuse one while developing."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "artifacts" / "browser"
+PANELS = ("Lexical (BM25)", "Dense (cosine)", "Fused (RRF)", "Reranked")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+QUESTION = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: install it with "
+                       "`apt-get install -y chromium` to run the browser test"),
+]
+
+
+IDLE_JS = """prev => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  const el = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .find(e => e.innerText.includes('Submit → page laid out'));
+  return !!el && el.innerText !== prev;
+}"""
+
+
+def timing_caption(page) -> str:
+    return page.evaluate("""() => {
+      const el = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+        .find(e => e.innerText.includes('Submit → page laid out'));
+      return el ? el.innerText : '';
+    }""")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200 and response.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError(f"{url} did not answer 'ok' within {timeout_s} s")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    port = free_port()
+    chroma = os.environ.get("RETRIEVAL_BROWSER_CHROMA") or str(tmp_path_factory.mktemp("chroma"))
+    log = tempfile.TemporaryFile()
+    env = {**os.environ, "RETRIEVAL_CHROMA_PATH": chroma, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.seek(0)
+        tail = log.read()[-3000:].decode(errors="replace")
+        log.close()
+        print("streamlit log tail:\n" + tail)
+
+
+def test_four_panels_render_in_chromium(server: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    query = urllib.parse.urlencode({"q": QUESTION, "tenant": "lumen", "reranker": "bi-encoder:use-m3"})
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            started = time.perf_counter()
+            page.goto(f"{server}/?{query}", wait_until="domcontentloaded")
+            # The first load indexes the lab corpus (~20 s on a fresh store) and loads the models.
+            for title in PANELS:
+                page.get_by_role("heading", name=title).first.wait_for(timeout=180_000)
+            page.wait_for_function(IDLE_JS, arg="", timeout=120_000)
+            first_load_s = time.perf_counter() - started
+
+            # A second question typed in the box and submitted: no reload of models or index.
+            before = timing_caption(page)
+            page.get_by_label("Question", exact=True).fill("Quanto tempo leva a ativação do PX-17?")
+            started = time.perf_counter()
+            page.get_by_role("button", name="Ask").click()
+            page.wait_for_function(IDLE_JS, arg=before, timeout=120_000)
+            second_s = time.perf_counter() - started
+            server_side = timing_caption(page)
+            # Streamlit scrolls inside its main container: grow the viewport to capture the whole page.
+            height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+            page.set_viewport_size({"width": 1600, "height": min(int(height) + 40, 16000)})
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=True)
+
+            body = page.inner_text("body")
+            for title in PANELS:
+                assert title in body
+            assert "Tier" in body and "Answer" in body
+            assert "ventura-" not in body
+            assert "Quanto tempo leva a ativação do PX-17?" in page.input_value('input[aria-label="Question"]')
+            print(f"first load {first_load_s:.1f} s; second question submit→rendered {second_s:.2f} s; {server_side}")
+            (ARTIFACTS / "timings.txt").write_text(
+                f"first_load_s={first_load_s:.2f}\nsecond_question_submit_to_rendered_s={second_s:.2f}\n"
+                f"app: {server_side}\n")
+        finally:
+            browser.close()
