@@ -146,3 +146,10 @@ def test_typed_question_and_ab_comparison() -> None:
     assert_ok(at)
     assert "Manual A/B: hybrid vs dense-only" in subheaders(at)
     assert at.query_params.get("q") == "Quanto tempo leva a ativação do PX-17?"
+
+
+def test_punctuation_only_question_is_an_error_not_a_traceback() -> None:
+    at = page(q="?!...", tenant="lumen")
+    assert not at.exception
+    assert any("no letters or digits" in e.value for e in at.error)
+    assert not any(h.startswith("Lexical") for h in subheaders(at))

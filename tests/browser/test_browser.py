@@ -58,7 +58,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 90.0) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -112,7 +112,7 @@ def test_four_panels_render_in_chromium(server: str) -> None:
             page.goto(f"{server}/?{query}", wait_until="domcontentloaded")
             # The first load indexes the lab corpus (~20 s on a fresh store) and loads the models.
             for title in PANELS:
-                page.get_by_role("heading", name=title).first.wait_for(timeout=180_000)
+                page.get_by_role("heading", name=title).first.wait_for(timeout=240_000)
             page.wait_for_function(IDLE_JS, arg="", timeout=120_000)
             first_load_s = time.perf_counter() - started
 
