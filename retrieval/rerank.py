@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -45,15 +46,26 @@ class CrossEncoderReranker:
 
 
 class BiEncoderReranker:
+    """Cosine between the question and each passage under a second embedding model. Passage vectors are
+    kept in a bounded in-memory cache (keyed by the passage text), so repeated candidates cost nothing."""
+
     kind = "bi-encoder"
     score_kind = "cosine (bi-encoder rescoring)"
 
-    def __init__(self, name: str, embedder: object) -> None:
-        self.name, self._embedder = name, embedder
+    def __init__(self, name: str, embedder: object, cache_size: int = 50_000) -> None:
+        self.name, self._embedder, self._cache_size = name, embedder, cache_size
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
 
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
-        q = self._embedder.embed_queries([question])[0]
-        p = self._embedder.embed_passages(list(passages))
+        with self._lock:
+            q = self._embedder.embed_queries([question])[0]
+            missing = list(dict.fromkeys(p for p in passages if p not in self._cache))
+            if missing:
+                if len(self._cache) + len(missing) > self._cache_size:
+                    self._cache.clear()
+                self._cache.update(zip(missing, self._embedder.embed_passages(missing)))
+            p = np.stack([self._cache[x] for x in passages])
         return (p @ q).astype(np.float64)
 
 

@@ -1,0 +1,93 @@
+"""The command line as a user runs it: exit codes, one-line errors, clean --json stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def run(*args, env_extra=None, timeout=600):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "retrieval", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("question", ["", "   ", "?!... —", "x" * 2001])
+def test_bad_questions_exit_2_with_one_line(question):
+    result = run("ask", question, "--filter", "tenant=lumen")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+
+
+def test_missing_tenant_and_unreadable_corpus_exit_2(lab_bench, chroma_dir, tmp_path):
+    env = {"RETRIEVAL_CHROMA_PATH": str(chroma_dir)}
+    result = run("ask", "Qual o prazo de reembolso?", env_extra=env)
+    assert result.returncode == 2 and "multi-tenant" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    result = run("ask", "Qual o prazo?", "--corpus", str(tmp_path / "nope.jsonl"), env_extra=env)
+    assert result.returncode == 2 and "no such file" in result.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', encoding="utf-8")
+    result = run("index", "--corpus", str(bad), env_extra=env)
+    assert result.returncode == 2 and "bad.jsonl:2: duplicate id 'a'" in result.stderr
+
+
+def test_ask_json_stdout_is_only_the_trace(lab_bench, chroma_dir):
+    result = run("ask", "Quanto tempo leva a ativação do PX-17?", "--filter", "tenant=lumen", "--json",
+                 "--top-k", "3", env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    assert result.returncode == 0, result.stderr
+    trace = json.loads(result.stdout)
+    assert trace["tier"] == "rrf_only" and len(trace["final"]) <= 3
+    assert trace["final"][0]["parent_id"] == "lumen-px17-ativacao"
+    assert trace["settings"]["top_k"] == 3
+
+
+def test_dense_only_flag_and_set(lab_bench, chroma_dir):
+    result = run("ask", "PX-7", "--filter", "tenant=lumen", "--dense-only", "--json", "--set", "rrf_k=30",
+                 env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    trace = json.loads(result.stdout)
+    assert trace["tier"] == "dense_only" and trace["settings"]["rrf_k"] == 30
+    result = run("ask", "PX-7", "--filter", "tenant=lumen", "--set", "rrf_k=zero")
+    assert result.returncode == 2 and "rrf_k" in result.stderr
+
+
+def test_index_status(lab_bench, chroma_dir):
+    result = run("index", "--status", env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    assert result.returncode == 0
+    assert f"{len(lab_bench.state.chunks)} chunks" in result.stdout
+
+
+def test_eval_json_schema(lab_bench, chroma_dir):
+    result = run("eval", "--corpus", str(ROOT / "data/lab/corpus.jsonl"), "--questions",
+                 str(ROOT / "data/lab/questions.jsonl"), "--configs", "bm25,hybrid", "--split", "heldout",
+                 "--k", "1,5", "--json", "--hypothesis", "hybrid beats bm25 on paraphrases",
+                 env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    assert set(report) >= {"schema_version", "corpus", "questions", "split", "k", "configs", "comparisons"}
+    assert report["split"] == "heldout" and report["k"] == [1, 5]
+    assert set(report["configs"]) == {"bm25", "hybrid"}
+    bm25 = report["configs"]["bm25"]
+    assert bm25["tier"] == "lexical_only" and report["configs"]["hybrid"]["tier"] == "rrf_only"
+    keys = {"ndcg@5", "recall@1", "recall@5", "precision@5", "mrr@5", "hit_rate@5", "abstention_accuracy"}
+    assert keys <= set(bm25["overall"])
+    for group in bm25["groups"].values():
+        assert keys <= set(group)
+    assert bm25["groups"]["unanswerable"]["ndcg@5"] is None  # unanswerable kept out of ranking metrics
+    row = bm25["questions"][0]
+    assert set(row) >= {"id", "group", "relevant", "final", "first_relevant_rank", "abstained", "layer", "stage"}
+    assert all(r["layer"] in {"ok", "coverage", "ordering", "generation"} for r in bm25["questions"])
+    cmp = report["comparisons"]
+    assert {c["metric"] for c in cmp} >= {"ndcg@5", "recall@1"}
+    assert all(set(c) == {"baseline", "candidate", "metric", "delta", "p_value", "improved", "worsened"} for c in cmp)
