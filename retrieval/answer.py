@@ -125,6 +125,9 @@ class LLMAnswerer:
             return ""
 
         text = re.sub(r"\s+(?=[.,;:!?])", "", _CITE_RE.sub(keep_valid, text)).strip()
+        # "… ativação. [1] Não …": move markers before the sentence end so they stay with their sentence.
+        text = re.sub(r"([.!?;:])\s*((?:\[\d+\]\s*)+)", lambda m: f" {m.group(2).strip()}{m.group(1)} ", text)
+        text = re.sub(r"[ \t]{2,}", " ", text).strip()
         sentences = [{"text": s, "citations": list(dict.fromkeys(context[int(n) - 1].chunk_id
                                                                  for n in _CITE_RE.findall(s)))}
                      for s in split_sentences(text)]

@@ -215,6 +215,29 @@ def eval_(
 
 
 @app.command()
+def calibrate(
+    corpus: Optional[Path] = CorpusOpt,
+    questions: Optional[Path] = typer.Option(None, "--questions", help="Labeled questions (default: lab set)."),
+    sets: list[str] = SetOpt,
+) -> None:
+    """Choose the cosine gate (min_similarity) on the dev split; print held-out abstention accuracy."""
+    _setup_logging()
+    settings = _settings(sets)
+    from .corpus import load_questions
+    from .evaluate import calibrate_gate
+    from .settings import LAB_QUESTIONS
+
+    try:
+        result = calibrate_gate(_open(settings, corpus), load_questions(questions or LAB_QUESTIONS))
+    except RetrievalError as exc:
+        _fail(str(exc))
+    typer.echo(f"min_similarity = {result['threshold']}  (set RETRIEVAL_MIN_SIMILARITY)")
+    for split in ("dev", "heldout"):
+        r = result[split]
+        typer.echo(f"{split:<8} {r['questions']} questions, abstention accuracy {r['abstention_accuracy']}")
+
+
+@app.command()
 def bench(
     quick: bool = typer.Option(False, "--quick", help="Lab corpus only, within a minute."),
     sets: list[str] = SetOpt,

@@ -3,7 +3,8 @@
 Metrics come from ``ranx`` (recall@k, precision@k, MRR@k, nDCG@k with graded gains when ``graded`` is
 present, hit rate@k). Questions with an empty ``relevant`` list count only in ``abstention_accuracy``
 (abstained on unanswerable, answered on answerable). Each question runs once per configuration with
-top_k = the largest k, and the metrics cut that list. Comparisons use ranx's paired Fisher randomization
+top_k = the largest k, and the metrics cut that list — the final list before the gate (see
+:func:`ranked_parents`); ``final`` in the report is the list after the gate. Comparisons use ranx's paired Fisher randomization
 test.
 """
 
@@ -115,6 +116,14 @@ def diagnose(q: Question, trace: Trace, dedup: str, top_k: int) -> tuple[str, st
     return "ordering", "gate"
 
 
+def ranked_parents(trace: Trace, settings: Settings) -> list[str]:
+    """The ranked list the metrics read: the final top_k *before* the gate (reranked order when a rerank
+    ran, else fused, deduplicated). The gate is judged separately, by abstention accuracy, so a refusal
+    does not hide how well the question was ranked."""
+    source = trace.reranked if trace.reranked.items else trace.fused
+    return [i.parent_id for i in Workbench._dedup(source, settings.dedup)[: settings.top_k]]
+
+
 def _metric_names(ks: Sequence[int]) -> list[str]:
     return [f"{m}@{k}" for k in ks for m in METRICS]
 
@@ -208,15 +217,17 @@ def evaluate_configs(
         for q in chosen:
             trace = bench.ask(q.question, q.filters, settings=settings)
             final = [f.parent_id for f in trace.final]
-            finals[q.id] = final
+            ranked = ranked_parents(trace, settings)
+            finals[q.id] = ranked
             tiers.append(trace.tier)
             for stage, ms in trace.timings_ms.items():
                 if ms is not None:
                     stage_times.setdefault(stage, []).append(ms)
-            first = next((i for i, p in enumerate(final, start=1) if p in set(q.relevant)), None)
+            first = next((i for i, p in enumerate(ranked, start=1) if p in set(q.relevant)), None)
             layer, stage = diagnose(q, trace, settings.dedup, settings.top_k)
             rows.append({"id": q.id, "group": q.group, "split": split_of(q.id), "question": q.question,
-                         "relevant": list(q.relevant), "final": final, "first_relevant_rank": first,
+                         "relevant": list(q.relevant), "final": final, "ranked": ranked,
+                         "first_relevant_rank": first,
                          "abstained": trace.answer.abstained, "citations": trace.answer.citations,
                          "tier": trace.tier, "layer": layer, "stage": stage,
                          "candidates": {"bm25": [i.parent_id for i in trace.lexical.items],
@@ -313,3 +324,36 @@ class TqdmProgress:
         self._bar.update(1)
         if done == total:
             self._bar.close()
+
+
+def calibrate_gate(bench: Workbench, questions: Sequence[Question], settings: Settings | None = None) -> dict[str, Any]:
+    """Choose ``min_similarity`` on the dev split; report abstention accuracy on dev and held-out.
+
+    A request abstains when no final chunk reaches the threshold, i.e. when the best cosine among its
+    final top_k is below it. The threshold maximizing dev accuracy (abstain on unanswerable, answer on
+    answerable) is chosen; among equally good ones, the midpoint of the widest best interval.
+
+    Returns:
+        ``{"threshold", "dev": {...}, "heldout": {...}, "points": [(qid, split, best_cosine, answerable)]}``.
+    """
+    s = (settings or bench.settings).with_overrides(min_similarity=-1.0)
+    points = []
+    for q in questions:
+        trace = bench.ask(q.question, q.filters, settings=s)
+        sims = [f.similarity for f in trace.final if f.similarity is not None]
+        points.append((q.id, split_of(q.id), max(sims) if sims else -1.0, bool(q.relevant)))
+
+    def accuracy(rows: list[tuple], t: float) -> float | None:
+        return round(sum((p[2] >= t) == p[3] for p in rows) / len(rows), 4) if rows else None
+
+    dev = [p for p in points if p[1] == "dev"]
+    held = [p for p in points if p[1] == "heldout"]
+    cuts = sorted({p[2] for p in dev})
+    candidates = [cuts[0] - 1e-3] + [(a + b) / 2 for a, b in zip(cuts, cuts[1:])] + [cuts[-1] + 1e-3]
+    best = max(accuracy(dev, t) for t in candidates)
+    good = [t for t in candidates if accuracy(dev, t) == best]
+    threshold = round(statistics.median(good), 4)
+    return {"threshold": threshold,
+            "dev": {"questions": len(dev), "abstention_accuracy": accuracy(dev, threshold)},
+            "heldout": {"questions": len(held), "abstention_accuracy": accuracy(held, threshold)},
+            "points": points}

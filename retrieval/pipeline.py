@@ -15,9 +15,10 @@ import threading
 import time
 import unicodedata
 from contextlib import contextmanager
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -174,6 +175,7 @@ class Workbench:
             self.embedder = embedder
             self.embedder_reason = "loaded" if embedder is not None else "embedder disabled by the caller"
         self._rerankers: dict[str, tuple[Reranker | None, str]] = {}
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._client: Any = None
         self.state: IndexState | None = None
 
@@ -186,8 +188,13 @@ class Workbench:
                 return None, f"vector store unavailable: {exc.__class__.__name__}: {str(exc)[:200]}"
         return self._client, "ok"
 
-    def load_corpus(self, corpus_path: str | Path | None = None) -> IndexState:
+    def load_corpus(self, corpus_path: str | Path | None = None,
+                    on_progress: Callable[[int, int], None] | None = None) -> IndexState:
         """Read, chunk and index a corpus (BM25 rebuilt, Chroma synced), then make it current.
+
+        Args:
+            corpus_path: the corpus (default: the lab corpus).
+            on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
 
         Raises:
             CorpusError: the corpus cannot be read; the previous state stays current.
@@ -208,7 +215,7 @@ class Workbench:
                     with self._lock:
                         store = VectorStore(client, str(path), self.embedder.name)
                         report = store.sync(chunks, self.embedder.embed_passages,
-                                            getattr(self.embedder, "batch", 32), self.progress)
+                                            getattr(self.embedder, "batch", 32), self.progress, on_progress)
                     reason = "ok"
                 except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
                     store, reason = None, f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
@@ -286,15 +293,14 @@ class Workbench:
                 timings["embed_query"] = timings["dense"] = None
             else:
                 with stage("embed_query"):
-                    with self._lock:
-                        q_vec = self.embedder.embed_queries([question])[0]
+                    q_vec = self._embed_query(question)
                 with stage("dense"):
                     dense = state.store.query(q_vec, flt, window)
             with stage("fusion"):
                 ranked = {name: lst for name, lst in (("bm25", lexical), ("dense", dense))
                           if not (lst.note or "").startswith("skipped")}
                 fused = rrf(ranked, k=s.rrf_k)
-            reranked = RankedList("reranked", "none", (), note="no rerank ran")
+            reranked = RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
             timings["rerank"] = None
             if tier == "full":
                 reranker, _ = self.reranker(s.reranker_model)
@@ -303,6 +309,7 @@ class Workbench:
                         reranked = self._rerank(reranker, question, fused, state, s.reranker_max_input)
                 except Exception as exc:  # noqa: BLE001 - the request carries on one tier down
                     tier, reason = "rrf_only", f"reranker failed: {exc.__class__.__name__}: {str(exc)[:200]}"
+                    reranked = RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
                     timings["rerank"] = None
                     log.warning(reason)
             source = reranked if reranked.items else fused
@@ -332,6 +339,18 @@ class Workbench:
                      lexical, dense, fused, reranked, final, lost, answer, timings, dict(answer.costs), [], gate)
 
     # -- stages ----------------------------------------------------------------------------------------
+    def _embed_query(self, text: str, cache_size: int = 256) -> np.ndarray:
+        """The query vector, from a small LRU cache (an A/B or a re-run of the same question re-embeds nothing)."""
+        with self._lock:
+            if text in self._query_vectors:
+                self._query_vectors.move_to_end(text)
+                return self._query_vectors[text]
+            vector = self.embedder.embed_queries([text])[0]
+            self._query_vectors[text] = vector
+            if len(self._query_vectors) > cache_size:
+                self._query_vectors.popitem(last=False)
+            return vector
+
     def _plan(self, state: IndexState, flt: Filters, s: Settings) -> tuple[str, str]:
         """Choose the tier before searching (``refusal`` is decided after the gate)."""
         if not s.dense_enabled:

@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     reranker_model: str = Field(
         "none",
         description=(
-            "'none' (rrf_only), 'bi-encoder:e5-small' (offline rescoring, labelled bi-encoder), or a "
+            "'none' (rrf_only), 'bi-encoder:use-m3' (offline rescoring, labelled bi-encoder), or a "
             "sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-v2-m3)."
         ),
     )

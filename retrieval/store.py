@@ -75,7 +75,8 @@ class VectorStore:
         return self.collection.count()
 
     def sync(self, chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray],
-             batch: int = 32, progress: bool = True) -> SyncReport:
+             batch: int = 32, progress: bool = True,
+             on_progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Make the collection hold exactly ``chunks`` embedded by the current model.
 
         Args:
@@ -83,6 +84,7 @@ class VectorStore:
             embed: passage-side encoder, ``list[str] -> (n, dim)`` normalized vectors.
             batch: texts per encode call.
             progress: show a progress bar on stderr while embedding.
+            on_progress: called with ``(embedded, total)`` after each batch (e.g. for a UI progress bar).
         """
         rebuilt = (self.collection.metadata or {}).get("embedding_model") != self.model_name
         if rebuilt:
@@ -93,7 +95,7 @@ class VectorStore:
         wanted = {c.chunk_id: c for c in chunks}
         todo = [c for c in chunks if stored.get(c.chunk_id) != c.content_hash]
         stale = [cid for cid in stored if cid not in wanted]
-        vectors = self._embed(todo, embed, batch, progress)
+        vectors = self._embed(todo, embed, batch, progress, on_progress)
         for start in range(0, len(todo), 512):
             part = todo[start : start + 512]
             self.collection.upsert(
@@ -110,7 +112,7 @@ class VectorStore:
 
     @staticmethod
     def _embed(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int,
-               progress: bool) -> np.ndarray:
+               progress: bool, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         if not todo:
             return np.zeros((0, 0), dtype=np.float32)
         from tqdm import tqdm
@@ -122,6 +124,8 @@ class VectorStore:
                 texts = [c.indexed_text for c in todo[start : start + batch]]
                 parts.append(embed(texts))
                 bar.update(len(texts))
+                if on_progress:
+                    on_progress(bar.n, len(todo))
         return np.vstack(parts)
 
     def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList:

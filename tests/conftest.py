@@ -7,9 +7,6 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FAQUAD = ROOT.parent / "shared" / "data" / "faquad"
-
 
 @pytest.fixture(scope="session")
 def chroma_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def app_chroma_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("app-chroma")
+def app_chroma_dir(chroma_dir: Path) -> Path:
+    """The session's store (tests/conftest.py): indexed once for the integration, app and browser tests."""
+    return chroma_dir
 
 
 @pytest.fixture(autouse=True)

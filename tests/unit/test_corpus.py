@@ -92,7 +92,7 @@ def test_chunks_carry_parent_metadata_and_ids():
 
 
 def test_lab_and_faquad_gold_spans_survive_chunking():
-    from conftest import FAQUAD
+    from _paths import FAQUAD
 
     from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, Settings
 

@@ -85,7 +85,7 @@ def test_metadata_filter_inside_lexical_generator():
 
 @pytest.mark.parametrize("corpus", ["lab", "faquad"])
 def test_bm25s_engine_ranks_like_rank_bm25(corpus):
-    from conftest import FAQUAD
+    from _paths import FAQUAD
 
     from retrieval.corpus import load_corpus, load_questions
     from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
