@@ -158,13 +158,18 @@ def ask(
 @app.command("eval")
 def eval_(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus path."),
-    questions: Path = typer.Option(..., "--questions", help="Questions: JSONL, BEIR folder or SQuAD JSON."),
+    questions: Path = typer.Option(..., "--questions", help="Questions: JSONL, BEIR folder, SQuAD JSON, or TREC "
+                                   "topics (with --qrels)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="TREC qrels (qid 0 docno rel) for TREC topics."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cut-offs, comma-separated."),
     configs: str = typer.Option("bm25,dense,hybrid,hybrid+rerank", "--configs", help="Named configs; first = baseline."),
     config_file: Optional[Path] = typer.Option(None, "--config-file", help='JSON list of {"name", "settings"}.'),
     split: str = typer.Option("all", "--split", help="dev | heldout | all"),
     hypothesis: Optional[str] = typer.Option(None, "--hypothesis", help="The expectation, written before the run."),
     json_: bool = typer.Option(False, "--json", help="Print the report JSON only."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write report.json, comparison.csv, per-question CSVs, "
+                                       "a TREC run per config and decision.md here."),
+    sweep: Optional[str] = typer.Option(None, "--sweep", help="A config name: add its top-k sweep (k = 1…20)."),
     sets: list[str] = SetOpt,
 ) -> None:
     """Evaluate configurations on a labeled question set (metrics by ranx)."""
@@ -190,10 +195,19 @@ def eval_(
         cfgs = resolve_configs(names, settings, extra)
         if not cfgs:
             _fail("no configuration to evaluate")
-        qs = load_questions(questions)
-        report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis)
+        qs = load_questions(questions, qrels=qrels)
+        report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis,
+                                  sweep=sweep)
     except (RetrievalError, ValueError) as exc:
         _fail(str(exc))
+    written = []
+    if out is not None:
+        from .report import write_outputs
+
+        try:
+            written = write_outputs(report, out)
+        except OSError as exc:
+            _fail(f"{out}: cannot write the outputs ({exc})")
     if json_:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
@@ -211,7 +225,27 @@ def eval_(
     for c in report["comparisons"]:
         if c["metric"] == f"ndcg@{kmax}":
             typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} (p={c['p_value']}), "
-                       f"improved {len(c['improved'])}, worsened {len(c['worsened'])}")
+                       f"improved {len(c['improved'])}, worsened {len(c['worsened'])}, "
+                       f"lost a relevant document in {len(c['lost_relevant'])}"
+                       + (" — wins on the mean but loses evidence the baseline found"
+                          if c["wins_on_mean_but_lost_relevant"] else ""))
+    typer.echo("\nfailure layers (ok / coverage / ordering / generation) and wall time:")
+    for name, cfg in report["configs"].items():
+        d = cfg["diagnosis"]["overall"]
+        t = cfg["timings_ms"]
+        alone = t.get("standalone_estimate")
+        typer.echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
+                   f"{t['wall_total'] / 1000:.1f} s" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
+    ev = report.get("evidence_check") or {}
+    if ev:
+        typer.echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "
+                   f"{len(ev['not_in_parent'])} not in the relevant parent")
+    for line in report.get("observed") or []:
+        typer.echo(f"observed: {line}")
+    if report.get("hypothesis"):
+        typer.echo(f"hypothesis: {report['hypothesis']}")
+    if written:
+        typer.echo(f"\nwrote {len(written)} files to {out}")
 
 
 @app.command()

@@ -169,9 +169,9 @@ def _beir_doc(record: dict[str, Any], where: str) -> Document:
     return _document(record, where)
 
 
-def load_questions(path: str | Path) -> list[Question]:
+def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Question]:
     """Read labeled questions: our JSONL, a BEIR folder (queries + ``qrels/test.tsv`` or the first tsv),
-    or a SQuAD JSON file.
+    a SQuAD JSON file, or TREC topics with a TREC qrels file (``qrels`` given; see :func:`load_trec`).
 
     Raises:
         CorpusError: unreadable file, invalid JSON, a question without ``id`` or text, duplicate ids.
@@ -179,7 +179,9 @@ def load_questions(path: str | Path) -> list[Question]:
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
-    if _is_beir(path):
+    if qrels is not None:
+        questions = load_trec(path, Path(qrels))
+    elif _is_beir(path):
         questions = _beir_questions(path)
     elif path.suffix.lower() == ".json":
         questions = _squad(path)[1]
@@ -204,6 +206,61 @@ def load_questions(path: str | Path) -> list[Question]:
             raise CorpusError(f"{path}: duplicate question id '{q.id}'")
         seen.add(q.id)
     return questions
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+
+
+def load_trec(topics: Path, qrels: Path) -> list[Question]:
+    """TREC topics plus a TREC qrels file as labeled questions (group ``trec``, no filters).
+
+    Topics: either a tab-separated file, ``qid<TAB>query text`` per line (MS MARCO / Anserini style), or the
+    classic SGML form (``<top> <num> Number: 401 <title> text … </top>``; the title is the query). Qrels:
+    ``qid iteration docno relevance`` per line, whitespace-separated. Grades > 0 are relevant (and feed
+    nDCG as gains); a topic whose judgments are all 0 has an empty ``relevant`` (an abstention); topics
+    without any judgment are left out, as ``trec_eval`` does.
+
+    Raises:
+        CorpusError: an unreadable file, a qrels line without four fields or with a non-integer grade
+            (file:line), or a topics line without a tab.
+    """
+    if not qrels.exists():
+        raise CorpusError(f"{qrels}: no such file")
+    judged: dict[str, dict[str, int]] = {}
+    for number, line in enumerate(_read_text(qrels).splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
+            raise CorpusError(f"{qrels}:{number}: a qrels line is 'qid iteration docno relevance'")
+        judged.setdefault(parts[0], {})[parts[2]] = int(parts[3])
+    text = _read_text(topics)
+    pairs: list[tuple[str, str]] = []
+    if "<top>" in text:
+        for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S):
+            num = re.search(r"<num>\s*(?:Number:)?\s*(\S+)", block)
+            title = re.search(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|<[a-z]+>|$)", block, flags=re.S)
+            if num and title and title.group(1).strip():
+                pairs.append((num.group(1), " ".join(title.group(1).split())))
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            qid, sep, query = line.partition("\t")
+            if not sep or not qid.strip() or not query.strip():
+                raise CorpusError(f"{topics}:{number}: a topics line is 'qid<TAB>query'")
+            pairs.append((qid.strip(), query.strip()))
+    out = []
+    for qid, query in pairs:
+        if qid not in judged:
+            continue
+        grades = {d: g for d, g in judged[qid].items() if g > 0}
+        out.append(Question(qid, query, "trec", tuple(grades), {}, grades or None))
+    return out
 
 
 def _beir_questions(root: Path) -> list[Question]:

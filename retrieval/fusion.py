@@ -1,6 +1,8 @@
-"""Reciprocal Rank Fusion (Cormack, Clarke and Büttcher, 2009).
+"""Fusion of the generators' lists: Reciprocal Rank Fusion (Cormack, Clarke and Büttcher, 2009), its
+weighted form, and CombSUM over min-max normalized scores (labelled ``normalized``).
 
-    score(d) = Σ_r w_r / (k + rank_r(d)),   ranks start at 1, k = ``rrf_k`` (60 by default)
+    rrf / weighted_rrf:  score(d) = Σ_r w_r / (k + rank_r(d)),   ranks start at 1, k = ``rrf_k`` (60)
+    combsum:             score(d) = Σ_r w_r · (s_r(d) − min_r) / (max_r − min_r)
 
 Fusion runs over the generators' whole windows, never lists already cut to top_k. An item found by several
 rankers appears once with one contribution per ranker. Ties are broken by the best rank the item got in any
@@ -62,3 +64,132 @@ def rrf(
         for rank, cid in enumerate(order, start=1)
     )
     return RankedList("fused", "rrf", items)
+
+
+#: Fusion methods of the ``fusion`` setting.
+FUSION_METHODS = ("rrf", "weighted_rrf", "combsum")
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``"bm25=1.0,dense=0.5"`` → ``{"bm25": 1.0, "dense": 0.5}`` (empty text → ``{}``).
+
+    Raises:
+        ValueError: an entry without ``=``, an empty name, or a weight that is not a finite number ≥ 0.
+    """
+    weights: dict[str, float] = {}
+    for entry in (text or "").split(","):
+        if not entry.strip():
+            continue
+        name, sep, value = entry.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"fusion weight '{entry.strip()}' is not name=number")
+        try:
+            weight = float(value)
+        except ValueError:
+            raise ValueError(f"fusion weight of '{name.strip()}' is not a number: '{value.strip()}'") from None
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"fusion weight of '{name.strip()}' must be a finite number ≥ 0")
+        weights[name.strip()] = weight
+    return weights
+
+
+def _weight_of(ranker: str, weights: Mapping[str, float]) -> float:
+    """A ranker's weight: its own name, else the generator before ``:`` (``bm25:rewrite`` → ``bm25``), else 1."""
+    if ranker in weights:
+        return float(weights[ranker])
+    return float(weights.get(ranker.split(":", 1)[0], 1.0))
+
+
+def weighted_rrf(
+    lists: Mapping[str, RankedList | list[str]],
+    k: int = 60,
+    weights: Mapping[str, float] | None = None,
+    parents: Mapping[str, str] | None = None,
+) -> RankedList:
+    """RRF with one weight per ranker: score(d) = Σ_r w_r / (k + rank_r(d)), ranks from 1.
+
+    A ranker named ``bm25:rewrite`` takes the weight of ``bm25`` unless it is named itself; an unnamed
+    ranker weighs 1. Same ties, same output as :func:`rrf` (score kind ``weighted rrf``).
+    """
+    weights = weights or {}
+    resolved = {ranker: _weight_of(ranker, weights) for ranker in lists}
+    fused = rrf(lists, k=k, weights=resolved, parents=parents)
+    return RankedList("fused", "weighted rrf", fused.items, fused.note)
+
+
+def combsum(
+    lists: Mapping[str, RankedList],
+    weights: Mapping[str, float] | None = None,
+) -> RankedList:
+    """CombSUM over min-max normalized scores (Fox and Shaw, 1994; normalization as in Lee, 1997).
+
+        norm_r(d) = (s_r(d) − min_r) / (max_r − min_r)      (1.0 for every item when max_r = min_r)
+        score(d)  = Σ_r w_r · norm_r(d)                       (an item absent from a list adds 0)
+
+    Raw scores of different systems are never added: each list is first mapped to [0, 1] over its own
+    window. The score kind says so (``combsum (min-max normalized)``); ``contributions`` hold
+    ``w_r · norm_r(d)``. Ties: best single rank, then chunk id.
+
+    Raises:
+        ValueError: a plain id list (CombSUM needs scores), or a list naming the same id twice.
+    """
+    weights = weights or {}
+    contributions: dict[str, dict[str, float]] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    parent_of: dict[str, str] = {}
+    for ranker, ranked in lists.items():
+        if not isinstance(ranked, RankedList):
+            raise ValueError("combsum needs scored lists (RankedList), not plain id lists")
+        ids = [i.chunk_id for i in ranked.items]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"ranker '{ranker}' lists an id twice")
+        if not ranked.items:
+            continue
+        scores = [i.score for i in ranked.items]
+        low, high = min(scores), max(scores)
+        w = _weight_of(ranker, weights)
+        for position, item in enumerate(ranked.items, start=1):
+            norm = 1.0 if high == low else (item.score - low) / (high - low)
+            contributions.setdefault(item.chunk_id, {})[ranker] = w * norm
+            ranks.setdefault(item.chunk_id, {})[ranker] = position
+            parent_of.setdefault(item.chunk_id, item.parent_id)
+    order = sorted(contributions, key=lambda cid: (-math.fsum(contributions[cid].values()), min(ranks[cid].values()), cid))
+    items = tuple(
+        ScoredItem(cid, parent_of[cid], rank, math.fsum(contributions[cid].values()),
+                   contributions=dict(contributions[cid]), ranks=dict(ranks[cid]))
+        for rank, cid in enumerate(order, start=1)
+    )
+    return RankedList("fused", "combsum (min-max normalized)", items)
+
+
+def fuse(lists: Mapping[str, RankedList], method: str = "rrf", k: int = 60,
+         weights: Mapping[str, float] | None = None) -> RankedList:
+    """The ``fusion`` setting: ``rrf`` (weights ignored), ``weighted_rrf`` or ``combsum``.
+
+    Raises:
+        ValueError: an unknown method.
+    """
+    if method == "rrf":
+        return rrf(lists, k=k)
+    if method == "weighted_rrf":
+        return weighted_rrf(lists, k=k, weights=weights)
+    if method == "combsum":
+        return combsum(lists, weights=weights)
+    raise ValueError(f"unknown fusion method '{method}' (use {', '.join(FUSION_METHODS)})")
+
+
+def round_robin(parts: list[RankedList]) -> RankedList:
+    """Interleave fused lists of sub-questions: each part's 1st item, then each part's 2nd, … (an item keeps
+    its first position). Used for decomposition, so every part of a multi-part question reaches the top
+    instead of the part whose candidates appear in more lists winning all places. Each item keeps its RRF
+    score, contributions and ranks from the part that placed it (score kind says so)."""
+    seen: set[str] = set()
+    order: list[ScoredItem] = []
+    for position in range(max((len(p.items) for p in parts), default=0)):
+        for part in parts:
+            if position < len(part.items) and part.items[position].chunk_id not in seen:
+                seen.add(part.items[position].chunk_id)
+                order.append(part.items[position])
+    items = tuple(ScoredItem(i.chunk_id, i.parent_id, rank, i.score, contributions=i.contributions, ranks=i.ranks)
+                  for rank, i in enumerate(order, start=1))
+    return RankedList("fused", "rrf (round-robin over sub-questions)", items)

@@ -27,7 +27,8 @@ from .corpus import chunk_documents, load_corpus
 from .embedders import Embedder, load_embedder
 from .errors import InvalidQuestion
 from .filters import Filters, build_filters, field_types
-from .fusion import rrf
+from .fusion import fuse, rrf
+from .listcache import ListCache
 from .lexical import LexicalIndex
 from .rerank import Reranker, load_reranker
 from .settings import LAB_CORPUS, Settings
@@ -176,6 +177,8 @@ class Workbench:
             self.embedder_reason = "loaded" if embedder is not None else "embedder disabled by the caller"
         self._rerankers: dict[str, tuple[Reranker | None, str]] = {}
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        #: Optional shared generator lists (see :mod:`retrieval.listcache`); the evaluation turns it on.
+        self.list_cache: ListCache | None = None
         self._client: Any = None
         self.state: IndexState | None = None
 
@@ -287,7 +290,8 @@ class Workbench:
                 timings["lexical"] = None
             else:
                 with stage("lexical"):
-                    lexical = state.lexical.search(question, flt, window)
+                    lexical = self._shared(("lexical", state.index_id, question, flt, window),
+                                           lambda: state.lexical.search(question, flt, window))
             if tier == "lexical_only":
                 dense = RankedList("dense", "cosine", (), note=f"skipped: {reason}")
                 timings["embed_query"] = timings["dense"] = None
@@ -295,11 +299,12 @@ class Workbench:
                 with stage("embed_query"):
                     q_vec = self._embed_query(question)
                 with stage("dense"):
-                    dense = state.store.query(q_vec, flt, window)
+                    dense = self._shared(("dense", state.index_id, question, False, flt, window),
+                                         lambda: state.store.query(q_vec, flt, window))
             with stage("fusion"):
                 ranked = {name: lst for name, lst in (("bm25", lexical), ("dense", dense))
                           if not (lst.note or "").startswith("skipped")}
-                fused = rrf(ranked, k=s.rrf_k)
+                fused = fuse(ranked, s.fusion, s.rrf_k, s.fusion_weight_map)
             reranked = RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
             timings["rerank"] = None
             if tier == "full":
@@ -339,6 +344,11 @@ class Workbench:
                      lexical, dense, fused, reranked, final, lost, answer, timings, dict(answer.costs), [], gate)
 
     # -- stages ----------------------------------------------------------------------------------------
+    def _shared(self, key: tuple, run: Callable[[], RankedList]) -> RankedList:
+        """A generator list from :attr:`list_cache` when one is set, else computed."""
+        cache = self.list_cache
+        return cache.get_or_run(key, run) if cache is not None else run()
+
     def _embed_query(self, text: str, cache_size: int = 256) -> np.ndarray:
         """The query vector, from a small LRU cache (an A/B or a re-run of the same question re-embeds nothing)."""
         with self._lock:

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     hybrid_enabled: bool = True
     dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
     rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al., 2009); ranks start at 1.")
+    fusion: Literal["rrf", "weighted_rrf", "combsum"] = Field(
+        "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights) or 'combsum' (min-max normalized scores).")
+    fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5'.")
     reranker_model: str = Field(
         "none",
         description=(
@@ -56,6 +59,21 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+
+    @field_validator("fusion_weights")
+    @classmethod
+    def _valid_weights(cls, value: str) -> str:
+        from .fusion import parse_weights
+
+        parse_weights(value)
+        return value
+
+    @property
+    def fusion_weight_map(self) -> dict[str, float]:
+        """``fusion_weights`` parsed: ranker name → weight (absent rankers weigh 1)."""
+        from .fusion import parse_weights
+
+        return parse_weights(self.fusion_weights)
 
     @field_validator("chroma_host", "llm_base_url", "llm_model", mode="before")
     @classmethod

@@ -68,11 +68,11 @@ def test_index_status(lab_bench, chroma_dir):
     assert f"{len(lab_bench.state.chunks)} chunks" in result.stdout
 
 
-def test_eval_json_schema(lab_bench, chroma_dir):
+def test_eval_json_schema(lab_bench, chroma_dir, tmp_path):
     result = run("eval", "--corpus", str(ROOT / "data/lab/corpus.jsonl"), "--questions",
                  str(ROOT / "data/lab/questions.jsonl"), "--configs", "bm25,hybrid", "--split", "heldout",
                  "--k", "1,5", "--json", "--hypothesis", "hybrid beats bm25 on paraphrases",
-                 env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+                 "--out", str(tmp_path / "out"), env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)
     assert set(report) >= {"schema_version", "corpus", "questions", "split", "k", "configs", "comparisons"}
@@ -90,4 +90,16 @@ def test_eval_json_schema(lab_bench, chroma_dir):
     assert all(r["layer"] in {"ok", "coverage", "ordering", "generation"} for r in bm25["questions"])
     cmp = report["comparisons"]
     assert {c["metric"] for c in cmp} >= {"ndcg@5", "recall@1"}
-    assert all(set(c) == {"baseline", "candidate", "metric", "delta", "p_value", "improved", "worsened"} for c in cmp)
+    assert all(set(c) == {"baseline", "candidate", "metric", "delta", "p_value", "improved", "worsened", "by_group",
+                          "lost_relevant", "wins_on_mean_but_lost_relevant"} for c in cmp)
+    # New keys: evidence check, per-question table fields, layer counts, cost, shared generator lists.
+    assert set(report["evidence_check"]) >= {"checked", "cut", "not_in_parent"}
+    assert set(row) >= {"context", "citations", "candidates", "relevant_ranks", "scores", "evidence_cut"}
+    hybrid = report["configs"]["hybrid"]
+    assert sum(hybrid["diagnosis"]["overall"].values()) == report["questions"]
+    assert hybrid["shared_lists"]["hits"] >= report["questions"]  # hybrid reused bm25's lexical windows
+    assert hybrid["cost"]["llm_calls"] == 0 and hybrid["timings_ms"]["wall_total"] > 0
+    assert report["hypothesis"] == "hybrid beats bm25 on paraphrases" and report["observed"]
+    written = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"report.json", "comparison.csv", "decision.md", "bm25.run", "hybrid.run"} <= written
+    assert "hybrid beats bm25 on paraphrases" in (tmp_path / "out" / "decision.md").read_text(encoding="utf-8")

@@ -123,3 +123,25 @@ def test_filters_typed_in_and_tenant_required():
         build_filters({"tenant": "A", "colour": "x"}, types, "tenant")
     with pytest.raises(InvalidFilter, match="'year'"):
         build_filters({"tenant": "A", "year": "dois mil"}, types, "tenant")
+
+
+def test_trec_topics_and_qrels(tmp_path):
+    from retrieval.corpus import load_questions
+    from retrieval.errors import CorpusError
+
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tQual o prazo do PX-7?\nq2\tPergunta sem resposta\nq3\tNão julgada\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 doc-a 2\nq1 0 doc-b 1\nq1 0 doc-c 0\nq2 0 doc-a 0\n", encoding="utf-8")
+    qs = load_questions(topics, qrels=qrels)
+    assert [q.id for q in qs] == ["q1", "q2"]  # q3 has no judgment: left out, as trec_eval does
+    assert qs[0].relevant == ("doc-a", "doc-b") and qs[0].graded == {"doc-a": 2, "doc-b": 1}
+    assert qs[1].relevant == () and qs[0].group == "trec"
+    sgml = tmp_path / "topics.401"
+    sgml.write_text("<top>\n<num> Number: 401\n<title> foreign minorities, Germany\n<desc> Description:\n"
+                    "x\n</top>\n", encoding="utf-8")
+    (tmp_path / "q401").write_text("401 0 FBIS3-1 1\n", encoding="utf-8")
+    assert load_questions(sgml, qrels=tmp_path / "q401")[0].question == "foreign minorities, Germany"
+    qrels.write_text("q1 doc-a 2\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="qrels.txt:1"):
+        load_questions(topics, qrels=qrels)

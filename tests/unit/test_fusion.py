@@ -73,3 +73,50 @@ def test_weights_and_inputs_untouched():
         rrf({"bm25": ["a"]}, k=0)
     with pytest.raises(ValueError):
         rrf({"bm25": ["a", "a"]})
+
+
+def scored(stage, kind, pairs):
+    return RankedList(stage, kind, tuple(ScoredItem(c, c, r, s) for r, (c, s) in enumerate(pairs, start=1)))
+
+
+def test_weighted_rrf_matches_formula_and_inherits_generator_weight():
+    from retrieval.fusion import weighted_rrf
+
+    fused = weighted_rrf({"bm25": ["d1", "d3", "d2"], "dense": ["d2", "d1", "d4"], "bm25:rewrite": ["d3"]},
+                         k=60, weights={"bm25": 1.0, "dense": 0.5})
+    scores = {i.chunk_id: i.score for i in fused.items}
+    assert scores["d1"] == pytest.approx(1.0 / (60 + 1) + 0.5 / (60 + 2))
+    assert scores["d2"] == pytest.approx(1.0 / (60 + 3) + 0.5 / (60 + 1))
+    assert scores["d3"] == pytest.approx(1.0 / (60 + 2) + 1.0 / (60 + 1))  # bm25:rewrite weighs as bm25
+    assert fused.score_kind == "weighted rrf"
+
+
+def test_combsum_over_min_max_normalized_scores():
+    from retrieval.fusion import combsum
+
+    bm25 = scored("lexical", "bm25", [("a", 12.0), ("b", 7.0), ("c", 2.0)])
+    dense = scored("dense", "cosine", [("b", 0.90), ("c", 0.85), ("d", 0.80)])
+    fused = combsum({"bm25": bm25, "dense": dense}, weights={"dense": 2.0})
+    scores = {i.chunk_id: i.score for i in fused.items}
+    assert scores["a"] == pytest.approx(1.0 * (12 - 2) / (12 - 2))
+    assert scores["b"] == pytest.approx((7 - 2) / (12 - 2) + 2.0 * (0.90 - 0.80) / (0.90 - 0.80))
+    assert scores["c"] == pytest.approx(0.0 + 2.0 * (0.85 - 0.80) / (0.90 - 0.80))
+    assert scores["d"] == pytest.approx(0.0)
+    assert fused.chunk_ids() == ["b", "a", "c", "d"]
+    assert "normalized" in fused.score_kind
+    with pytest.raises(ValueError):
+        combsum({"bm25": ["a", "b"]})
+
+
+def test_fuse_dispatch_and_weight_parsing():
+    from retrieval.fusion import fuse, parse_weights
+
+    assert parse_weights("bm25=1.0, dense=0.5") == {"bm25": 1.0, "dense": 0.5}
+    for bad in ("bm25", "bm25=x", "dense=-1"):
+        with pytest.raises(ValueError):
+            parse_weights(bad)
+    lists = {"bm25": scored("lexical", "bm25", [("a", 3.0)]), "dense": scored("dense", "cosine", [("a", 0.5)])}
+    assert fuse(lists, "rrf", 60, {"bm25": 9.0}).items[0].score == pytest.approx(2 / 61)  # rrf ignores weights
+    assert fuse(lists, "weighted_rrf", 60, {"bm25": 9.0}).items[0].score == pytest.approx(9 / 61 + 1 / 61)
+    with pytest.raises(ValueError):
+        fuse(lists, "borda")

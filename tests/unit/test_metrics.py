@@ -63,3 +63,44 @@ def test_identical_runs_compare_as_no_difference_and_gains_listed():
     better_row = next(r for r in rows if r["candidate"] == "better")
     assert better_row["improved"] == ["q0", "q2", "q4"] and better_row["worsened"] == ["q1"]
     assert better_row["delta"] == pytest.approx(round(5 / 6 - 3 / 6, 4))
+
+
+def test_hit_rate_precision_and_mrr_cut_at_k():
+    names = ["hit_rate@1", "hit_rate@2", "precision@5", "mrr@2", "mrr@5", "recall@2"]
+    got = _scores([Q("q", ["d4", "d9"])], {"q": ["d1", "d2", "d3", "d4"]}, names, "run")["q"]
+    assert (got["hit_rate@1"], got["hit_rate@2"]) == (0, 0)
+    assert got["precision@5"] == pytest.approx(1 / 5)  # one relevant in the top 5, divided by k (not by 4 items)
+    assert got["mrr@2"] == 0 and got["mrr@5"] == pytest.approx(1 / 4)
+    assert got["recall@2"] == 0
+
+
+def test_abstention_accuracy_counts_both_sides():
+    from retrieval.evaluate import _aggregate
+
+    rows = [{"id": "u1", "relevant": [], "abstained": True}, {"id": "u2", "relevant": [], "abstained": False},
+            {"id": "a1", "relevant": ["d"], "abstained": False}, {"id": "a2", "relevant": ["d"], "abstained": True}]
+    per_q = {"a1": {"recall@1": 1.0}, "a2": {"recall@1": 0.0}}
+    out = _aggregate(rows, per_q, ["recall@1"])
+    assert out["abstention_accuracy"] == pytest.approx((1 + 0 + 1 + 0) / 4)
+    assert out["recall@1"] == pytest.approx((1.0 + 0.0) / 2) and out["answerable"] == 2
+
+
+def test_gains_losses_by_group_and_lost_relevant_on_a_constructed_pair():
+    qs = [Q("a", ["d1", "d2"], group="code"), Q("b", ["d3"], group="code"), Q("c", ["d5"], group="para"),
+          Q("u", [], group="none")]
+    base = {"a": ["d1", "x", "y"], "b": ["x", "d3", "y"], "c": ["x", "y", "z"], "u": ["x"]}
+    cand = {"a": ["d2", "x", "y"], "b": ["d3", "x", "y"], "c": ["d5", "x", "y"], "u": ["x"]}
+    names = ["recall@3", "mrr@3"]
+    per_q = {"base": _scores(qs, base, names, "base"), "cand": _scores(qs, cand, names, "cand")}
+    rows = compare(qs, [Config("base", {}), Config("cand", {})], {"base": base, "cand": cand}, per_q, names)
+    mrr = next(r for r in rows if r["metric"] == "mrr@3")
+    # a: 1 → 1 (d2 replaces d1 at rank 1); b: 1/2 → 1; c: 0 → 1.
+    assert mrr["delta"] == pytest.approx(round((1 + 1 + 1) / 3 - (1 + 1 / 2 + 0) / 3, 4))
+    assert mrr["improved"] == ["b", "c"] and mrr["worsened"] == []
+    assert mrr["by_group"]["code"]["improved"] == ["b"] and mrr["by_group"]["para"]["improved"] == ["c"]
+    assert mrr["by_group"]["code"]["delta"] == pytest.approx(round(((1 - 1) + (1 - 1 / 2)) / 2, 4))
+    # The candidate wins on the mean but drops d1, which the baseline had in its top 3.
+    assert mrr["lost_relevant"] == [{"id": "a", "group": "code", "lost": ["d1"]}]
+    assert mrr["wins_on_mean_but_lost_relevant"] is True
+    recall = next(r for r in rows if r["metric"] == "recall@3")
+    assert recall["worsened"] == [] and recall["improved"] == ["c"]  # a: 1/2 → 1/2, no change in recall

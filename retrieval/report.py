@@ -1,0 +1,354 @@
+"""Exports of an evaluation report (the dict :func:`retrieval.evaluate.evaluate_configs` returns).
+
+Pure functions returning text: the comparison as CSV and JSON, the per-question table as CSV, a TREC run
+file per configuration (``qid Q0 docno rank score run``, the format ``trec_eval`` reads), and a Markdown
+decision record written from the run's own figures. :func:`write_outputs` writes them all to a folder
+(``eval --out DIR``); the evaluation page offers the same texts as downloads.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+#: Next hypothesis suggested by the layer where most failures of the chosen configuration sit.
+NEXT_BY_LAYER = {
+    "coverage:candidates": "coverage: the relevant document never reaches the candidates — try a query "
+                           "transform (rewrite for abbreviations and codes, multi-query for interpretations) or "
+                           "re-chunk the documents whose evidence is cut; reranking cannot help here",
+    "ordering:fusion": "ordering at fusion: relevant candidates fall below the cut — try another rrf_k, "
+                       "per-ranker weights (weighted_rrf) or a larger overfetch window",
+    "ordering:reranker": "ordering at the reranker: it pushes relevant chunks out — try a cross-encoder, a larger "
+                         "reranker_max_input, or no rerank for the affected group",
+    "ordering:gate": "ordering at the gate: relevant chunks are refused by min_similarity — recalibrate the gate "
+                     "on the dev split (python -m retrieval calibrate)",
+    "generation:answer": "generation: the evidence is in the context but not cited — try another answer adapter "
+                         "(an LLM) or fewer, better-ordered context chunks",
+    "generation:abstained": "generation: the answer abstains although evidence was sent — recalibrate the gate",
+    "generation:gate": "abstention: unanswerable questions get an answer — raise min_similarity (calibrate)",
+}
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value as text (``n/a`` when absent; scientific notation below 1e-4)."""
+    if p is None:
+        return "n/a"
+    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+
+
+def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: ("" if row.get(c) is None else row.get(c)) for c in columns})
+    return buffer.getvalue()
+
+
+def metric_names(report: Mapping[str, Any]) -> list[str]:
+    """The metric keys of the report, in the order of the configs' ``overall`` (ranking metrics, then
+    ``abstention_accuracy``)."""
+    first = next(iter(report["configs"].values()))["overall"]
+    return [m for m in first if "@" in m] + ["abstention_accuracy"]
+
+
+def comparison_rows(report: Mapping[str, Any], split: str | None = None) -> list[dict[str, Any]]:
+    """One row per (config, metric): the value, and against the baseline the delta, p-value, improved,
+    worsened and lost-relevant counts. ``split`` reads ``dev`` / ``heldout`` figures of an ``all`` run."""
+    comparisons = report["comparisons"] if split is None else (report.get("comparisons_by_split") or {}).get(split, [])
+    by_key = {(c["candidate"], c["metric"]): c for c in comparisons}
+    rows = []
+    for name, cfg in report["configs"].items():
+        values = cfg["overall"] if split is None else (cfg.get("splits") or {}).get(split, {})
+        for metric in metric_names(report):
+            c = by_key.get((name, metric))
+            rows.append({"split": split or report["split"], "config": name, "tier": cfg["tier"], "metric": metric,
+                         "value": values.get(metric),
+                         "baseline": c["baseline"] if c else None, "delta": c["delta"] if c else None,
+                         "p_value": c["p_value"] if c else None,
+                         "significant": (c["p_value"] is not None and c["p_value"] < 0.05) if c else None,
+                         "improved": len(c["improved"]) if c else None,
+                         "worsened": len(c["worsened"]) if c else None,
+                         "lost_relevant": len(c["lost_relevant"]) if c else None,
+                         "wins_on_mean_but_lost_relevant": c["wins_on_mean_but_lost_relevant"] if c else None})
+    return rows
+
+
+COMPARISON_COLUMNS = ("split", "config", "tier", "metric", "value", "baseline", "delta", "p_value", "significant",
+                      "improved", "worsened", "lost_relevant", "wins_on_mean_but_lost_relevant")
+
+
+def comparison_csv(report: Mapping[str, Any]) -> str:
+    """The comparison table as CSV: the evaluated split, then ``dev`` and ``heldout`` when the run had both."""
+    rows = comparison_rows(report)
+    if report.get("comparisons_by_split"):
+        for part in ("dev", "heldout"):
+            rows += comparison_rows(report, part)
+    return _csv(rows, COMPARISON_COLUMNS)
+
+
+def comparison_json(report: Mapping[str, Any]) -> str:
+    """The whole report as JSON (DESIGN.md's evaluation JSON)."""
+    return json.dumps(report, ensure_ascii=False, indent=2)
+
+
+def question_rows(report: Mapping[str, Any], config: str) -> list[dict[str, Any]]:
+    """The per-question table of one configuration: expected relevant parents, candidates from each
+    generator with ranks, evidence sent to the answer, citations, the result and its layer."""
+    cfg = report["configs"][config]
+    kmax = report["k"][-1]
+    rows = []
+    for r in cfg["questions"]:
+        ranks = r.get("relevant_ranks") or {}
+
+        def ranked(side: str) -> str:
+            found = ranks.get(side) or {}
+            return " ".join(f"{p}@{found[p]}" for p in r["relevant"] if p in found) or "—"
+
+        metrics = r.get("metrics") or {}
+        rows.append({
+            "id": r["id"], "group": r["group"], "split": r.get("split"), "question": r["question"],
+            "relevant": " ".join(r["relevant"]) or "(none: abstain)",
+            "bm25 ranks": ranked("bm25"), "dense ranks": ranked("dense"), "fused ranks": ranked("fused"),
+            "reranked ranks": ranked("reranked"),
+            "final (parents)": " ".join(r["ranked"]),
+            "evidence sent": " ".join(r.get("context") or []),
+            "citations": " ".join(r.get("citations") or []),
+            "first relevant rank": r["first_relevant_rank"],
+            f"ndcg@{kmax}": metrics.get(f"ndcg@{kmax}"),
+            "abstained": r["abstained"],
+            "result": "ok" if r["layer"] == "ok" else f"{r['layer']} ({r['stage']})",
+            "evidence cut": r.get("evidence_cut", False),
+        })
+    return rows
+
+
+def question_csv(report: Mapping[str, Any], config: str) -> str:
+    rows = question_rows(report, config)
+    return _csv(rows, list(rows[0]) if rows else ["id"])
+
+
+def _run_name(name: str) -> str:
+    return re.sub(r"\s+", "_", name.strip()) or "run"
+
+
+def trec_run(report: Mapping[str, Any], config: str) -> str:
+    """A TREC run file of one configuration: ``qid Q0 docno rank score run`` per line, ranks from 1, the
+    final parent list before the gate (the list the metrics read), scores as the pipeline gave them
+    (reranked or fused; strictly decreasing scores are not guaranteed across ties)."""
+    run = _run_name(config)
+    lines = []
+    for r in report["configs"][config]["questions"]:
+        scores = r.get("scores") or []
+        for rank, doc in enumerate(r["ranked"], start=1):
+            score = scores[rank - 1] if rank - 1 < len(scores) else float(len(r["ranked"]) - rank + 1)
+            lines.append(f"{r['id']} Q0 {doc} {rank} {score:.6f} {run}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _is_fixture(report: Mapping[str, Any]) -> bool:
+    from .settings import LAB_CORPUS
+
+    return str(report.get("corpus") or "") == str(LAB_CORPUS.resolve())
+
+
+def choose(report: Mapping[str, Any], metric: str | None = None) -> dict[str, Any]:
+    """The provisional decision: the candidate with the largest positive delta on ``metric`` (default
+    ``ndcg@K`` with the largest K) that is significant (p < 0.05) and does not lose on the held-out split
+    (when the run has one); otherwise the baseline stays."""
+    metric = metric or f"ndcg@{report['k'][-1]}"
+    rows = [c for c in report["comparisons"] if c["metric"] == metric]
+    held = {c["candidate"]: c for c in (report.get("comparisons_by_split") or {}).get("heldout", [])
+            if c["metric"] == metric}
+    good = [c for c in rows if c["delta"] > 0 and c["p_value"] is not None and c["p_value"] < 0.05
+            and (c["candidate"] not in held or held[c["candidate"]]["delta"] >= 0)]
+    baseline = next(iter(report["configs"]))
+    if not good:
+        return {"choice": baseline, "metric": metric, "why": "no candidate beats the baseline significantly "
+                f"on {metric} (p < 0.05) without losing on the held-out split"}
+    best = max(good, key=lambda c: c["delta"])
+    why = f"{metric} {best['delta']:+.4f} over {baseline} (p={fmt_p(best['p_value'])})"
+    if best["candidate"] in held:
+        why += f"; held-out {held[best['candidate']]['delta']:+.4f} (p={fmt_p(held[best['candidate']]['p_value'])})"
+    return {"choice": best["candidate"], "metric": metric, "why": why}
+
+
+def _next_hypothesis(report: Mapping[str, Any], config: str) -> str:
+    stages = report["configs"][config].get("diagnosis", {}).get("stages", {})
+    cut = len((report.get("evidence_check") or {}).get("cut", []))
+    if not stages:
+        return "no failure left in this set: widen the question set (new groups, real questions) before changing the pipeline"
+    top, count = max(stages.items(), key=lambda kv: kv[1])
+    text = NEXT_BY_LAYER.get(top, f"{top}: inspect these questions one by one")
+    note = f" ({count} questions fail at {top}"
+    if cut:
+        note += f"; {cut} gold spans are cut by the chunking"
+    return text + note + ")."
+
+
+def decision_record(report: Mapping[str, Any], title: str | None = None, now: datetime | None = None) -> str:
+    """A Markdown decision record written from the run: baseline, hypothesis, intervention, observed effect
+    (figures and p-values, per split and group), new failures, failure layers, cost and latency, the
+    provisional decision, and the next hypothesis left untested."""
+    configs = report["configs"]
+    names = list(configs)
+    baseline = names[0]
+    kmax = report["k"][-1]
+    headline = [f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}", f"hit_rate@{kmax}", "abstention_accuracy"]
+    decision = choose(report)
+    when = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    source = Path(str(report.get("corpus") or "corpus"))
+    corpus_name = source.parent.name if source.stem in {"corpus", "queries"} else source.stem
+    out = [f"# {title or f'Decision record: retrieval configuration ({corpus_name})'}",
+           "",
+           f"Status: provisional, generated from an evaluation run on {when}. Corpus `{report.get('corpus')}`, "
+           f"{report['questions']} questions, split `{report['split']}`, k = {', '.join(map(str, report['k']))}.",
+           ""]
+    if _is_fixture(report):
+        out += ["> The lab corpus and questions are fictitious fixtures: these figures show the method and the "
+                "runner, not a benchmark of real data.", ""]
+    b = configs[baseline]
+    out += ["## Baseline", "",
+            f"`{baseline}` (tier `{b['tier']}`, settings {json.dumps(b['settings'], ensure_ascii=False)}): "
+            + ", ".join(f"{m} {_fmt(b['overall'].get(m))}" for m in headline) + ".", ""]
+    out += ["## Hypothesis (written before the run)", "",
+            f"> {report['hypothesis']}" if report.get("hypothesis") else "> none was recorded with this run.", ""]
+    out += ["## Intervention", ""]
+    for name in names[1:]:
+        c = configs[name]
+        out.append(f"- `{name}` (tier `{c['tier']}`): settings {json.dumps(c['settings'], ensure_ascii=False)}")
+    if len(names) == 1:
+        out.append("- none: a single configuration was evaluated.")
+    out += ["", "## Observed effect", "",
+            f"Paired Fisher randomization test (ranx) against `{baseline}`; p < 0.05 marked *.", "",
+            "| config | " + " | ".join(headline) + " |", "|---" * (len(headline) + 1) + "|"]
+    by_key = {(c["candidate"], c["metric"]): c for c in report["comparisons"]}
+    for name in names:
+        cells = []
+        for m in headline:
+            value = _fmt(configs[name]["overall"].get(m))
+            c = by_key.get((name, m))
+            if c:
+                star = "*" if c["p_value"] is not None and c["p_value"] < 0.05 else ""
+                value += f" ({c['delta']:+.4f}, p={fmt_p(c['p_value'])}{star})"
+            cells.append(value)
+        out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    if report.get("comparisons_by_split"):
+        out += ["", f"Per split, {headline[0]} (delta against `{baseline}`, p-value):", "",
+                "| config | dev | held-out |", "|---|---|---|"]
+        for name in names:
+            cells = []
+            for part in ("dev", "heldout"):
+                value = _fmt((configs[name].get("splits") or {}).get(part, {}).get(headline[0]))
+                c = next((x for x in report["comparisons_by_split"].get(part, [])
+                          if x["candidate"] == name and x["metric"] == headline[0]), None)
+                if c:
+                    value += f" ({c['delta']:+.4f}, p={fmt_p(c['p_value'])})"
+                cells.append(value)
+            out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    if report.get("observed"):
+        out += ["", "Observed, beside the hypothesis:", ""] + [f"- {line}" for line in report["observed"]]
+    groups = sorted({g for c in configs.values() for g in c["groups"]})
+    if len(names) > 1 and groups:
+        out += ["", f"By group ({headline[0]} delta against `{baseline}`; improved / worsened questions):", "",
+                "| config | " + " | ".join(groups) + " |", "|---" * (len(groups) + 1) + "|"]
+        for name in names[1:]:
+            c = by_key.get((name, headline[0]))
+            if not c:
+                continue
+            cells = []
+            for g in groups:
+                bg = c["by_group"].get(g)
+                cells.append("—" if not bg else f"{bg['delta']:+.4f} ({len(bg['improved'])}/{len(bg['worsened'])})")
+            out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    out += ["", "## New failures", ""]
+    any_failure = False
+    for name in names[1:]:
+        c = by_key.get((name, headline[0]))
+        if not c:
+            continue
+        if c["worsened"]:
+            any_failure = True
+            shown = ", ".join(f"`{q}`" for q in c["worsened"][:15]) + (" …" if len(c["worsened"]) > 15 else "")
+            out.append(f"- `{name}` worsened {len(c['worsened'])} questions on {headline[0]}: {shown}")
+        if c["lost_relevant"]:
+            any_failure = True
+            shown = "; ".join(f"`{x['id']}` lost {', '.join(x['lost'])}" for x in c["lost_relevant"][:10])
+            flag = " — **wins on the mean but loses evidence the baseline found**" if c["wins_on_mean_but_lost_relevant"] else ""
+            out.append(f"- `{name}` lost a relevant document the baseline had in its top {kmax} in "
+                       f"{len(c['lost_relevant'])} questions{flag}: {shown}" + (" …" if len(c["lost_relevant"]) > 10 else ""))
+    if not any_failure:
+        out.append("- none against the baseline.")
+    out += ["", "## Failure layers", "", "| config | ok | coverage | ordering | generation | stages |",
+            "|---|---|---|---|---|---|"]
+    for name in names:
+        d = configs[name].get("diagnosis") or {}
+        o = d.get("overall", {})
+        stages = ", ".join(f"{k} {v}" for k, v in (d.get("stages") or {}).items()) or "—"
+        out.append(f"| `{name}` | {o.get('ok', '—')} | {o.get('coverage', '—')} | {o.get('ordering', '—')} | "
+                   f"{o.get('generation', '—')} | {stages} |")
+    ev = report.get("evidence_check")
+    if ev:
+        out += ["", f"Evidence check: {ev['checked']} gold spans of {ev['questions']} questions; {ev['whole']} "
+                f"survive whole in a subchunk, {len(ev['cut'])} are cut by the chunking (coverage failures no "
+                f"search can fix), {len(ev['not_in_parent'])} are not in the relevant parent."]
+        for c in ev["cut"][:10]:
+            out.append(f"- cut: `{c['id']}` in `{c['parent']}`: “{c['span'][:120]}”")
+    out += ["", "## Cost and latency", "",
+            "| config | wall time (s) | alone, estimated (s) | per question p50 / p95 (ms) | rerank p50 (ms) | "
+            "LLM calls | tokens in / out | generator lists reused (saved s) |", "|---|---|---|---|---|---|---|---|"]
+    for name in names:
+        c = configs[name]
+        t = c["timings_ms"]
+        cost = c.get("cost") or {}
+        shared = c.get("shared_lists")
+        reuse = "—" if not shared else f"{int(shared['hits'])} ({shared['saved_ms'] / 1000:.1f})"
+        alone = t.get("standalone_estimate")
+        out.append(f"| `{name}` | {t['wall_total'] / 1000:.1f} | {'—' if alone is None else f'{alone / 1000:.1f}'} | "
+                   f"{_fmt(t.get('total_p50'), 1)} / "
+                   f"{_fmt(t.get('total_p95'), 1)} | {_fmt(t.get('rerank_p50'), 1)} | {_fmt(cost.get('llm_calls'))} | "
+                   f"{_fmt(cost.get('input_tokens'))} / {_fmt(cost.get('output_tokens'))} | {reuse} |")
+    out += ["", "Wall time is the time spent in each configuration's requests (the configurations answer each "
+            "question in turn). Configurations after the first reuse the query vector and the generator lists "
+            "already computed for the same question, so \"alone, estimated\" adds back the time they saved. "
+            "Costs of external services that were not called are 0; a cost that was not measured is shown as —.",
+            "", "## Decision", "",
+            f"Provisional choice: **`{decision['choice']}`** — {decision['why']}. It holds for this corpus, this "
+            "question set and these settings only; adopt it where the cost above is acceptable.",
+            "", "## Next hypothesis (not tested in this run)", "", f"- {_next_hypothesis(report, decision['choice'])}", ""]
+    return "\n".join(out)
+
+
+def write_outputs(report: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
+    """Write ``report.json``, ``comparison.csv``, ``questions-<config>.csv``, ``<config>.run`` (TREC) and
+    ``decision.md`` into ``out_dir`` (created). Returns the paths written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def put(name: str, text: str) -> None:
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+
+    put("report.json", comparison_json(report))
+    put("comparison.csv", comparison_csv(report))
+    for name in report["configs"]:
+        safe = re.sub(r"[^0-9A-Za-z_.+-]+", "_", name)
+        put(f"questions-{safe}.csv", question_csv(report, name))
+        put(f"{safe}.run", trec_run(report, name))
+    put("decision.md", decision_record(report))
+    return written

@@ -1,0 +1,65 @@
+"""Layer diagnosis of three constructed failures, one per layer, plus the ordering stages (real Trace objects)."""
+
+from __future__ import annotations
+
+from retrieval.answer import Answer, abstention
+from retrieval.evaluate import diagnose
+from retrieval.fusion import rrf
+from retrieval.pipeline import Trace
+from retrieval.types import FinalItem, Question, RankedList, ScoredItem
+
+
+def lst(stage: str, kind: str, ids: list[str]) -> RankedList:
+    return RankedList(stage, kind, tuple(ScoredItem(f"{p}#0", p, r, 1.0 / r) for r, p in enumerate(ids, start=1)))
+
+
+def trace(lexical: list[str], dense: list[str], final: list[str], answer: Answer,
+          reranked: list[str] | None = None) -> Trace:
+    lex, den = lst("lexical", "bm25", lexical), lst("dense", "cosine", dense)
+    fused = rrf({"bm25": lex, "dense": den})
+    rr = RankedList("reranked", "none", ())
+    if reranked is not None:
+        rr = RankedList("reranked", "cosine", tuple(ScoredItem(f"{p}#0", p, r, 1.0 / r, fused_rank=r)
+                                                     for r, p in enumerate(reranked, start=1)))
+    items = [FinalItem(f"{p}#0", p, r, 1.0, 0.9, "texto") for r, p in enumerate(final, start=1)]
+    return Trace("q", {}, {}, "idx", [], {}, "rrf_only", "", lex, den, fused, rr, items, [], answer, {}, {})
+
+
+def answered(*chunk_ids: str) -> Answer:
+    return Answer("resposta", [], list(chunk_ids), False, "test")
+
+
+Q = Question("q1", "pergunta", "g", ("gold",))
+
+
+def test_coverage_relevant_never_a_candidate():
+    t = trace(["a", "b"], ["b", "c"], ["a", "b"], answered("a#0"))
+    assert diagnose(Q, t, "parent", 2) == ("coverage", "candidates")
+
+
+def test_ordering_at_fusion_candidate_below_the_cut():
+    # gold is 3rd in BM25 only: fused a (1/61+1/62), b (1/62+1/61), then c, gold: cut at top_k = 2.
+    t = trace(["a", "b", "gold"], ["b", "a", "c"], ["a", "b"], answered("a#0"))
+    assert diagnose(Q, t, "parent", 2) == ("ordering", "fusion")
+
+
+def test_ordering_at_reranker_and_gate():
+    t = trace(["gold", "a"], ["gold", "b"], ["a", "b"], answered("a#0"), reranked=["a", "b", "gold"])
+    assert diagnose(Q, t, "parent", 2) == ("ordering", "reranker")
+    t = trace(["gold", "a"], ["gold", "b"], ["a"], answered("a#0"))  # gold in the fused top 2, refused by the gate
+    assert diagnose(Q, t, "parent", 2) == ("ordering", "gate")
+
+
+def test_generation_evidence_sent_but_not_cited_or_abstained():
+    t = trace(["gold", "a"], ["gold"], ["gold", "a"], answered("a#0"))
+    assert diagnose(Q, t, "parent", 2) == ("generation", "answer")
+    t = trace(["gold", "a"], ["gold"], ["gold", "a"], abstention("test", "none"))
+    assert diagnose(Q, t, "parent", 2) == ("generation", "abstained")
+    t = trace(["gold", "a"], ["gold"], ["gold", "a"], answered("gold#0"))
+    assert diagnose(Q, t, "parent", 2) == ("ok", None)
+
+
+def test_unanswerable_question_answered_is_a_gate_failure():
+    q = Question("u", "pergunta", "unanswerable", ())
+    assert diagnose(q, trace(["a"], ["a"], ["a"], answered("a#0")), "parent", 1) == ("generation", "gate")
+    assert diagnose(q, trace(["a"], ["a"], [], abstention("test", "none")), "parent", 1) == ("ok", None)
