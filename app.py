@@ -20,6 +20,7 @@ import streamlit as st  # noqa: E402
 from retrieval import views  # noqa: E402
 from retrieval.errors import CorpusError, RetrievalError  # noqa: E402
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
+from retrieval.transforms import TECHNIQUES  # noqa: E402
 from ui import layout, resources  # noqa: E402
 
 st.set_page_config(page_title="Hybrid retrieval workbench", page_icon="🔎", layout="wide")
@@ -62,6 +63,7 @@ if "_seeded" not in ss:
     ss.top_k, ss.overfetch, ss.rrf_k = params.top_k, params.overfetch, params.rrf_k
     ss.min_similarity, ss.dense_only, ss.ab, ss.rows = params.min_similarity, params.dense_only, params.ab, params.rows
     ss.rerank_mode, ss.rerank_custom = reranker_mode(params.reranker)
+    ss.transforms, ss.mmr_on, ss.mmr_lambda = list(params.transforms), params.mmr is not None, params.mmr or 0.7
     ss.traces = {}
 
 st.title("Hybrid retrieval workbench")
@@ -172,6 +174,15 @@ with st.sidebar:
         st.text_input("CrossEncoder model name or local path", key="rerank_custom",
                       placeholder="BAAI/bge-reranker-v2-m3")
     st.toggle("Dense-only (hybrid off)", key="dense_only", help="Sets hybrid_enabled=False: the A/B toggle")
+
+    st.header("Query transforms")
+    st.multiselect("Techniques (each off by default)", list(TECHNIQUES), key="transforms",
+                   help="rewrite (glossary or LLM), multi_query, hyde (search hint only, never evidence), "
+                        "decompose, multi_hop, self_query (filters from the question; never widens the tenant)")
+    st.toggle("MMR over the final candidates", key="mmr_on", help="Carbonell & Goldstein (1998); λ = 1 keeps "
+              "the relevance order")
+    if ss.mmr_on:
+        st.slider("MMR λ", 0.0, 1.0, step=0.05, key="mmr_lambda")
     st.toggle("A/B: also run the other mode", key="ab")
 
 reranker_spec = {"off": views.RERANKER_OFF, "bi": views.RERANKER_BI}.get(ss.rerank_mode) or (
@@ -181,7 +192,8 @@ current = views.ViewParams(
     filters={k: tuple(str(v) for v in vs) for k, vs in chosen_filters.items() if vs},
     top_k=int(ss.top_k), overfetch=int(ss.overfetch), rrf_k=int(ss.rrf_k), reranker=reranker_spec,
     dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
-    rows=int(ss.rows))
+    rows=int(ss.rows), transforms=tuple(ss.transforms),
+    mmr=round(float(ss.mmr_lambda), 2) if ss.mmr_on else None)
 
 # -- 3. the URL mirrors the view ----------------------------------------------------------------------------
 wanted_query = views.params_to_query(current, DEFAULTS)
@@ -228,7 +240,8 @@ for name, chosen in chosen_filters.items():
 try:
     request = BASE.with_overrides(top_k=current.top_k, overfetch=current.overfetch, rrf_k=current.rrf_k,
                                   reranker_model=current.reranker, hybrid_enabled=not current.dense_only,
-                                  min_similarity=current.min_similarity)
+                                  min_similarity=current.min_similarity, transforms=current.transforms,
+                                  mmr_lambda=current.mmr)
 except ValueError as exc:
     st.error(f"Invalid settings: {exc}")
     finish("")
@@ -268,6 +281,8 @@ if labeled:
                + (", ".join(f"`{r}`" for r in labeled.relevant) or "none (the right answer is an abstention)"))
 
 layout.answer_block(trace, terms)
+if len(trace.get("queries") or []) > 1:
+    layout.queries_block(trace)
 
 st.divider()
 panels = st.columns(4, gap="medium")

@@ -21,6 +21,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retri
 
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus: JSONL, folder, BEIR folder or SQuAD JSON (default: lab).")
 SetOpt = typer.Option([], "--set", help="Any setting, lower case without prefix: --set rrf_k=30 (repeatable).")
+TransformOpt = typer.Option([], "--transform", help="rewrite | multi_query | hyde | decompose | multi_hop | "
+                            "self_query (repeatable).")
+MmrOpt = typer.Option(None, "--mmr", help="MMR λ in [0, 1] over the final candidates (1 = relevance order).")
 
 
 def _fail(message: str) -> NoReturn:
@@ -70,11 +73,13 @@ def index(
     corpus: Optional[Path] = CorpusOpt,
     status: bool = typer.Option(False, "--status", help="Report the index without changing it."),
     drop: bool = typer.Option(False, "--drop", help="Remove this corpus' vector collection."),
+    contextual: bool = typer.Option(False, "--contextual", help="Index a context line with each chunk "
+                                    "(use RETRIEVAL_CONTEXTUAL=true for ask/app to read that index)."),
     sets: list[str] = SetOpt,
 ) -> None:
     """Build or refresh the persistent index of a corpus (progress on stderr)."""
     _setup_logging()
-    settings = _settings(sets)
+    settings = _settings(sets, contextual=True if contextual else None)
     try:
         from .corpus import load_corpus
         from .settings import LAB_CORPUS
@@ -84,7 +89,7 @@ def index(
         if status or drop:
             load_corpus(path)  # a clear error for an unreadable corpus
             client = open_client(settings.chroma_path, settings.chroma_host)
-            name = collection_name(str(path), settings.embedding_model)
+            name = collection_name(str(path), settings.embedding_model + ("+context" if settings.contextual else ""))
             exists = name in [getattr(c, "name", c) for c in client.list_collections()]
             if drop:
                 if exists:
@@ -119,11 +124,14 @@ def ask(
     top_k: Optional[int] = typer.Option(None, "--top-k", help="Final list size."),
     dense_only: bool = typer.Option(False, "--dense-only", help="Switch hybrid off (the A/B toggle)."),
     json_: bool = typer.Option(False, "--json", help="Print the trace JSON only."),
+    transform: list[str] = TransformOpt,
+    mmr: Optional[float] = MmrOpt,
     sets: list[str] = SetOpt,
 ) -> None:
     """Run one request and print its lists, tier and answer (or the trace with --json)."""
     _setup_logging()
-    settings = _settings(sets, top_k=top_k, hybrid_enabled=False if dense_only else None)
+    settings = _settings(sets, top_k=top_k, hybrid_enabled=False if dense_only else None,
+                         transforms=transform or None, mmr_lambda=mmr)
     from .pipeline import validate_question
 
     try:
@@ -137,6 +145,10 @@ def ask(
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     typer.echo(f"tier: {data['tier']} — {data['tier_reason']}")
+    for q in data["queries"][1:]:
+        flags = f"  flags: {', '.join(q['flags'])}" if q["flags"] else ""
+        extra = f"  filters added: {q['filters_added']}" if q.get("filters_added") else ""
+        typer.echo(f"query [{q['kind']}{', hypothesis only' if q['hypothesis_only'] else ''}]: {q['text']}{flags}{extra}")
     for name in ("lexical", "dense", "fused", "reranked"):
         lst = data[name]
         typer.echo(f"\n{name} ({lst['score_kind']}):" + (f" {lst['note']}" if lst.get("note") else ""))
@@ -170,11 +182,13 @@ def eval_(
     out: Optional[Path] = typer.Option(None, "--out", help="Write report.json, comparison.csv, per-question CSVs, "
                                        "a TREC run per config and decision.md here."),
     sweep: Optional[str] = typer.Option(None, "--sweep", help="A config name: add its top-k sweep (k = 1…20)."),
+    transform: list[str] = TransformOpt,
+    mmr: Optional[float] = MmrOpt,
     sets: list[str] = SetOpt,
 ) -> None:
     """Evaluate configurations on a labeled question set (metrics by ranx)."""
     _setup_logging()
-    settings = _settings(sets)
+    settings = _settings(sets, transforms=transform or None, mmr_lambda=mmr)
     from .corpus import load_questions
     from .evaluate import TqdmProgress, bench_factory, evaluate_configs, resolve_configs
 

@@ -319,17 +319,31 @@ def _windows(sentences: list[str], size: int, overlap: int) -> list[list[str]]:
     return windows
 
 
-def chunk_documents(docs: Iterable[Document], chunk_tokens: int, chunk_overlap: int) -> list[Chunk]:
+def context_line(doc: Document, max_words: int = 40) -> str:
+    """Contextual retrieval's line for every chunk of ``doc`` (local adapter, no LLM): the parent's title and
+    its first sentence as a summary, cut to ``max_words`` words."""
+    sentences = split_sentences(doc.text)
+    summary = " ".join((sentences[0] if sentences else "").split()[:max_words])
+    return f"Documento: {doc.title or doc.id}. Resumo: {summary}"
+
+
+def chunk_documents(docs: Iterable[Document], chunk_tokens: int, chunk_overlap: int,
+                    contextual: bool = False) -> list[Chunk]:
     """Split parents into subchunks of at most ``chunk_tokens`` words on sentence boundaries.
+
+    Args:
+        contextual: attach :func:`context_line` to each chunk, stored apart from its text (the indexes read
+            it; the context sent to the answer and the citations show the original text only).
 
     Returns:
         Chunks with ids ``"{parent_id}#{n}"`` (n from 0), each carrying its parent's metadata and title.
     """
     chunks: list[Chunk] = []
     for doc in docs:
+        context = context_line(doc) if contextual else ""
         for n, window in enumerate(_windows(split_sentences(doc.text), chunk_tokens, chunk_overlap)):
             text = " ".join(window)
             chunk_id = f"{doc.id}#{n}"
             chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, dict(doc.metadata),
-                                content_hash(chunk_id, doc.title, text, dict(doc.metadata))))
+                                content_hash(chunk_id, doc.title, text, dict(doc.metadata), context), context))
     return chunks

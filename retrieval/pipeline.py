@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 import unicodedata
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +27,11 @@ from .corpus import chunk_documents, load_corpus
 from .embedders import Embedder, load_embedder
 from .errors import InvalidQuestion
 from .filters import Filters, build_filters, field_types
-from .fusion import fuse, rrf
+from .fusion import fuse, round_robin, rrf
 from .listcache import ListCache
+from .mmr import mmr
+from .transforms import (Glossary, LLMTransformer, checked, codes, decompose, invariant_flags, local_hyde,
+                         local_multi_query, local_rewrite, new_codes, self_query_filters)
 from .lexical import LexicalIndex
 from .rerank import Reranker, load_reranker
 from .settings import LAB_CORPUS, Settings
@@ -206,7 +209,7 @@ class Workbench:
         path = Path(corpus_path or LAB_CORPUS).resolve()
         docs = load_corpus(path)
         s = self.settings
-        chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap)
+        chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
         lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
         store, reason, report = None, "no embedder: " + self.embedder_reason, None
         if self.embedder is not None:
@@ -216,7 +219,7 @@ class Workbench:
             else:
                 try:
                     with self._lock:
-                        store = VectorStore(client, str(path), self.embedder.name)
+                        store = VectorStore(client, str(path), self.embedder.name + ("+context" if s.contextual else ""))
                         report = store.sync(chunks, self.embedder.embed_passages,
                                             getattr(self.embedder, "batch", 32), self.progress, on_progress)
                     reason = "ok"
@@ -279,32 +282,44 @@ class Workbench:
             timings[name] = round((time.perf_counter() - start) * 1000, 3)
 
         with _tracer().start_as_current_span("retrieval.ask") as root:
+            queries = [Query(question)]
+            techniques: dict[str, dict[str, Any]] = {}
+            if "self_query" in s.transforms:
+                started = time.perf_counter()
+                drawn = self_query_filters(question, state.filter_values(), s.tenant_field)
+                for key, values in drawn.items():
+                    flt = flt.narrowed(key, values)
+                queries.append(Query(question, "self_query", False, (), drawn))
+                techniques["self_query"] = _cost(0, 0, started)
             tier, reason = self._plan(state, flt, s)
-            query = Query(question)
             window = s.window
-            lexical = RankedList("lexical", "bm25", (), note=None)
-            dense = RankedList("dense", "cosine", (), note=None)
             q_vec = None
-            if tier == "dense_only":
-                lexical = RankedList("lexical", "bm25", (), note=f"skipped: {reason}")
-                timings["lexical"] = None
-            else:
-                with stage("lexical"):
-                    lexical = self._shared(("lexical", state.index_id, question, flt, window),
-                                           lambda: state.lexical.search(question, flt, window))
-            if tier == "lexical_only":
-                dense = RankedList("dense", "cosine", (), note=f"skipped: {reason}")
-                timings["embed_query"] = timings["dense"] = None
-            else:
-                with stage("embed_query"):
-                    q_vec = self._embed_query(question)
-                with stage("dense"):
-                    dense = self._shared(("dense", state.index_id, question, False, flt, window),
-                                         lambda: state.store.query(q_vec, flt, window))
+            lexical, dense = self._generate(state, question, flt, window, tier, reason, timings, stage)
+            if tier != "lexical_only":
+                q_vec = self._embed_query(question)
+            with stage("transforms"):
+                extra = self._transform(question, s, state, flt, window, tier, queries, techniques)
+            if not s.transforms:
+                timings["transforms"] = None
+            parts = list(dict.fromkeys(n.split(":", 1)[1] for n in extra if ":decompose" in n))
+            if len(parts) >= 2:
+                # Sub-questions replace the original in the fusion, so each part gets its own top candidates.
+                note = "searched but not fused: the question was decomposed into sub-questions"
+                lexical = RankedList(lexical.stage, lexical.score_kind, lexical.items, note=note)
+                dense = RankedList(dense.stage, dense.score_kind, dense.items, note=note)
             with stage("fusion"):
                 ranked = {name: lst for name, lst in (("bm25", lexical), ("dense", dense))
-                          if not (lst.note or "").startswith("skipped")}
+                          if not (lst.note or "").startswith(("skipped", "searched but not fused"))}
+                ranked.update({name: lst for name, (_, lst) in extra.items()})
                 fused = fuse(ranked, s.fusion, s.rrf_k, s.fusion_weight_map)
+                if len(parts) >= 2:
+                    fused = round_robin([fuse({n: lst for n, lst in ranked.items() if n.endswith(f":{part}")},
+                                              s.fusion, s.rrf_k, s.fusion_weight_map) for part in parts])
+            if "multi_hop" in s.transforms:
+                with stage("multi_hop"):
+                    fused = self._multi_hop(question, s, state, flt, window, tier, fused, ranked, extra,
+                                            queries, techniques)
+            variants = self._variants(extra)
             reranked = RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
             timings["rerank"] = None
             if tier == "full":
@@ -319,12 +334,18 @@ class Workbench:
                     log.warning(reason)
             source = reranked if reranked.items else fused
             with stage("dedup"):
-                top = self._dedup(source, s.dedup)[: s.top_k]
+                pool = self._dedup(source, s.dedup)
+                if s.mmr_lambda is not None and q_vec is not None and state.store is not None:
+                    vectors = state.store.vectors([i.chunk_id for i in pool[:window]])
+                    top = mmr(pool[:window], vectors, s.mmr_lambda, s.top_k)
+                else:
+                    top = pool[: s.top_k]
             lost = self._lost(fused, reranked, s) if reranked.items else []
             with stage("gate"):
                 final, gate = self._gate(top, lexical, q_vec, state, s, tier)
             if not final:
                 tier, reason = "refusal", gate["reason"]
+            _assert_no_hypothesis(final, queries)
             with stage("answer"):
                 answer = self._answer(question, final, s, answerer)
             timings["total"] = round((time.perf_counter() - t_total) * 1000, 3)
@@ -340,14 +361,151 @@ class Workbench:
             reranker, why = self.reranker(s.reranker_model)
             models["reranker_kind"] = reranker.kind if reranker else None
             models["reranker_status"] = "loaded" if reranker else why
-        return Trace(question, s.public_dict(), models, state.index_id, [query], flt.as_dict(), tier, reason,
-                     lexical, dense, fused, reranked, final, lost, answer, timings, dict(answer.costs), [], gate)
+        costs: dict[str, Any] = dict(answer.costs)
+        if techniques:
+            for value in techniques.values():
+                for key in ("llm_calls", "input_tokens", "output_tokens"):
+                    a, b = costs.get(key), value.get(key)
+                    costs[key] = None if a is None or b is None else a + b
+            costs["retrieval_calls"] = 2 + sum(v["retrieval_calls"] for v in techniques.values())
+            costs["techniques"] = techniques
+        return Trace(question, s.public_dict(), models, state.index_id, queries, flt.as_dict(), tier, reason,
+                     lexical, dense, fused, reranked, final, lost, answer, timings, costs, variants, gate)
 
     # -- stages ----------------------------------------------------------------------------------------
+    def _generate(self, state: IndexState, text: str, flt: Filters, window: int, tier: str, reason: str,
+                  timings: dict[str, float | None] | None = None, stage: Any = None,
+                  hyde: bool = False) -> tuple[RankedList, RankedList]:
+        """The lexical and dense windows for one query text (filters applied inside both generators)."""
+        timed = stage if stage is not None else (lambda name: nullcontext())
+        lexical = RankedList("lexical", "bm25", ())
+        dense = RankedList("dense", "cosine", ())
+        if tier == "dense_only" or hyde:
+            lexical = RankedList("lexical", "bm25", (), note=f"skipped: {reason if not hyde else 'HyDE is dense only'}")
+            if timings is not None:
+                timings["lexical"] = None
+        else:
+            with timed("lexical"):
+                lexical = self._shared(("lexical", state.index_id, text, flt, window),
+                                       lambda: state.lexical.search(text, flt, window))
+        if tier == "lexical_only":
+            dense = RankedList("dense", "cosine", (), note=f"skipped: {reason}")
+            if timings is not None:
+                timings["embed_query"] = timings["dense"] = None
+        else:
+            with timed("embed_query"):
+                vector = self._embed_passage(text) if hyde else self._embed_query(text)
+            with timed("dense"):
+                dense = self._shared(("dense", state.index_id, text, hyde, flt, window),
+                                     lambda: state.store.query(vector, flt, window))
+        return lexical, dense
+
     def _shared(self, key: tuple, run: Callable[[], RankedList]) -> RankedList:
         """A generator list from :attr:`list_cache` when one is set, else computed."""
         cache = self.list_cache
         return cache.get_or_run(key, run) if cache is not None else run()
+
+    def _embed_passage(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self.embedder.embed_passages([text])[0]
+
+    def _transform(self, question: str, s: Settings, state: IndexState, flt: Filters, window: int, tier: str,
+                   queries: list[Query], techniques: dict[str, dict[str, Any]]) -> dict[str, tuple[Query, RankedList]]:
+        """Run rewrite / multi_query / hyde / decompose: each variant query gets its own lists (same filters).
+
+        Returns ranker name → (query, list) for the fusion, e.g. ``bm25:rewrite``, ``dense:hyde``.
+        """
+        out: dict[str, tuple[Query, RankedList]] = {}
+        wanted = [t for t in s.transforms if t in {"rewrite", "multi_query", "hyde", "decompose"}]
+        if not wanted:
+            return out
+        glossary = Glossary.load(s.glossary_path or state.corpus_path.parent / "glossary.json")
+        llm = None
+        if s.llm_configured:
+            llm = LLMTransformer(s.llm_base_url, s.llm_model,
+                                 s.llm_api_key.get_secret_value() if s.llm_api_key else None)
+        for technique in wanted:
+            started = time.perf_counter()
+            before = dict(llm.costs) if llm else None
+            texts = self._variant_texts(technique, question, glossary, llm)
+            calls = 0
+            if technique == "decompose" and texts:
+                # Sub-questions each hold a part: the invariants must hold over all of them together.
+                lost = invariant_flags(question, " ".join(texts))
+                if lost and s.transform_fallback:
+                    texts = [question]
+            for n, text in enumerate(texts, start=1):
+                if technique == "decompose":
+                    query = Query(text, technique, False, lost + (("fallback:original",) if text == question else ()))
+                else:
+                    query = checked(question, text, technique, s.transform_fallback,
+                                    hypothesis_only=technique == "hyde")
+                queries.append(query)
+                if query.text == question and not query.hypothesis_only:
+                    continue  # fell back to (or equals) the original, already searched
+                lexical, dense = self._generate(state, query.text, flt, window, tier, "", hyde=technique == "hyde")
+                suffix = technique if len(texts) == 1 else f"{technique}#{n}"
+                for side, lst in (("bm25", lexical), ("dense", dense)):
+                    if not (lst.note or "").startswith("skipped"):
+                        out[f"{side}:{suffix}"] = (query, lst)
+                        calls += 1
+            llm_costs = ({k: (None if llm.costs[k] is None else llm.costs[k] - (before[k] or 0)) for k in llm.costs}
+                         if llm else {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
+            techniques[technique] = {**_cost(calls, 0, started), **llm_costs}
+        return out
+
+    @staticmethod
+    def _variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -> list[str]:
+        if technique == "decompose":
+            return decompose(question)
+        if llm is not None:
+            try:
+                text = llm.run(technique, question)
+                return [line.strip(" -•") for line in text.splitlines() if line.strip()] if technique == \
+                    "multi_query" else [text]
+            except Exception as exc:  # noqa: BLE001 - the local adapter takes over, and says so
+                log.warning("LLM %s failed (%s); local adapter used", technique, exc.__class__.__name__)
+        if technique == "rewrite":
+            return [local_rewrite(question, glossary)]
+        if technique == "multi_query":
+            return local_multi_query(question, glossary)
+        return [local_hyde(question)]
+
+    def _multi_hop(self, question: str, s: Settings, state: IndexState, flt: Filters, window: int, tier: str,
+                   fused: RankedList, ranked: dict[str, RankedList], extra: dict[str, tuple[Query, RankedList]],
+                   queries: list[Query], techniques: dict[str, dict[str, Any]]) -> RankedList:
+        """Search codes that the top results mention but the question does not, hop by hop (≤ max_hops);
+        stop early when a hop brings no new code."""
+        started, calls, seen = time.perf_counter(), 0, codes(question)
+        for hop in range(1, s.max_hops + 1):
+            top = self._dedup(fused, s.dedup)[: s.top_k]
+            found = new_codes((state.chunk_by_id[i.chunk_id].text for i in top), seen)[:2]
+            if not found:
+                break
+            for code in found:
+                seen.append(code)
+                query = Query(code, "multi_hop", False, ())
+                queries.append(query)
+                lexical, dense = self._generate(state, code, flt, window, tier, "")
+                for side, lst in (("bm25", lexical), ("dense", dense)):
+                    if not (lst.note or "").startswith("skipped"):
+                        extra[f"{side}:hop{hop}:{code}"] = (query, lst)
+                        ranked[f"{side}:hop{hop}:{code}"] = lst
+                        calls += 1
+            fused = fuse(ranked, s.fusion, s.rrf_k, s.fusion_weight_map)
+        techniques["multi_hop"] = _cost(calls, 0, started)
+        return fused
+
+    @staticmethod
+    def _variants(extra: dict[str, tuple[Query, RankedList]]) -> list[dict[str, Any]]:
+        """Trace entries, one per extra query: ``{query, lexical, dense}`` with the ranker names used."""
+        by_query: dict[int, dict[str, Any]] = {}
+        for name, (query, lst) in extra.items():
+            entry = by_query.setdefault(id(query), {"query": query.to_dict(), "rankers": []})
+            side = "lexical" if name.startswith("bm25:") else "dense"
+            entry[side] = lst.to_dict()
+            entry["rankers"].append(name)
+        return list(by_query.values())
 
     def _embed_query(self, text: str, cache_size: int = 256) -> np.ndarray:
         """The query vector, from a small LRU cache (an A/B or a re-run of the same question re-embeds nothing)."""
@@ -465,6 +623,18 @@ class Workbench:
                 fallback.note or "")
             fallback.costs = {"llm_calls": 1, "input_tokens": None, "output_tokens": None}
             return fallback
+
+
+def _cost(retrieval_calls: int, llm_calls: int, started: float) -> dict[str, Any]:
+    return {"retrieval_calls": retrieval_calls, "llm_calls": llm_calls, "input_tokens": 0, "output_tokens": 0,
+            "ms": round((time.perf_counter() - started) * 1000, 3)}
+
+
+def _assert_no_hypothesis(final: Sequence[FinalItem], queries: Sequence[Query]) -> None:
+    """HyDE text is a search hint only: it must never reach the context (enforced on every request)."""
+    for query in queries:
+        if query.hypothesis_only and any(query.text in item.text for item in final):
+            raise RuntimeError("hypothesis-only text reached the context")
 
 
 def open_workbench(settings: Settings | None = None, corpus: str | Path | None = None, *,

@@ -54,11 +54,31 @@ class Settings(BaseSettings):
     tenant_field: str = "tenant"
     max_question_chars: int = Field(2000, ge=1)
     allow_downloads: bool = False
+    transforms: tuple[str, ...] = Field((), description="Query transforms: rewrite, multi_query, hyde, "
+                                        "decompose, multi_hop, self_query (comma-separated in the env).")
+    transform_fallback: bool = Field(True, description="A transform that loses a code/negation/condition "
+                                     "searches the original query instead.")
+    glossary_path: Path | None = Field(None, description="Rewrite glossary; default: glossary.json beside the corpus.")
+    max_hops: int = Field(2, ge=1, le=5)
+    mmr_lambda: float | None = Field(None, ge=0.0, le=1.0, description="MMR λ over the final candidates; None = off.")
+    contextual: bool = Field(False, description="Index a context line (title + parent summary) with each chunk.")
     chroma_path: Path = Path(".retrieval/chroma")
     chroma_host: str | None = None
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+
+    @field_validator("transforms", mode="before")
+    @classmethod
+    def _split_transforms(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.strip("[]").replace('"', "").split(",") if v.strip()]
+        from .transforms import TECHNIQUES
+
+        unknown = [v for v in value or () if v not in TECHNIQUES]
+        if unknown:
+            raise ValueError(f"unknown transform(s) {', '.join(unknown)}; use {', '.join(TECHNIQUES)}")
+        return tuple(dict.fromkeys(value or ()))
 
     @field_validator("fusion_weights")
     @classmethod
@@ -77,7 +97,7 @@ class Settings(BaseSettings):
 
     @field_validator("chroma_host", "llm_base_url", "llm_model", mode="before")
     @classmethod
-    def _blank_is_none(cls, value: object) -> object:
+    def _blank_is_none(cls, value: object) -> object:  # noqa: D401
         return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")

@@ -106,10 +106,14 @@ class Query:
     kind: str = "original"
     hypothesis_only: bool = False
     flags: tuple[str, ...] = ()
+    filters_added: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "kind": self.kind, "hypothesis_only": self.hypothesis_only,
+        data = {"text": self.text, "kind": self.kind, "hypothesis_only": self.hypothesis_only,
                 "flags": list(self.flags)}
+        if self.filters_added is not None:
+            data["filters_added"] = dict(self.filters_added)
+        return data
 
 
 @dataclass(frozen=True)

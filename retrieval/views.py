@@ -200,7 +200,28 @@ def timing_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def cost_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"cost": name, "value": value} for name, value in (trace.get("costs") or {}).items()]
+    """Scalar costs of the request (``None`` = not measured); per-technique costs are in :func:`technique_rows`."""
+    return [{"cost": name, "value": value} for name, value in (trace.get("costs") or {}).items()
+            if name != "techniques"]
+
+
+def technique_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per query transform that ran: extra retrieval calls, LLM calls, tokens and wall time (ms)."""
+    return [{"technique": name, **values} for name, values in ((trace.get("costs") or {}).get("techniques") or {}).items()]
+
+
+def query_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The original and every transformed query, with what each lost (flags) and the lists it produced."""
+    rankers: dict[tuple[str, str], list[str]] = {}
+    for variant in trace.get("variants") or []:
+        q = variant.get("query") or {}
+        rankers.setdefault((q.get("kind", ""), q.get("text", "")), []).extend(variant.get("rankers") or [])
+    rows = []
+    for q in trace.get("queries") or []:
+        rows.append({"kind": q["kind"], "query": q["text"], "hypothesis_only": q["hypothesis_only"],
+                     "flags": ", ".join(q.get("flags") or []), "filters_added": q.get("filters_added"),
+                     "rankers": ", ".join(rankers.get((q["kind"], q["text"]), ["bm25", "dense"] if q["kind"] == "original" else []))})
+    return rows
 
 
 def empty_reason(trace: Mapping[str, Any], name: str) -> str:
@@ -272,6 +293,8 @@ class ViewParams:
     min_similarity: float = 0.80
     ab: bool = True
     rows: int = 10
+    transforms: tuple[str, ...] = ()
+    mmr: float | None = None
 
 
 _FILTER_PREFIX = "f."
@@ -324,6 +347,24 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
             values[key] = number
         elif key in {"dense_only", "ab"}:
             values[key] = _to_bool(raw)
+        elif key == "transforms":
+            from .transforms import TECHNIQUES
+
+            chosen = tuple(dict.fromkeys(t.strip() for t in raw.split(",") if t.strip()))
+            unknown = [t for t in chosen if t not in TECHNIQUES]
+            if unknown:
+                problems.append(f"transforms: unknown {', '.join(unknown)}; ignored")
+            values[key] = tuple(t for t in chosen if t in TECHNIQUES)
+        elif key == "mmr":
+            try:
+                number = float(raw)
+            except ValueError:
+                problems.append(f"mmr={raw!r} is not a number; MMR off")
+                continue
+            if not 0.0 <= number <= 1.0:
+                problems.append(f"mmr={number} is outside [0, 1]; MMR off")
+                continue
+            values[key] = number
     if filters:
         values["filters"] = filters
     return replace(defaults, **values), problems
@@ -342,6 +383,9 @@ def params_to_query(params: ViewParams, defaults: ViewParams) -> dict[str, str |
         if value == default and f.name != "q":
             continue
         if f.name == "q" and not value:
+            continue
+        if f.name == "transforms":
+            out[f.name] = ",".join(value)
             continue
         out[f.name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
     return out

@@ -218,6 +218,30 @@ def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded:
 
 
 # -- timings and costs -----------------------------------------------------------------------------------------
+def queries_block(trace: Mapping[str, Any]) -> None:
+    """The original and transformed queries, what each lost, and the lists each fed into the fusion."""
+    st.subheader("Queries")
+    st.caption("Every query searched the same filters. A transform that lost a code, a negation or a condition "
+               "is flagged and, by default, searched the original query instead. HyDE text is a search hint only: "
+               "it never enters the context, the answer or the citations.")
+    frame = pd.DataFrame(views.query_rows(trace))
+    st.dataframe(frame, hide_index=True, width="stretch")
+    for row in views.query_rows(trace):
+        if row["flags"]:
+            st.error(f"`{row['kind']}` lost: {row['flags']}")
+    if views.technique_rows(trace):
+        st.markdown("**Cost per technique** (extra retrieval calls, LLM calls, tokens, wall time in ms)")
+        st.dataframe(pd.DataFrame(views.technique_rows(trace)), hide_index=True, width="stretch")
+    with st.expander(f"Candidate lists of the {len(trace.get('variants') or [])} extra queries"):
+        for variant in trace.get("variants") or []:
+            q = variant["query"]
+            st.markdown(f"**{q['kind']}**{' (hypothesis only)' if q['hypothesis_only'] else ''}: {md_escape(q['text'])}")
+            for side in ("lexical", "dense"):
+                items = (variant.get(side) or {}).get("items") or []
+                if items:
+                    st.caption(f"{side}: " + ", ".join(f"#{i['rank']} `{i['chunk_id']}`" for i in items[:10]))
+
+
 def timings_and_costs(trace: Mapping[str, Any]) -> None:
     left, right = st.columns(2)
     with left:

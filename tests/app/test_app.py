@@ -153,3 +153,21 @@ def test_punctuation_only_question_is_an_error_not_a_traceback() -> None:
     assert not at.exception
     assert any("no letters or digits" in e.value for e in at.error)
     assert not any(h.startswith("Lexical") for h in subheaders(at))
+
+
+def test_transforms_in_url_show_queries_flags_and_costs() -> None:
+    at = page(q="O PX-7 nao foi ativado apesar do pgto", tenant="lumen", transforms="rewrite,hyde,self_query",
+              mmr="1.0", ab="false")
+    assert_ok(at)
+    assert "Queries" in subheaders(at)
+    frames = [f.value for f in at.dataframe]
+    queries = next(f for f in frames if "hypothesis_only" in f.columns)
+    assert list(queries["kind"]) == ["original", "self_query", "rewrite", "hyde"]
+    assert list(queries["hypothesis_only"]) == [False, False, False, True]
+    assert queries["query"].iloc[2] == "O PX-7 não foi ativado apesar do pagamento"
+    techniques = next(f for f in frames if "technique" in f.columns)
+    assert set(techniques["technique"]) == {"self_query", "rewrite", "hyde"}
+    assert at.sidebar.multiselect(key="transforms").value == ["rewrite", "hyde", "self_query"]
+    # HyDE text never reaches the answer or its cited chunks: it shows only as the hyde query itself.
+    shown = [m.value for m in at.markdown if "HIPÓTESE" in m.value]
+    assert shown and all(v.startswith("**hyde** (hypothesis only)") for v in shown)

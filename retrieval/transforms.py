@@ -1,0 +1,223 @@
+"""Query transformations, each off by default, each recorded with the original query and checked for the
+invariants that carry a support question's meaning.
+
+Techniques (``--transform NAME``; ``Settings.transforms``):
+
+* ``rewrite``: abbreviations and spelling from a per-corpus glossary (``glossary.json`` beside the corpus,
+  or ``RETRIEVAL_GLOSSARY_PATH``); by an LLM when one is configured.
+* ``multi_query``: several interpretations (glossary expansion, keywords only, the rewrite; or the LLM's),
+  each with its own candidate lists, all fused by RRF.
+* ``hyde``: a hypothetical passage (Gao et al., 2022) embedded for one extra dense list; it is marked
+  ``hypothesis_only`` and never enters the context, the answer or the citations.
+* ``decompose``: compare and list questions split into sub-questions.
+* ``multi_hop``: codes found in the first results but absent from the question are searched in further
+  hops (hop limit, early stop when no new code appears).
+* ``self_query``: metadata filters drawn from the question (a year, a document type, any other string
+  value of the corpus' metadata); they narrow the request, never widen it, and never touch the tenant.
+
+Invariants: product and error codes (``PX-7`` stays ``PX-7``), negations (não, nunca, nem, sem, apesar de/do)
+and conditions (exceto, salvo, a menos que, desde que, caso, quando). A transform that loses one lists it in
+its query's ``flags`` and, by default, that path falls back to the original query.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .text import fold, tokenize
+from .types import Query
+
+TECHNIQUES = ("rewrite", "multi_query", "hyde", "decompose", "multi_hop", "self_query")
+
+#: A code: letters, a hyphen, then letters/digits, with a digit or an upper-case letter after the hyphen in
+#: the original spelling (PX-7, E-42, NF-e's family is matched by the explicit list below).
+_CODE_RE = re.compile(r"(?<![\w-])([A-Za-z]{1,6}-[0-9][0-9A-Za-z]*|[A-Z]{1,6}-[A-Za-z][0-9A-Za-z]*)(?![\w-])")
+NEGATIONS = ("não", "nunca", "nem", "sem", "apesar")  # "apesar" covers apesar de / do / da
+CONDITIONS = ("exceto", "salvo", "a menos que", "desde que", "caso", "quando")
+
+
+def codes(text: str) -> list[str]:
+    """Codes in ``text`` in their original spelling, in order (``PX-7``, ``E-42``, ``NF-e``)."""
+    return list(dict.fromkeys(m.group(1) for m in _CODE_RE.finditer(text)))
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(fold(phrase))}(?![\w-])", fold(text)) is not None
+
+
+def invariant_flags(original: str, transformed: str) -> tuple[str, ...]:
+    """What ``transformed`` lost of ``original``: ``code:PX-7``, ``negation:não``, ``condition:exceto``.
+
+    Codes compare exactly (case-insensitive, whole token), so ``PX-7`` → ``PX-17`` is a loss.
+    """
+    lost = []
+    kept_codes = {c.casefold() for c in codes(transformed)}
+    lost += [f"code:{c}" for c in codes(original) if c.casefold() not in kept_codes]
+    lost += [f"negation:{w}" for w in NEGATIONS if _has_phrase(original, w) and not _has_phrase(transformed, w)]
+    lost += [f"condition:{w}" for w in CONDITIONS if _has_phrase(original, w) and not _has_phrase(transformed, w)]
+    return tuple(lost)
+
+
+@dataclass(frozen=True)
+class Glossary:
+    """Per-corpus glossary: ``{"abbreviations": {"pgto": "pagamento"}, "spelling": {"ativacao": "ativação"},
+    "synonyms": {"reembolso": ["estorno", "devolução do valor"]}}``."""
+
+    abbreviations: Mapping[str, str]
+    spelling: Mapping[str, str]
+    synonyms: Mapping[str, Sequence[str]]
+
+    @classmethod
+    def load(cls, path: Path | None) -> "Glossary":
+        """Read a glossary JSON file; a missing path gives an empty glossary.
+
+        Raises:
+            ValueError: the file exists but is not a valid glossary.
+        """
+        if path is None or not Path(path).is_file():
+            return cls({}, {}, {})
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: invalid glossary ({exc})") from exc
+        return cls({fold(k): v for k, v in (data.get("abbreviations") or {}).items()},
+                   {fold(k): v for k, v in (data.get("spelling") or {}).items()},
+                   {fold(k): list(v) for k, v in (data.get("synonyms") or {}).items()})
+
+
+def _replace_words(text: str, table: Mapping[str, str]) -> str:
+    if not table:
+        return text
+
+    def sub(match: re.Match) -> str:
+        return table.get(fold(match.group(0)), match.group(0))
+
+    # Hyphenated words are words (never split or treated as operators); codes are never keys here.
+    return re.sub(r"(?<![\w-])[\w][\w-]*(?![\w-])", sub, text)
+
+
+def local_rewrite(question: str, glossary: Glossary) -> str:
+    """Expand abbreviations and fix spelling by whole-word glossary lookup; everything else is kept."""
+    return _replace_words(question, {**glossary.spelling, **glossary.abbreviations})
+
+
+def local_multi_query(question: str, glossary: Glossary) -> list[str]:
+    """Interpretations without an LLM: the rewrite, the rewrite with glossary synonyms appended, and the
+    content words alone (codes, negations and conditions kept since the tokenizer keeps them)."""
+    rewrite = local_rewrite(question, glossary)
+    found = [syn for word, syns in glossary.synonyms.items() if word in set(tokenize(rewrite)) for syn in syns]
+    variants = [rewrite, f"{rewrite} ({', '.join(found)})" if found else "",
+                " ".join(dict.fromkeys(_content_words(question)))]
+    return [v for v in dict.fromkeys(variants) if v and v.strip() != question.strip()]
+
+
+def _content_words(question: str) -> list[str]:
+    keep = {fold(t) for t in tokenize(question)}
+    return [w for w in re.findall(r"[\w][\w-]*", question) if fold(w) in keep]
+
+
+HYDE_TEMPLATE = ("[HIPÓTESE DE BUSCA — texto gerado por modelo local, não é evidência] Artigo de suporte que "
+                 "responde: {question} Este artigo explica o procedimento, os prazos, as condições e as exceções "
+                 "relacionados a {topic}.")
+
+
+def local_hyde(question: str) -> str:
+    """A template passage that says it is a hypothesis (no LLM configured)."""
+    topic = " ".join(_content_words(question)[:8]) or question
+    return HYDE_TEMPLATE.format(question=question.strip(), topic=topic)
+
+
+_SPLIT_RE = re.compile(r"\s*(?:;|\?\s+(?=\S))\s*|\s+e\s+(?=(?:qual|quais|quanto|quantos|quantas|como|quando|onde|"
+                       r"o que|por que|porque|se)\b)", re.IGNORECASE)
+_COMPARE_RE = re.compile(r"^(?P<head>.*?)\b(?:entre|comparando)\s+(?P<a>.+?)\s+e\s+(?P<b>.+?)(?P<tail>[?.!]*)$",
+                         re.IGNORECASE)
+
+
+def decompose(question: str) -> list[str]:
+    """Split a compare or list question into sub-questions (empty when it is a single question).
+
+    ``"Qual o prazo do PX-7 e qual o prazo do reembolso?"`` → two questions;
+    ``"Qual a diferença entre o PX-7 e o PX-17?"`` → one per compared item.
+    """
+    parts = [p.strip(" ?") for p in _SPLIT_RE.split(question.strip()) if p and p.strip(" ?")]
+    if len(parts) > 1:
+        return [p + "?" for p in parts]
+    match = _COMPARE_RE.match(question.strip())
+    if match:
+        head = match.group("head").strip()
+        return [f"{head} {match.group(x).strip()}?".strip() for x in ("a", "b")]
+    return []
+
+
+def new_codes(texts: Iterable[str], seen: Iterable[str]) -> list[str]:
+    """Codes in ``texts`` that are not in ``seen`` (case-insensitive), in order of appearance."""
+    known = {c.casefold() for c in seen}
+    out = []
+    for text in texts:
+        for code in codes(text):
+            if code.casefold() not in known:
+                known.add(code.casefold())
+                out.append(code)
+    return out
+
+
+def self_query_filters(question: str, values: Mapping[str, Sequence[Any]], tenant_field: str) -> dict[str, list[Any]]:
+    """Filters named by the question: a year among the corpus' ``year`` values, and any string metadata value
+    written in the question as a whole word (``manual``, ``faq``). The tenant field is never touched.
+    """
+    folded = fold(question)
+    found: dict[str, list[Any]] = {}
+    for field, options in values.items():
+        if field == tenant_field:
+            continue
+        for value in options:
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int) and re.search(rf"(?<!\d){value}(?!\d)", question) and 1900 < value < 2200:
+                found.setdefault(field, []).append(value)
+            elif isinstance(value, str) and len(value) > 2 and not _CODE_RE.fullmatch(value) and re.search(
+                    rf"(?<![\w-]){re.escape(fold(value))}(?![\w-])", folded):
+                found.setdefault(field, []).append(value)
+    return found
+
+
+def checked(original: str, text: str, kind: str, fallback: bool, hypothesis_only: bool = False) -> Query:
+    """A transformed query with its invariant flags; with ``fallback`` a lossy one searches the original."""
+    flags = () if hypothesis_only else invariant_flags(original, text)
+    if flags and fallback:
+        return Query(original, kind, hypothesis_only, flags + ("fallback:original",))
+    return Query(text, kind, hypothesis_only, flags)
+
+
+class LLMTransformer:
+    """Rewrite, multi-query and HyDE through an OpenAI-compatible chat endpoint (when configured)."""
+
+    PROMPTS = {
+        "rewrite": "Reescreva a pergunta de suporte expandindo abreviações e corrigindo a grafia. Mantenha "
+                   "códigos, negações e condições exatamente. Responda só com a pergunta reescrita.",
+        "multi_query": "Escreva 3 interpretações diferentes da pergunta de suporte, uma por linha, mantendo "
+                       "códigos, negações e condições. Sem numeração.",
+        "hyde": "Escreva um parágrafo curto de artigo de suporte que responderia à pergunta.",
+    }
+
+    def __init__(self, base_url: str, model: str, api_key: str | None) -> None:
+        from openai import OpenAI
+
+        self.model = model
+        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-set", timeout=60.0, max_retries=0)
+        self.costs = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}
+
+    def run(self, technique: str, question: str) -> str:
+        response = self._client.chat.completions.create(
+            model=self.model, temperature=0,
+            messages=[{"role": "system", "content": self.PROMPTS[technique]}, {"role": "user", "content": question}])
+        usage = getattr(response, "usage", None)
+        self.costs["llm_calls"] += 1
+        for key, attr in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+            value = getattr(usage, attr, None) if usage else None
+            self.costs[key] = None if value is None or self.costs[key] is None else self.costs[key] + value
+        return (response.choices[0].message.content or "").strip()

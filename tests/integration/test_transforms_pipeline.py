@@ -1,0 +1,107 @@
+"""Transforms inside the real pipeline: HyDE never becomes evidence, provenance of each candidate, MMR,
+self-query narrowing, decomposition, contextual retrieval."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval.pipeline import Workbench
+
+pytestmark = pytest.mark.integration
+
+NEGATION_Q = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
+
+
+def test_hyde_text_never_in_context_answer_or_citations_over_the_lab_set(lab_bench, lab_questions):
+    s = lab_bench.settings.with_overrides(transforms=("hyde",))
+    for q in lab_questions:
+        trace = lab_bench.ask(q.question, q.filters, settings=s)
+        (hyde,) = [x for x in trace.queries if x.kind == "hyde"]
+        assert hyde.hypothesis_only and "HIPÓTESE" in hyde.text
+        assert "dense:hyde" in trace.fused.items[0].contributions or any(
+            "dense:hyde" in i.contributions for i in trace.fused.items)
+        context = json.dumps([f.to_dict() for f in trace.final], ensure_ascii=False)
+        assert "HIPÓTESE" not in context and "HIPÓTESE" not in trace.answer.text
+        assert set(trace.answer.citations) <= {f.chunk_id for f in trace.final}
+        assert all(f.chunk_id in lab_bench.state.chunk_by_id for f in trace.final)
+
+
+def test_multi_query_provenance_of_each_candidate(lab_bench):
+    s = lab_bench.settings.with_overrides(transforms=("multi_query",))
+    trace = lab_bench.ask("Quero meu dinheiro de volta, qual o prazo?", {"tenant": "lumen"}, settings=s)
+    variants = trace.variants
+    assert len(variants) >= 2 and all(v["query"]["kind"] == "multi_query" for v in variants)
+    rank_in = {"bm25": {i.chunk_id: i.rank for i in trace.lexical.items},
+               "dense": {i.chunk_id: i.rank for i in trace.dense.items}}
+    for v in variants:
+        for ranker in v["rankers"]:
+            side = "lexical" if ranker.startswith("bm25:") else "dense"
+            rank_in[ranker] = {i["chunk_id"]: i["rank"] for i in v[side]["items"]}
+    for item in trace.fused.items:
+        assert item.ranks and set(item.ranks) <= set(rank_in)
+        for ranker, rank in item.ranks.items():
+            assert rank_in[ranker][item.chunk_id] == rank
+            assert item.contributions[ranker] == pytest.approx(1 / (60 + rank))
+    assert trace.costs["retrieval_calls"] == 2 + trace.costs["techniques"]["multi_query"]["retrieval_calls"]
+    assert trace.costs["techniques"]["multi_query"]["ms"] > 0
+
+
+def test_mmr_lambda_one_is_identity_and_keeps_filters(lab_bench):
+    base = lab_bench.ask(NEGATION_Q, {"tenant": "lumen"})
+    one = lab_bench.ask(NEGATION_Q, {"tenant": "lumen"}, settings=lab_bench.settings.with_overrides(mmr_lambda=1.0))
+    assert [f.chunk_id for f in one.final] == [f.chunk_id for f in base.final]
+    low = lab_bench.ask(NEGATION_Q, {"tenant": "lumen"}, settings=lab_bench.settings.with_overrides(mmr_lambda=0.3))
+    assert all(lab_bench.state.chunk_by_id[f.chunk_id].metadata["tenant"] == "lumen" for f in low.final)
+
+
+def test_self_query_narrows_and_never_widens_tenant(lab_bench):
+    s = lab_bench.settings.with_overrides(transforms=("self_query",))
+    trace = lab_bench.ask("Na política de 2024 da ventura, qual o prazo de reembolso?", {"tenant": "lumen"}, settings=s)
+    assert trace.filters["tenant"] == "lumen"
+    assert trace.filters["year"] == 2024
+    sq = next(q for q in trace.queries if q.kind == "self_query")
+    assert sq.filters_added == {"year": [2024]} or sq.filters_added.get("year") == [2024]
+    for item in trace.fused.items:
+        meta = lab_bench.state.chunk_by_id[item.chunk_id].metadata
+        assert meta["tenant"] == "lumen" and meta["year"] == 2024
+
+
+def test_decomposition_of_two_part_question_retrieves_both_parts(lab_bench, lab_questions):
+    two_part = next(q for q in lab_questions if q.id == "lab-027")
+    s = lab_bench.settings.with_overrides(transforms=("decompose",))
+    trace = lab_bench.ask(two_part.question, two_part.filters, settings=s)
+    parts = [q for q in trace.queries if q.kind == "decompose"]
+    assert len(parts) == 2 and not any(p.flags for p in parts)
+    assert set(two_part.relevant) <= {f.parent_id for f in trace.final}
+    assert trace.fused.score_kind == "rrf (round-robin over sub-questions)"
+
+
+def test_rewrite_with_lab_glossary_is_recorded(lab_bench):
+    s = lab_bench.settings.with_overrides(transforms=("rewrite",))
+    trace = lab_bench.ask("O PX-7 nao foi ativado apesar do pgto", {"tenant": "lumen"}, settings=s)
+    rewrite = next(q for q in trace.queries if q.kind == "rewrite")
+    assert rewrite.text == "O PX-7 não foi ativado apesar do pagamento" and rewrite.flags == ()
+    assert trace.queries[0].text == "O PX-7 nao foi ativado apesar do pgto"
+    assert trace.final[0].parent_id == "lumen-px7-nao-ativado"
+
+
+def test_multi_hop_finds_the_code_explained_elsewhere(lab_bench):
+    s = lab_bench.settings.with_overrides(transforms=("multi_hop",))
+    q = "Minha conta travou e não consigo fazer transferências. O que significa o código que aparece?"
+    trace = lab_bench.ask(q, {"tenant": "ventura"}, settings=s)
+    hops = [x.text for x in trace.queries if x.kind == "multi_hop"]
+    assert "E-19" in hops and len(hops) <= 2 * s.max_hops
+    assert "ventura-e19" in {i.parent_id for i in trace.fused.items[:10]}
+
+
+def test_contextual_index_keeps_original_text_in_context(lab_bench):
+    s = lab_bench.settings.with_overrides(contextual=True)
+    bench = Workbench(s, embedder=lab_bench.embedder, progress=False)
+    state = bench.load_corpus()
+    chunk = state.chunk_by_id["lumen-manual-px7#3"]
+    assert chunk.context.startswith("Documento: ") and chunk.context not in chunk.text
+    trace = bench.ask(NEGATION_Q, {"tenant": "lumen"})
+    for f in trace.final:
+        assert f.text == state.chunk_by_id[f.chunk_id].text and "Resumo:" not in f.text
