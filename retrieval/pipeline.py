@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
 import unicodedata
@@ -342,7 +343,7 @@ class Workbench:
                     top = pool[: s.top_k]
             lost = self._lost(fused, reranked, s) if reranked.items else []
             with stage("gate"):
-                final, gate = self._gate(top, lexical, q_vec, state, s, tier)
+                final, gate = self._gate(top, lexical, q_vec, state, s, tier, question)
             if not final:
                 tier, reason = "refusal", gate["reason"]
             _assert_no_hypothesis(final, queries)
@@ -578,9 +579,13 @@ class Workbench:
                 for i in before if (i.parent_id if s.dedup == "parent" else i.chunk_id) not in kept]
 
     def _gate(self, top: list[ScoredItem], lexical: RankedList, q_vec: np.ndarray | None, state: IndexState,
-              s: Settings, tier: str) -> tuple[list[FinalItem], dict[str, Any]]:
+              s: Settings, tier: str, question: str = "") -> tuple[list[FinalItem], dict[str, Any]]:
         """Keep final chunks whose cosine to the question ≥ ``min_similarity`` (BM25 ≥ ``min_bm25`` in
-        ``lexical_only``). Similarities come from the stored vectors, for lexical-only finds too."""
+        ``lexical_only``). Similarities come from the stored vectors, for lexical-only finds too.
+
+        Code identity (``require_codes``): when the question names a code (``PX-70``) that no kept chunk
+        contains, nothing passes — topical similarity is not identity (a PX-7 article does not answer PX-70).
+        """
         bm25 = {i.chunk_id: i.score for i in lexical.items}
         vectors = state.store.vectors([i.chunk_id for i in top]) if (q_vec is not None and state.store) else {}
         final, rejected, values = [], 0, []
@@ -601,7 +606,16 @@ class Workbench:
         best = max((v for v in values if v is not None), default=None)
         reason = (f"no chunk passed the gate ({kind} ≥ {threshold}; best {best:.3f})" if best is not None
                   else "no candidate to answer from")
-        return final, {"kind": kind, "threshold": threshold, "rejected": rejected,
+        missing: list[str] = []
+        if final and s.require_codes:
+            texts = [state.chunk_by_id[f.chunk_id].indexed_text for f in final]
+            missing = [c for c in codes(question) if not any(_has_code(t, c) for t in texts)]
+            if missing:
+                rejected += len(final)
+                final = []
+                reason = (f"the question names {', '.join(missing)}, which no final chunk contains "
+                          "(code identity gate)")
+        return final, {"kind": kind, "threshold": threshold, "rejected": rejected, "missing_codes": missing,
                        "reason": reason if not final else "ok"}
 
     def _answer(self, question: str, final: list[FinalItem], s: Settings, answerer: Any) -> Answer:
@@ -628,6 +642,11 @@ class Workbench:
 def _cost(retrieval_calls: int, llm_calls: int, started: float) -> dict[str, Any]:
     return {"retrieval_calls": retrieval_calls, "llm_calls": llm_calls, "input_tokens": 0, "output_tokens": 0,
             "ms": round((time.perf_counter() - started) * 1000, 3)}
+
+
+def _has_code(text: str, code: str) -> bool:
+    """``code`` appears in ``text`` as a whole token, case-insensitively (``PX-7`` is not in ``PX-17``)."""
+    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None
 
 
 def _assert_no_hypothesis(final: Sequence[FinalItem], queries: Sequence[Query]) -> None:

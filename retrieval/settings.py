@@ -45,6 +45,7 @@ class Settings(BaseSettings):
     top_k: int = Field(5, ge=1, le=200)
     overfetch: int = Field(4, ge=1, le=100)
     min_similarity: float = Field(0.80, ge=-1.0, le=1.0, description="Cosine gate on final chunks.")
+    require_codes: bool = Field(True, description="Abstain when the question names a code no final chunk holds.")
     min_bm25: float = Field(2.0, ge=0.0, description="BM25 gate used in the lexical_only tier.")
     dedup: Literal["parent", "chunk"] = "parent"
     chunk_tokens: int = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")

@@ -200,3 +200,15 @@ def test_spans_per_stage_carry_hybrid_path(lab_bench):
     assert {"retrieval.lexical", "retrieval.dense", "retrieval.fusion", "retrieval.dedup", "retrieval.gate",
             "retrieval.answer", "retrieval.ask"} <= set(spans)
     assert spans["retrieval.ask"].attributes["agent.hybrid_path"] == "rrf_only"
+
+
+def test_code_identity_gate_abstains_on_an_unknown_code(lab_bench):
+    trace = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"})
+    assert trace.tier == "refusal" and "PX-70" in trace.tier_reason
+    assert trace.gate["missing_codes"] == ["PX-70"] and trace.answer.abstained and trace.final == []
+    loose = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"},
+                          settings=lab_bench.settings.with_overrides(require_codes=False))
+    assert loose.tier == "rrf_only" and loose.final
+    # a code of the other tenant is unknown here too
+    assert lab_bench.ask("Como resolver o erro VT-3 no PX-17?", {"tenant": "lumen"}).tier == "refusal"
+    assert lab_bench.ask("Como resolver o erro VT-3?", {"tenant": "ventura"}).tier == "rrf_only"
