@@ -225,6 +225,8 @@ def eval_(
     if json_:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
+    from .report import p_text
+
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
     typer.echo(f"{report['questions']} questions, split {split}\n")
@@ -238,7 +240,8 @@ def eval_(
             typer.echo(f"  {group:<14} " + " ".join(f"{c}={'—' if vals.get(c) is None else round(vals[c], 4)}" for c in cols))
     for c in report["comparisons"]:
         if c["metric"] == f"ndcg@{kmax}":
-            typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} (p={c['p_value']}), "
+            typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} "
+                       f"({p_text(c['p_value'])}), "
                        f"improved {len(c['improved'])}, worsened {len(c['worsened'])}, "
                        f"lost a relevant document in {len(c['lost_relevant'])}"
                        + (" — wins on the mean but loses evidence the baseline found"

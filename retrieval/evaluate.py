@@ -4,8 +4,14 @@ Metrics come from ``ranx`` (recall@k, precision@k, MRR@k, nDCG@k with graded gai
 present, hit rate@k). Questions with an empty ``relevant`` list count only in ``abstention_accuracy``
 (abstained on unanswerable, answered on answerable). Each question runs once per configuration with
 top_k = the largest k, and the metrics cut that list — the final list before the gate (see
-:func:`ranked_parents`); ``final`` in the report is the list after the gate. Comparisons use ranx's paired Fisher randomization
-test.
+:func:`ranked_parents`); ``final`` in the report is the list after the gate. Comparisons use ranx's paired
+Fisher randomization test and list, per metric, the questions improved, worsened (also per group) and those
+that lost a relevant document the baseline had found (``lost_relevant``).
+
+The report also carries the evidence check (:func:`evidence_check`: gold spans cut by the chunking), the
+failure layer of every question with counts per layer and group, dev / held-out figures of an ``all`` run,
+cost and latency per configuration, and optionally a top-k sweep (:mod:`retrieval.sweep`). Exports are in
+:mod:`retrieval.report`.
 """
 
 from __future__ import annotations
@@ -444,7 +450,7 @@ def observed(report: Mapping[str, Any]) -> list[str]:
         for metric in (f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}"):
             row = next((r for r in rows if r["candidate"] == candidate and r["metric"] == metric), None)
             if row:
-                parts.append(f"{metric} {row['delta']:+.4f} (p={_fmt_p(row['p_value'])})")
+                parts.append(f"{metric} {row['delta']:+.4f} ({_fmt_p(row['p_value'])})")
         head = next(r for r in rows if r["candidate"] == candidate and r["metric"] == f"ndcg@{kmax}")
         lost = len(head["lost_relevant"])
         lines.append(f"{candidate} vs {head['baseline']}: " + ", ".join(parts)
@@ -454,7 +460,9 @@ def observed(report: Mapping[str, Any]) -> list[str]:
 
 
 def _fmt_p(p: Any) -> str:
-    return "n/a" if p is None else (f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}")
+    from .report import p_text
+
+    return p_text(p)
 
 
 def _metric_k(metric: str) -> int:

@@ -43,10 +43,18 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 
 def fmt_p(p: Any) -> str:
-    """A p-value as text (``n/a`` when absent; scientific notation below 1e-4)."""
+    """A p-value as text: ``n/a`` when absent, ``<0.001`` for 0 (the resolution of 1,000 permutations)."""
     if p is None:
         return "n/a"
+    if p == 0:
+        return "<0.001"  # no permutation out of ranx's 1,000 reached the observed difference
     return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+
+
+def p_text(p: Any) -> str:
+    """``p=0.0312``, or ``p<0.001`` when no permutation reached the observed difference."""
+    text = fmt_p(p)
+    return f"p{text}" if text.startswith("<") else f"p={text}"
 
 
 def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
@@ -180,9 +188,9 @@ def choose(report: Mapping[str, Any], metric: str | None = None) -> dict[str, An
         return {"choice": baseline, "metric": metric, "why": "no candidate beats the baseline significantly "
                 f"on {metric} (p < 0.05) without losing on the held-out split"}
     best = max(good, key=lambda c: c["delta"])
-    why = f"{metric} {best['delta']:+.4f} over {baseline} (p={fmt_p(best['p_value'])})"
+    why = f"{metric} {best['delta']:+.4f} over {baseline} ({p_text(best['p_value'])})"
     if best["candidate"] in held:
-        why += f"; held-out {held[best['candidate']]['delta']:+.4f} (p={fmt_p(held[best['candidate']]['p_value'])})"
+        why += f"; held-out {held[best['candidate']]['delta']:+.4f} ({p_text(held[best['candidate']]['p_value'])})"
     return {"choice": best["candidate"], "metric": metric, "why": why}
 
 
@@ -243,7 +251,7 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
             c = by_key.get((name, m))
             if c:
                 star = "*" if c["p_value"] is not None and c["p_value"] < 0.05 else ""
-                value += f" ({c['delta']:+.4f}, p={fmt_p(c['p_value'])}{star})"
+                value += f" ({c['delta']:+.4f}, {p_text(c['p_value'])}{star})"
             cells.append(value)
         out.append(f"| `{name}` | " + " | ".join(cells) + " |")
     if report.get("comparisons_by_split"):
@@ -256,7 +264,7 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
                 c = next((x for x in report["comparisons_by_split"].get(part, [])
                           if x["candidate"] == name and x["metric"] == headline[0]), None)
                 if c:
-                    value += f" ({c['delta']:+.4f}, p={fmt_p(c['p_value'])})"
+                    value += f" ({c['delta']:+.4f}, {p_text(c['p_value'])})"
                 cells.append(value)
             out.append(f"| `{name}` | " + " | ".join(cells) + " |")
     if report.get("observed"):
