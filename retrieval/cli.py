@@ -291,16 +291,27 @@ def calibrate(
 @app.command()
 def bench(
     quick: bool = typer.Option(False, "--quick", help="Lab corpus only, within a minute."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Synthetic corpus sizes in subchunks, comma-separated "
+                                        "(default 10000,100000; 1000000 takes long to build the first time)."),
+    langchain: bool = typer.Option(True, "--langchain/--no-langchain",
+                                   help="Compare with LangChain's EnsembleRetriever (needs requirements-bench.txt)."),
     sets: list[str] = SetOpt,
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the figures as JSON here."),
 ) -> None:
-    """Per-stage latency (p50/p95) per tier and index figures; prints a table and writes JSON."""
+    """Per-stage latency (p50/p95) per tier, index build, HNSW recall, LangChain comparison and peak memory
+    per corpus (each in its own process); prints a table and writes JSON."""
     _setup_logging()
     from .benchmark import run_benchmark
 
     settings = _settings(sets)
+    overrides = dict(item.partition("=")[::2] for item in sets)
     try:
-        run_benchmark(settings, quick=quick, json_out=json_out)
+        size_list = [int(x.replace("_", "")) for x in sizes.split(",") if x.strip()] if sizes else None
+    except ValueError:
+        _fail(f"--sizes expects comma-separated integers, got '{sizes}'")
+    try:
+        run_benchmark(settings, quick=quick, json_out=json_out, sizes=size_list, langchain=langchain,
+                      overrides={k.strip().lower(): v for k, v in overrides.items()})
     except RetrievalError as exc:
         _fail(str(exc))
 

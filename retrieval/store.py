@@ -134,13 +134,13 @@ class VectorStore:
         Returns:
             A ``RankedList`` (stage ``dense``, score kind ``cosine``: similarity in [-1, 1], higher is better).
         """
-        if self.count() == 0:
-            return RankedList("dense", "cosine", (), note="the vector store is empty")
         result = self.collection.query(
             query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
             n_results=window, where=filters.chroma_where(), include=["metadatas", "distances"],
         )
         ids, metas, dists = result["ids"][0], result["metadatas"][0], result["distances"][0]
+        if not ids and self.count() == 0:  # a second round trip only when nothing came back
+            return RankedList("dense", "cosine", (), note="the vector store is empty")
         rows = sorted((r for r in zip(ids, metas, dists) if filters.matches(r[1])), key=lambda r: (r[2], r[0]))
         items = tuple(
             ScoredItem(cid, str(meta[_PARENT]), rank, 1.0 - float(dist))

@@ -101,3 +101,21 @@ def test_bm25s_engine_ranks_like_rank_bm25(corpus):
         ra, rb = a.search(q.question, flt, 20).items, b.search(q.question, flt, 20).items
         assert [i.chunk_id for i in ra] == [i.chunk_id for i in rb], q.id
         assert [i.score for i in ra] == pytest.approx([i.score for i in rb], rel=1e-4)
+
+
+@pytest.mark.parametrize("engine", ["rank-bm25", "bm25s"])
+def test_both_engines_exact_sums_filters_and_ties(engine):
+    docs = [("t2", "garantia estendida", {"tenant": "A", "year": 2024}),
+            ("t1", "garantia estendida", {"tenant": "A", "year": 2024}),
+            ("t3", "garantia estendida", {"tenant": "A"}),  # no year: never matches a year filter
+            ("t4", "garantia", {"tenant": "A", "year": 2023})]
+    index = LexicalIndex(_chunks(*docs), "tenant", engine)
+    flt = Filters((("tenant", ("A",)), ("year", (2024, 2025))))
+    items = index.search("garantia estendida", flt, 10).items
+    assert [i.chunk_id for i in items] == ["t1#0", "t2#0"]  # equal scores: chunk id breaks the tie
+    for item in items:
+        assert item.score == sum(item.terms.values())  # exactly, not approximately
+        assert set(item.terms) == {"garantia", "estendida"}
+    assert [i.chunk_id for i in index.search("garantia estendida", Filters((("tenant", ("A",)),)), 2).items] == [
+        "t1#0", "t2#0"]  # window cut after the tie-break, over all tied chunks
+    assert index.search("garantia", Filters((("tenant", ("A",)), ("year", (1999,)))), 5).items == ()
