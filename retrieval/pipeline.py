@@ -475,27 +475,51 @@ class Workbench:
     def _multi_hop(self, question: str, s: Settings, state: IndexState, flt: Filters, window: int, tier: str,
                    fused: RankedList, ranked: dict[str, RankedList], extra: dict[str, tuple[Query, RankedList]],
                    queries: list[Query], techniques: dict[str, dict[str, Any]]) -> RankedList:
-        """Search codes that the top results mention but the question does not, hop by hop (≤ max_hops);
-        stop early when a hop brings no new code."""
+        """Follow codes that the top results mention but the question does not, hop by hop (≤ max_hops; at
+        most two codes a hop; stop early when a hop brings no new code).
+
+        Each hop searches the code (BM25 + dense, same filters) and inserts its best chunk that contains the
+        code and whose parent is not already in the top_k right after the chunk that mentioned it, so the
+        original ranking is kept and only the missing link is added. Inserted items keep the RRF score,
+        contributions and ranks of their hop's lists (the list's score kind says so).
+        """
         started, calls, seen = time.perf_counter(), 0, codes(question)
+        items = list(fused.items)
+        inserted = False
         for hop in range(1, s.max_hops + 1):
-            top = self._dedup(fused, s.dedup)[: s.top_k]
-            found = new_codes((state.chunk_by_id[i.chunk_id].text for i in top), seen)[:2]
+            top = self._dedup(RankedList("fused", fused.score_kind, tuple(items)), s.dedup)[: s.top_k]
+            found = [(code, item) for item in top
+                     for code in new_codes([state.chunk_by_id[item.chunk_id].text], seen)]
+            found = [(c, i) for n, (c, i) in enumerate(found) if c not in {x for x, _ in found[:n]}][:2]
             if not found:
                 break
-            for code in found:
+            for code, referrer in found:
                 seen.append(code)
                 query = Query(code, "multi_hop", False, ())
                 queries.append(query)
                 lexical, dense = self._generate(state, code, flt, window, tier, "")
+                hop_lists = {}
                 for side, lst in (("bm25", lexical), ("dense", dense)):
                     if not (lst.note or "").startswith("skipped"):
                         extra[f"{side}:hop{hop}:{code}"] = (query, lst)
-                        ranked[f"{side}:hop{hop}:{code}"] = lst
+                        hop_lists[f"{side}:hop{hop}:{code}"] = lst
                         calls += 1
-            fused = fuse(ranked, s.fusion, s.rrf_k, s.fusion_weight_map)
+                top_parents = {i.parent_id for i in self._dedup(RankedList("f", "", tuple(items)), s.dedup)[: s.top_k]}
+                best = next((i for i in fuse(hop_lists, s.fusion, s.rrf_k, s.fusion_weight_map).items
+                             if i.parent_id not in top_parents
+                             and _has_code(state.chunk_by_id[i.chunk_id].indexed_text, code)), None)
+                if best is None:
+                    continue
+                items = [i for i in items if i.chunk_id != best.chunk_id]
+                at = next(n for n, i in enumerate(items) if i.chunk_id == referrer.chunk_id) + 1
+                items.insert(at, best)
+                inserted = True
         techniques["multi_hop"] = _cost(calls, 0, started)
-        return fused
+        if not inserted:
+            return fused
+        return RankedList("fused", f"{fused.score_kind} + multi-hop insertions (hop items keep their hop score)",
+                          tuple(ScoredItem(i.chunk_id, i.parent_id, rank, i.score, contributions=i.contributions,
+                                           ranks=i.ranks) for rank, i in enumerate(items, start=1)))
 
     @staticmethod
     def _variants(extra: dict[str, tuple[Query, RankedList]]) -> list[dict[str, Any]]:
