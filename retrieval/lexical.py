@@ -12,6 +12,7 @@ k1 + 1 so both print the same numbers; sparse posting lists, a few ms a query at
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from array import array
@@ -88,6 +89,7 @@ class _BM25S(_Engine):
             import bm25s
         except ImportError as exc:  # pragma: no cover - bm25s is in requirements.txt
             raise ImportError("RETRIEVAL_BM25_ENGINE=bm25s needs `pip install bm25s`") from exc
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
         vocab: dict[str, int] = {}
         ids = [array("i", [vocab.setdefault(t, len(vocab)) for t in tokens]) for tokens in token_lists]
         self.vocab = vocab
