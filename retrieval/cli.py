@@ -83,13 +83,14 @@ def index(
     try:
         from .corpus import load_corpus
         from .settings import LAB_CORPUS
-        from .store import VectorStore, collection_name, open_client
+        from .store import collection_name, index_variant, open_client
 
         path = (corpus or LAB_CORPUS).resolve()
         if status or drop:
             load_corpus(path)  # a clear error for an unreadable corpus
             client = open_client(settings.chroma_path, settings.chroma_host)
-            name = collection_name(str(path), settings.embedding_model + ("+context" if settings.contextual else ""))
+            name = collection_name(str(path), settings.embedding_model,
+                                   index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual))
             exists = name in [getattr(c, "name", c) for c in client.list_collections()]
             if drop:
                 if exists:

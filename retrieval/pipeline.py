@@ -36,7 +36,7 @@ from .transforms import (Glossary, LLMTransformer, checked, codes, decompose, in
 from .lexical import LexicalIndex
 from .rerank import Reranker, load_reranker
 from .settings import LAB_CORPUS, Settings
-from .store import SyncReport, VectorStore, open_client
+from .store import SyncReport, VectorStore, index_variant, open_client
 from .text import has_words
 from .types import Chunk, Document, FinalItem, Query, RankedList, ScoredItem
 
@@ -220,7 +220,8 @@ class Workbench:
             else:
                 try:
                     with self._lock:
-                        store = VectorStore(client, str(path), self.embedder.name + ("+context" if s.contextual else ""))
+                        store = VectorStore(client, str(path), self.embedder.name,
+                                            index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual))
                         report = store.sync(chunks, self.embedder.embed_passages,
                                             getattr(self.embedder, "batch", 32), self.progress, on_progress)
                     reason = "ok"
@@ -296,6 +297,8 @@ class Workbench:
             window = s.window
             q_vec = None
             lexical, dense = self._generate(state, question, flt, window, tier, reason, timings, stage)
+            if (dense.note or "").startswith("skipped: dense search failed"):
+                tier, reason = "lexical_only", dense.note.removeprefix("skipped: ")
             if tier != "lexical_only":
                 q_vec = self._embed_query(question)
             with stage("transforms"):
@@ -397,8 +400,13 @@ class Workbench:
             with timed("embed_query"):
                 vector = self._embed_passage(text) if hyde else self._embed_query(text)
             with timed("dense"):
-                dense = self._shared(("dense", state.index_id, text, hyde, flt, window),
-                                     lambda: state.store.query(vector, flt, window))
+                try:
+                    dense = self._shared(("dense", state.index_id, text, hyde, flt, window),
+                                         lambda: state.store.query(vector, flt, window))
+                except Exception as exc:  # noqa: BLE001 - the request carries on one tier down, saying why
+                    why = f"dense search failed: {exc.__class__.__name__}: {str(exc)[:200]}"
+                    log.warning(why)
+                    dense = RankedList("dense", "cosine", (), note=f"skipped: {why}")
         return lexical, dense
 
     def _shared(self, key: tuple, run: Callable[[], RankedList]) -> RankedList:
@@ -611,7 +619,13 @@ class Workbench:
         contains, nothing passes — topical similarity is not identity (a PX-7 article does not answer PX-70).
         """
         bm25 = {i.chunk_id: i.score for i in lexical.items}
-        vectors = state.store.vectors([i.chunk_id for i in top]) if (q_vec is not None and state.store) else {}
+        note = None
+        try:
+            vectors = state.store.vectors([i.chunk_id for i in top]) if (q_vec is not None and state.store) else {}
+        except Exception as exc:  # noqa: BLE001 - fall back to the BM25 gate, and say so
+            vectors, q_vec = {}, None
+            note = f"stored vectors unavailable ({exc.__class__.__name__}): BM25 gate used"
+            log.warning(note)
         final, rejected, values = [], 0, []
         for item in top:
             sim = float(vectors[item.chunk_id] @ q_vec) if item.chunk_id in vectors else None
@@ -640,7 +654,7 @@ class Workbench:
                 reason = (f"the question names {', '.join(missing)}, which no final chunk contains "
                           "(code identity gate)")
         return final, {"kind": kind, "threshold": threshold, "rejected": rejected, "missing_codes": missing,
-                       "reason": reason if not final else "ok"}
+                       "reason": reason if not final else "ok", "note": note}
 
     def _answer(self, question: str, final: list[FinalItem], s: Settings, answerer: Any) -> Answer:
         if answerer is None and s.llm_configured:

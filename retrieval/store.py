@@ -50,24 +50,32 @@ def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
     return chromadb.PersistentClient(path=str(chroma_path), settings=settings)
 
 
-def collection_name(corpus_key: str, model_name: str) -> str:
-    """Chroma collection name for a corpus (its absolute path) and an embedding model:
-    ``chunks-<sha1[:16]>``. Each model keeps its own collection, so switching back costs no re-embedding."""
-    return "chunks-" + hashlib.sha1(f"{corpus_key}\n{model_name}".encode("utf-8")).hexdigest()[:16]
+def index_variant(chunk_tokens: int, chunk_overlap: int, contextual: bool = False) -> str:
+    """What, besides the corpus and the model, changes the vectors: chunking and the context line."""
+    return f"chunks-{chunk_tokens}-{chunk_overlap}" + ("+context" if contextual else "")
+
+
+def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
+    """Chroma collection name for a corpus (its absolute path), an embedding model and an index variant
+    (:func:`index_variant`): ``chunks-<sha1[:16]>``. Each combination keeps its own collection, so two
+    configurations never overwrite each other's chunks and switching back costs no re-embedding."""
+    key = f"{corpus_key}\n{model_name}" + (f"\n{variant}" if variant else "")
+    return "chunks-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
 class VectorStore:
     """Subchunk vectors of one corpus in one Chroma collection (cosine distance)."""
 
-    def __init__(self, client: Any, corpus_key: str, model_name: str) -> None:
-        self.client, self.corpus_key, self.model_name = client, corpus_key, model_name
-        self.name = collection_name(corpus_key, model_name)
+    def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "") -> None:
+        self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
+        self.name = collection_name(corpus_key, model_name, variant)
         self.collection = self._open()
 
     def _open(self) -> Any:
         return self.client.get_or_create_collection(
             self.name,
-            metadata={"hnsw:space": "cosine", "embedding_model": self.model_name, "corpus": self.corpus_key},
+            metadata={"hnsw:space": "cosine", "embedding_model": self.model_name, "corpus": self.corpus_key,
+                      "variant": self.variant},
             embedding_function=None,
         )
 

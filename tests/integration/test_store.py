@@ -43,3 +43,25 @@ def test_collection_metadata_names_model_and_cosine(lab_bench):
     chunks = chunk_documents(load_corpus(lab_bench.state.corpus_path), lab_bench.settings.chunk_tokens,
                              lab_bench.settings.chunk_overlap)
     assert lab_bench.state.store.count() == len(chunks)
+
+
+def test_store_failure_mid_request_drops_to_lexical_only(lab_bench, tmp_path):
+    corpus = tmp_path / "mini.jsonl"
+    _write(corpus, [{"id": f"d{i}", "title": "", "text": f"Garantia do produto {i} e frete grátis.",
+                     "metadata": {}} for i in range(3)])
+    bench = Workbench(lab_bench.settings.with_overrides(min_bm25=0.0), embedder=lab_bench.embedder, progress=False)
+    bench.load_corpus(corpus)
+    bench.state.store.drop()  # the collection disappears under a running workbench
+    trace = bench.ask("garantia do produto")
+    assert trace.tier == "lexical_only" and "dense search failed" in trace.tier_reason
+    assert trace.final and trace.final[0].parent_id.startswith("d")
+
+
+def test_two_chunkings_keep_separate_collections(lab_bench):
+    other = Workbench(lab_bench.settings.with_overrides(chunk_tokens=200, chunk_overlap=40),
+                      embedder=lab_bench.embedder, progress=False)
+    state = other.load_corpus()
+    assert state.store.name != lab_bench.state.store.name
+    trace = lab_bench.ask("Em quanto tempo o PX-7 é ativado?", {"tenant": "lumen"})
+    assert all(i.chunk_id in lab_bench.state.chunk_by_id for i in trace.dense.items)
+    assert lab_bench.state.store.count() == len(lab_bench.state.chunks)
