@@ -14,8 +14,10 @@ For each corpus (the lab corpus; FaQuAD when ``../shared`` is present; synthetic
 Synthetic corpora are labelled SYNTHETIC: they time the machinery, they are not a benchmark of real data.
 Their passage vectors are deterministic pseudo-random unit vectors (embedding a million chunks with e5-small
 would take about a day here), so their dense figures time the store alone; the query side is the real model.
-A synthetic store of ``≥ cache_from`` chunks is kept in ``.retrieval/bench/`` and reused by later runs (its
-build figures are those of the run that built it, recorded next to it).
+A synthetic Chroma store of ``≥ cache_from`` chunks is kept in ``.retrieval/bench/`` and reused by later runs
+(its build figures are those of the run that built it, recorded next to it). Above ``chroma_max`` chunks
+(200k) Chroma's ingest is too slow here (hours for 1M), so the dense side is Chroma's own hnswlib fork in
+memory with Chroma's HNSW parameters (:class:`HnswMemoryStore`): the output says so.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def synthetic_corpus(path: Path, n_chunks: int, seed: int = SEED) -> Path:
     return path
 
 
-def synthetic_questions(n: int = 100, seed: int = SEED) -> list[tuple[str, dict[str, Any]]]:
+def synthetic_questions(n: int = 60, seed: int = SEED) -> list[tuple[str, dict[str, Any]]]:
     """Queries of 3-6 mid-frequency pseudo-words, one in three with a product code (no filters)."""
     rng = np.random.default_rng(seed)
     vocab = _vocabulary(30_000, rng)
@@ -139,6 +141,49 @@ class RandomPassageEmbedder:
         return v / np.linalg.norm(v)
 
 
+class HnswMemoryStore:
+    """Dense store for synthetic corpora too large for Chroma's ingest on this machine (about 110-400 chunks/s
+    here: hours for 1M): Chroma's own fork of hnswlib in memory, with Chroma's default HNSW parameters (cosine,
+    M = 16, ef_construction = 100, ef = 100). It times the HNSW search alone: no Chroma metadata store, no
+    persistence. Same interface as :class:`retrieval.store.VectorStore` for what a request uses."""
+
+    name = "hnswlib in memory (Chroma's parameters)"
+
+    def __init__(self, chunks: Sequence[Any], matrix: np.ndarray, threads: int = 2) -> None:
+        import hnswlib
+
+        self.chunks, self.matrix = chunks, matrix
+        self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
+        self.index = hnswlib.Index(space="cosine", dim=matrix.shape[1])
+        self.index.init_index(max_elements=len(chunks), M=16, ef_construction=100, random_seed=SEED)
+        self.index.set_num_threads(threads)
+        self.index.add_items(matrix, np.arange(len(chunks)))
+        self.index.set_ef(100)
+
+    def count(self) -> int:
+        return len(self.chunks)
+
+    def query(self, vector: np.ndarray, filters: Any, window: int) -> Any:
+        from .types import RankedList, ScoredItem
+
+        allowed = None
+        if filters.clauses:
+            allowed = np.ones(len(self.chunks), dtype=bool)
+            for key, values in filters.clauses:
+                allowed &= np.fromiter((c.metadata.get(key) in values for c in self.chunks), bool, len(self.chunks))
+        k = min(window, len(self.chunks) if allowed is None else int(allowed.sum()))
+        if k == 0:
+            return RankedList("dense", "cosine", ())
+        labels, dists = self.index.knn_query(np.asarray(vector, np.float32)[None, :], k=k,
+                                             filter=None if allowed is None else (lambda i: bool(allowed[i])))
+        items = tuple(ScoredItem(self.chunks[j].chunk_id, self.chunks[j].parent_id, rank, 1.0 - float(d))
+                      for rank, (j, d) in enumerate(zip(labels[0].tolist(), dists[0].tolist()), start=1))
+        return RankedList("dense", "cosine", items)
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {cid: self.matrix[self.position[cid]] for cid in chunk_ids if cid in self.position}
+
+
 # -- one corpus (runs in its own process) -----------------------------------------------------------------
 def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]:
     from .corpus import load_questions
@@ -147,8 +192,8 @@ def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]
         return LAB_CORPUS, "lab (real text, fictitious KB)", [(q.question, dict(q.filters))
                                                               for q in load_questions(LAB_QUESTIONS)]
     if spec == "faquad":
-        questions = [(q.question, {}) for q in load_questions(FAQUAD / "questions.jsonl")[:200]]
-        return FAQUAD / "corpus.jsonl", "faquad (real, 200 of 900 questions)", questions
+        questions = [(q.question, {}) for q in load_questions(FAQUAD / "questions.jsonl")[:100]]
+        return FAQUAD / "corpus.jsonl", "faquad (real, 100 of 900 questions)", questions
     n = int(spec.removeprefix("synthetic-"))
     CACHE.mkdir(parents=True, exist_ok=True)
     path = synthetic_corpus(CACHE / f"synthetic-{n}-seed{SEED}.jsonl", n)
@@ -156,7 +201,7 @@ def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]
 
 
 def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, langchain: bool = True,
-                 langchain_max: int = 100_000) -> dict[str, Any]:
+                 langchain_max: int = 100_000, chroma_max: int = 200_000) -> dict[str, Any]:
     """Build the index of one corpus, re-index it unchanged, then time every tier and the comparisons."""
     from .embedders import load_embedder
     from .filters import Filters
@@ -172,16 +217,32 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
     embedder = RandomPassageEmbedder(real) if synthetic else real
     n_hint = int(spec.removeprefix("synthetic-")) if synthetic else 0
     cached = synthetic and n_hint >= cache_from
+    in_memory = synthetic and n_hint > chroma_max
     tmp = tempfile.TemporaryDirectory()
     chroma = CACHE / f"chroma-{spec}" if cached else Path(tmp.name)
     s = settings.with_overrides(chroma_path=chroma)
-    bench = Workbench(s, embedder=embedder, progress=False)
+    bench = Workbench(s, embedder=None if in_memory else embedder, progress=False)
     out: dict[str, Any] = {"corpus": label, "spec": spec, "synthetic": synthetic,
                            "dense_vectors": "pseudo-random unit vectors (store timed alone)" if synthetic
-                           else f"{real.name} embeddings", "prepare_s": round(prepare_s, 2)}
+                           else f"{real.name} embeddings", "prepare_s": round(prepare_s, 2),
+                           "dense_store": HnswMemoryStore.name if in_memory else "chroma (embedded)"}
 
     started = time.perf_counter()
     state = bench.load_corpus(path)
+    if in_memory:
+        from dataclasses import replace
+
+        from .store import SyncReport
+
+        lexical_s = time.perf_counter() - started
+        matrix = np.vstack([embedder.embed_passages([c.indexed_text for c in state.chunks[i : i + 4096]])
+                            for i in range(0, len(state.chunks), 4096)])
+        store = HnswMemoryStore(state.chunks, matrix)
+        state = replace(state, store=store, store_reason="ok",
+                        sync=SyncReport(len(state.chunks), 0, 0, 0, False))
+        bench.state, bench.embedder, bench.embedder_reason = state, embedder, "loaded"
+        out["build_parts_s"] = {"read_chunk_bm25": round(lexical_s, 1),
+                                "hnsw": round(time.perf_counter() - started - lexical_s, 1)}
     build_s = time.perf_counter() - started
     if state.store is None:
         raise RuntimeError(state.store_reason)
@@ -200,9 +261,12 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
         if cached:
             record.write_text(json.dumps({"store_sync_s": round(build_s, 2), "built_at": build["built_at"],
                                           "note": "whole load_corpus of the building run"}), encoding="utf-8")
-        reindex_started = time.perf_counter()
-        again = bench.load_corpus(path).sync
-        reindex_s = time.perf_counter() - reindex_started
+        if in_memory:  # nothing persistent to re-index: the in-memory store is rebuilt at every start
+            again, reindex_s = SyncReport(0, 0, 0, n, False), None
+        else:
+            reindex_started = time.perf_counter()
+            again = bench.load_corpus(path).sync
+            reindex_s = time.perf_counter() - reindex_started
     else:  # a cached synthetic store: this load was the unchanged re-index
         build = {"build_s": None, "build_chunks_per_s": None}
         if record.exists():  # store sync time from the run that built it + this run's read, chunking and BM25
@@ -226,7 +290,8 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
         else:
             out["build_to_raw_ratio"] = round(build["build_chunks_per_s"] / raw_rate, 3)
             out["build_ratio_kind"] = "measured: build chunks/s ÷ raw encode chunks/s"
-    out.update(reindex_unchanged_s=round(reindex_s, 2), reindex_reembedded=again.added + again.updated)
+    out.update(reindex_unchanged_s=None if reindex_s is None else round(reindex_s, 2),
+               reindex_reembedded=None if reindex_s is None else again.added + again.updated)
 
     out["tiers"] = _time_tiers(bench, s, questions)
     out["hnsw"] = _hnsw_recall(bench, state, embedder, questions, synthetic)
@@ -241,14 +306,17 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
     return out
 
 
-def _time_tiers(bench: Any, s: Settings, questions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _time_tiers(bench: Any, s: Settings, questions: list[tuple[str, dict[str, Any]]],
+                other_tiers: int = 30) -> dict[str, Any]:
+    """Every question in the default tier; the first ``other_tiers`` in the others (they share the stages)."""
     tiers: dict[str, Any] = {}
     for tier, overrides in TIER_SETTINGS.items():
         ts = s.with_overrides(**overrides)
         bench._query_vectors.clear()  # every tier pays its own query embedding
         times: dict[str, list[float]] = {k: [] for k in STAGES}
         model_ms, seen = [], []
-        for question, filters in questions:
+        sample = questions if tier == DEFAULT_TIER else questions[:other_tiers]
+        for question, filters in sample:
             trace = bench.ask(question, filters, settings=ts)
             seen.append(trace.tier)
             for stage in STAGES:
@@ -257,7 +325,7 @@ def _time_tiers(bench: Any, s: Settings, questions: list[tuple[str, dict[str, An
             model_ms.append((trace.timings_ms.get("embed_query") or 0.0) + (trace.timings_ms.get("rerank") or 0.0))
         total = sum(times["total"])
         tiers[tier] = {
-            "requests": len(questions), "tiers_seen": {t: seen.count(t) for t in dict.fromkeys(seen)},
+            "requests": len(sample), "tiers_seen": {t: seen.count(t) for t in dict.fromkeys(seen)},
             **{f"{st}_p50": _pct(v, 0.5) for st, v in times.items()},
             **{f"{st}_p95": _pct(v, 0.95) for st, v in times.items()},
             "non_model_share": round((total - sum(model_ms)) / total, 3) if total else None,
@@ -273,7 +341,9 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
 
     chunks = state.chunks
     window = bench.settings.window
-    if synthetic:
+    if isinstance(state.store, HnswMemoryStore):
+        matrix = state.store.matrix
+    elif synthetic:
         matrix = np.empty((len(chunks), embedder.dim), dtype=np.float32)
         for i, c in enumerate(chunks):
             matrix[i] = embedder.vector(c.indexed_text)
@@ -424,8 +494,31 @@ def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None
     out = json_out or PROJECT_ROOT / "artifacts" / "bench" / ("bench-quick.json" if quick else "bench.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2), encoding="utf-8")
-    print(f"\nwritten: {out}")
+    out.with_suffix(".md").write_text(markdown(results), encoding="utf-8")
+    print(f"\nwritten: {out} (and {out.with_suffix('.md').name}, the summary table in Markdown)")
     return results
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """A one-row-per-corpus summary of the default tier (p50/p95 in ms) for the README."""
+    def cell(t: dict[str, Any], stage: str) -> str:
+        return _cell(t.get(f"{stage}_p50"), t.get(f"{stage}_p95"))
+
+    rows = ["| corpus | subchunks | lexical | embed query | dense | total | non-model | build/raw | re-index (re-embedded) "
+            "| peak RSS MB | HNSW recall@20 | dense filtered p50 | LangChain p50 ratio (w/o embedding) | Jaccard@5 |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for c in results["corpora"]:
+        if "error" in c:
+            rows.append(f"| {c['corpus']} | failed: {c['error']} |" + " |" * 12)
+            continue
+        t, h, lc = c["tiers"][DEFAULT_TIER], c["hnsw"], c["langchain"]
+        reindex = "n/a" if c["reindex_unchanged_s"] is None else f"{c['reindex_unchanged_s']} s ({c['reindex_reembedded']})"
+        ratio = ("n/a" if "skipped" in lc else f"×{lc['speedup_total_p50']} (×{lc['speedup_retrieval_p50']})")
+        rows.append(f"| {c['corpus']} | {c['chunks']:,} | {cell(t, 'lexical')} | {cell(t, 'embed_query')} | "
+                    f"{cell(t, 'dense')} | {cell(t, 'total')} | {t['non_model_share']:.0%} | "
+                    f"{c.get('build_to_raw_ratio')} | {reindex} | {c['peak_rss_mb']:,.0f} | {h['recall_mean']} | "
+                    f"{h['filtered_p50_ms']} | {ratio} | {lc.get('jaccard_at_k_mean', 'n/a')} |")
+    return "\n".join(rows) + "\n"
 
 
 def _version(package: str) -> str | None:
@@ -446,12 +539,13 @@ def _print(results: dict[str, Any]) -> None:
             print(f"\n== {c['corpus']}: FAILED ({c['error']})")
             continue
         print(f"\n== {c['corpus']}: {c['documents']:,} documents, {c['chunks']:,} subchunks; dense vectors: "
-              f"{c['dense_vectors']} ==")
+              f"{c['dense_vectors']}; dense store {c.get('dense_store')} ==")
         built = "" if c.get("built_in_this_run", True) else f" (store built in an earlier run, {c.get('built_at')})"
         print(f"index build {c.get('build_s')} s = {c.get('build_chunks_per_s')} chunks/s{built}; raw encode "
               f"{c['raw_encode_chunks_per_s']} chunks/s ({c['raw_encode_model']}); build/raw ratio "
               f"{c.get('build_to_raw_ratio')} ({c.get('build_ratio_kind')}); re-index unchanged "
-              f"{c['reindex_unchanged_s']} s, re-embedded {c['reindex_reembedded']}; peak RSS {c['peak_rss_mb']:,} MB")
+              f"{c['reindex_unchanged_s'] if c['reindex_unchanged_s'] is not None else 'n/a (in-memory store)'} s, "
+              f"re-embedded {c['reindex_reembedded']}; peak RSS {c['peak_rss_mb']:,} MB")
         header = f"{'tier':<13}" + "".join(f"{s:>13}" for s in STAGES) + f"{'non-model':>11}"
         print(header + "\n" + "-" * len(header))
         for tier, t in c["tiers"].items():
@@ -481,35 +575,7 @@ def _cell(p50: float | None, p95: float | None) -> str:
     return "n/a" if p50 is None else f"{p50:.1f}/{p95:.1f}"
 
 
-def prebuild_store(settings: Settings, spec: str) -> dict[str, Any]:
-    """Fill the cached synthetic store of ``spec`` (corpus read, chunking, vector sync; no BM25), recording
-    the time so that later runs can report the build. Used for 1M chunks, whose ingest takes long."""
-    from .corpus import chunk_documents, load_corpus
-    from .embedders import load_embedder
-    from .pipeline import Workbench
-    from .store import VectorStore
-
-    path, _, _ = _corpus_for(spec)
-    real, why = load_embedder(settings.embedding_model, settings.allow_downloads)
-    embedder = RandomPassageEmbedder(real)
-    s = settings.with_overrides(chroma_path=CACHE / f"chroma-{spec}")
-    bench = Workbench(s, embedder=embedder, progress=True)
-    client, _ = bench._client_or_reason()
-    started = time.perf_counter()
-    chunks = chunk_documents(load_corpus(path.resolve()), s.chunk_tokens, s.chunk_overlap, s.contextual)
-    store = VectorStore(client, str(path.resolve()), embedder.name)
-    report = store.sync(chunks, embedder.embed_passages, embedder.batch, True)
-    took = time.perf_counter() - started
-    record = {"store_sync_s": round(took, 2), "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "added": report.added, "note": "prebuild: corpus read, chunking and vector store sync (no BM25)"}
-    (CACHE / f"build-{spec}.json").write_text(json.dumps(record), encoding="utf-8")
-    return record
-
-
 def _child(argv: list[str]) -> None:
-    if argv[1] == "--prebuild":
-        print(prebuild_store(Settings(), argv[2]))
-        return
     spec, out, options = argv[1], Path(argv[2]), json.loads(argv[3])
     settings = Settings()
     if options["overrides"]:
