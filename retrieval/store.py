@@ -84,7 +84,7 @@ class VectorStore:
 
     def sync(self, chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray],
              batch: int = 32, progress: bool = True,
-             on_progress: Callable[[int, int], None] | None = None) -> SyncReport:
+             on_progress: Callable[[int, int], None] | None = None, page: int = 5000) -> SyncReport:
         """Make the collection hold exactly ``chunks`` embedded by the current model.
 
         Args:
@@ -93,13 +93,13 @@ class VectorStore:
             batch: texts per encode call.
             progress: show a progress bar on stderr while embedding.
             on_progress: called with ``(embedded, total)`` after each batch (e.g. for a UI progress bar).
+            page: stored rows read per request when comparing content hashes.
         """
         rebuilt = (self.collection.metadata or {}).get("embedding_model") != self.model_name
         if rebuilt:
             self.client.delete_collection(self.name)
             self.collection = self._open()
-        existing = self.collection.get(include=["metadatas"])
-        stored = {cid: (meta or {}).get(_HASH) for cid, meta in zip(existing["ids"], existing["metadatas"])}
+        stored = self._stored_hashes(page)
         wanted = {c.chunk_id: c for c in chunks}
         todo = [c for c in chunks if stored.get(c.chunk_id) != c.content_hash]
         stale = [cid for cid in stored if cid not in wanted]
@@ -117,6 +117,18 @@ class VectorStore:
             self.collection.delete(ids=stale[start : start + 512])
         updated = sum(1 for c in todo if c.chunk_id in stored)
         return SyncReport(len(todo) - updated, updated, len(stale), len(chunks) - len(todo), rebuilt)
+
+    def _stored_hashes(self, page: int) -> dict[str, str | None]:
+        """Chunk id → content hash of everything stored, read ``page`` rows at a time (one unbounded ``get``
+        fails on large collections: Chroma's SQLite says "too many SQL variables" at 100k chunks)."""
+        stored: dict[str, str | None] = {}
+        offset = 0
+        while True:
+            got = self.collection.get(include=["metadatas"], limit=page, offset=offset)
+            stored.update((cid, (meta or {}).get(_HASH)) for cid, meta in zip(got["ids"], got["metadatas"]))
+            if len(got["ids"]) < page:
+                return stored
+            offset += page
 
     @staticmethod
     def _embed(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int,

@@ -65,3 +65,23 @@ def test_two_chunkings_keep_separate_collections(lab_bench):
     trace = lab_bench.ask("Em quanto tempo o PX-7 é ativado?", {"tenant": "lumen"})
     assert all(i.chunk_id in lab_bench.state.chunk_by_id for i in trace.dense.items)
     assert lab_bench.state.store.count() == len(lab_bench.state.chunks)
+
+
+def test_sync_reads_the_stored_hashes_page_by_page(tmp_path):
+    """A re-index compares content hashes read in pages (one unbounded get fails on large collections)."""
+    import numpy as np
+
+    from retrieval.store import VectorStore, open_client
+    from retrieval.types import Document
+
+    chunks = chunk_documents([Document(f"p{i}", "", f"Texto {i}.", {}) for i in range(23)], 50, 0)
+    rng = np.random.default_rng(0)
+
+    def embed(texts):
+        v = rng.standard_normal((len(texts), 8)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    store = VectorStore(open_client(tmp_path), "paged", "random-8")
+    first = store.sync(chunks, embed, progress=False, page=5)
+    again = store.sync(chunks[:-2], embed, progress=False, page=5)
+    assert (first.added, again.added, again.updated, again.removed, again.unchanged) == (23, 0, 0, 2, 21)
