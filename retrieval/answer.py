@@ -19,6 +19,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Sequence
 
 from .text import split_sentences, tokenize
@@ -50,6 +51,12 @@ def abstention(adapter: str, reason: str) -> Answer:
     return Answer(ABSTENTION, [], [], True, adapter, note=reason)
 
 
+@lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A chunk's sentences with their token sets (cached: the same chunks come back request after request)."""
+    return tuple((sentence, frozenset(tokenize(sentence))) for sentence in split_sentences(text))
+
+
 class ExtractiveAnswerer:
     """Pick up to ``max_sentences`` context sentences by IDF-weighted overlap with the question."""
 
@@ -62,8 +69,11 @@ class ExtractiveAnswerer:
         if not context:
             return abstention(self.name, "no chunk passed the gate")
         q_terms = set(tokenize(question))
-        candidates = [(item, s) for item in context for s in split_sentences(item.text)]
-        sent_tokens = [set(tokenize(s)) for _, s in candidates]
+        candidates, sent_tokens = [], []
+        for item in context:
+            for sentence, tokens in _sentences(item.text):
+                candidates.append((item, sentence))
+                sent_tokens.append(tokens)
         df = Counter(t for toks in sent_tokens for t in toks)
         n = len(candidates)
         scored = []

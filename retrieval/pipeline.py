@@ -346,7 +346,7 @@ class Workbench:
                     top = pool[: s.top_k]
             lost = self._lost(fused, reranked, s) if reranked.items else []
             with stage("gate"):
-                final, gate = self._gate(top, lexical, q_vec, state, s, tier, question)
+                final, gate = self._gate(top, lexical, dense, q_vec, state, s, tier, question)
             if not final:
                 tier, reason = "refusal", gate["reason"]
             _assert_no_hypothesis(final, queries)
@@ -610,25 +610,30 @@ class Workbench:
                  "reranked_rank": rerank_rank.get(i.chunk_id)}
                 for i in before if (i.parent_id if s.dedup == "parent" else i.chunk_id) not in kept]
 
-    def _gate(self, top: list[ScoredItem], lexical: RankedList, q_vec: np.ndarray | None, state: IndexState,
-              s: Settings, tier: str, question: str = "") -> tuple[list[FinalItem], dict[str, Any]]:
+    def _gate(self, top: list[ScoredItem], lexical: RankedList, dense: RankedList, q_vec: np.ndarray | None,
+              state: IndexState, s: Settings, tier: str, question: str = "") -> tuple[list[FinalItem], dict[str, Any]]:
         """Keep final chunks whose cosine to the question ≥ ``min_similarity`` (BM25 ≥ ``min_bm25`` in
-        ``lexical_only``). Similarities come from the stored vectors, for lexical-only finds too.
+        ``lexical_only``). A chunk in the question's dense window reuses that list's cosine; the others
+        (lexical-only finds) are scored against their stored vectors.
 
         Code identity (``require_codes``): when the question names a code (``PX-70``) that no kept chunk
         contains, nothing passes — topical similarity is not identity (a PX-7 article does not answer PX-70).
         """
         bm25 = {i.chunk_id: i.score for i in lexical.items}
         note = None
+        known = {i.chunk_id: i.score for i in dense.items} if q_vec is not None else {}
         try:
-            vectors = state.store.vectors([i.chunk_id for i in top]) if (q_vec is not None and state.store) else {}
+            wanted = [i.chunk_id for i in top if i.chunk_id not in known]
+            vectors = state.store.vectors(wanted) if (q_vec is not None and state.store and wanted) else {}
         except Exception as exc:  # noqa: BLE001 - fall back to the BM25 gate, and say so
             vectors, q_vec = {}, None
             note = f"stored vectors unavailable ({exc.__class__.__name__}): BM25 gate used"
             log.warning(note)
         final, rejected, values = [], 0, []
         for item in top:
-            sim = float(vectors[item.chunk_id] @ q_vec) if item.chunk_id in vectors else None
+            sim = known.get(item.chunk_id)
+            if sim is None and item.chunk_id in vectors:
+                sim = float(vectors[item.chunk_id] @ q_vec)
             if q_vec is not None:
                 passes, value = sim is not None and sim >= s.min_similarity, sim
             else:

@@ -30,11 +30,20 @@ _TOKEN_RE = re.compile(r"[0-9a-z]+(?:-[0-9a-z]+)*")
 _WORD_RE = re.compile(r"\w", re.UNICODE)
 
 
+_ACCENTS_RE = re.compile("[\u0300-\u036f]+")  # the Combining Diacritical Marks block: Portuguese accents
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+
+
+def _drop_combining(match: re.Match[str]) -> str:
+    return "" if unicodedata.combining(match.group()) else match.group()
+
+
 def fold(text: str) -> str:
-    """Return ``text`` NFKC-normalized, case-folded and without accents (combining marks removed)."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFKC", stripped)
+    """Return ``text`` NFKC-normalized, case-folded and without accents (every combining mark removed)."""
+    decomposed = _ACCENTS_RE.sub("", unicodedata.normalize("NFKD", text.casefold()))
+    if not decomposed.isascii():  # other combining marks (rare): checked one non-ASCII character at a time
+        decomposed = _NON_ASCII_RE.sub(_drop_combining, decomposed)
+    return unicodedata.normalize("NFKC", decomposed)
 
 
 @lru_cache(maxsize=1)

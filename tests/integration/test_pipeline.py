@@ -212,3 +212,21 @@ def test_code_identity_gate_abstains_on_an_unknown_code(lab_bench):
     # a code of the other tenant is unknown here too
     assert lab_bench.ask("Como resolver o erro VT-3 no PX-17?", {"tenant": "lumen"}).tier == "refusal"
     assert lab_bench.ask("Como resolver o erro VT-3?", {"tenant": "ventura"}).tier == "rrf_only"
+
+
+def test_gate_cosines_equal_stored_vectors_for_dense_and_lexical_finds(lab_bench, lab_questions):
+    """The gate reuses the dense list's cosine when it can and reads stored vectors otherwise: same values."""
+    import numpy as np
+
+    seen_lexical_only = False
+    for q in lab_questions[:12]:
+        trace = lab_bench.ask(q.question, dict(q.filters))
+        dense_ids = {i.chunk_id for i in trace.dense.items}
+        seen_lexical_only |= any(f.chunk_id not in dense_ids for f in trace.final)
+        if not trace.final:
+            continue
+        q_vec = lab_bench._embed_query(q.question)
+        stored = lab_bench.state.store.vectors([f.chunk_id for f in trace.final])
+        for f in trace.final:
+            assert f.similarity == pytest.approx(float(np.dot(stored[f.chunk_id], q_vec)), abs=1e-5)
+    assert seen_lexical_only, "no BM25-only chunk reached the gate in these questions: the test checks one path"

@@ -85,3 +85,24 @@ def test_sync_reads_the_stored_hashes_page_by_page(tmp_path):
     first = store.sync(chunks, embed, progress=False, page=5)
     again = store.sync(chunks[:-2], embed, progress=False, page=5)
     assert (first.added, again.added, again.updated, again.removed, again.unchanged) == (23, 0, 0, 2, 21)
+
+
+def test_query_reads_parents_from_the_catalog_like_chroma_metadata(lab_bench):
+    """After sync, a query asks Chroma for distances only; the list equals the one built from Chroma's metadata."""
+    from retrieval.filters import Filters
+
+    store = lab_bench.state.store
+    vector = lab_bench._embed_query("Como devolver um produto com defeito?")
+    tenant = Filters((("tenant", ("lumen",)),))
+    catalog = store.catalog
+    assert catalog is not None and len(catalog) == len(lab_bench.state.chunks)
+    from_catalog = store.query(vector, tenant, 20)
+    try:
+        store.catalog = None
+        from_chroma = store.query(vector, tenant, 20)
+    finally:
+        store.catalog = catalog
+    assert [(i.chunk_id, i.parent_id) for i in from_catalog.items] == [
+        (i.chunk_id, i.parent_id) for i in from_chroma.items]
+    assert len(from_catalog.items) == 20
+    assert {catalog[i.chunk_id].metadata["tenant"] for i in from_catalog.items} == {"lumen"}

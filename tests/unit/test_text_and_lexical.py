@@ -25,6 +25,14 @@ def test_nfc_and_nfd_tokens_identical_and_accents_folded():
     assert tokenize(nfd) == tokenize(q) == ["nao", "consigo", "emitir", "nf-e", "nf", "acao", "bloqueada"]
 
 
+def test_fold_removes_combining_marks_outside_the_latin_block_too():
+    from retrieval.text import fold
+
+    # U+0591 (Hebrew accent) and U+20D7 (combining arrow) are combining marks outside U+0300-U+036F.
+    assert fold("x\u0591y\u20d7 Ação “ª” ﬁ") == "xy acao “a” fi"
+    assert fold("e\u0301") == fold("é") == "e"
+
+
 def test_codes_whole_and_by_parts_and_negations_kept():
     assert tokenize("PX-7") == ["px-7", "px", "7"]
     assert tokenize("E-42, nunca sem exceto salvo caso quando se") == [
