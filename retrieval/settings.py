@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(30, ge=0, description="Words shared by consecutive subchunks.")
     embedding_model: str = Field("e5-small", description="'e5-small', 'use-m3', 'minilm' or a ST name/path.")
     bm25_engine: Literal["rank-bm25", "bm25s"] = "bm25s"  # measured: README "Benchmark"
+    hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
+                                "ef_search; its default is 100): higher gives recall for latency.")
     tenant_field: str = "tenant"
     max_question_chars: int = Field(2000, ge=1)
     allow_downloads: bool = False

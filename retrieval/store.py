@@ -66,21 +66,36 @@ def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
 class VectorStore:
     """Subchunk vectors of one corpus in one Chroma collection (cosine distance)."""
 
-    def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "") -> None:
+    def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "",
+                 ef_search: int | None = None) -> None:
+        """Open (or create) the collection; ``ef_search`` sets HNSW's query-time candidate list (Chroma's
+        default is 100; Malkov & Yashunin, 2018: a larger list raises recall and latency)."""
         self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
         self.name = collection_name(corpus_key, model_name, variant)
+        self.ef_search = ef_search
         self.collection = self._open()
         #: Chunk id → chunk of what :meth:`sync` stored: queries then read parents and metadata from memory
         #: instead of asking Chroma for them (half of an unfiltered query's time on the lab corpus).
         self.catalog: dict[str, Chunk] | None = None
 
     def _open(self) -> Any:
-        return self.client.get_or_create_collection(
+        collection = self.client.get_or_create_collection(
             self.name,
             metadata={"hnsw:space": "cosine", "embedding_model": self.model_name, "corpus": self.corpus_key,
                       "variant": self.variant},
             embedding_function=None,
         )
+        if self.ef_search is not None:
+            self.set_ef_search(self.ef_search, collection)
+        return collection
+
+    def set_ef_search(self, ef_search: int, collection: Any = None) -> None:
+        """Set HNSW's ``ef_search`` of the collection (stored with it; a no-op when already equal)."""
+        collection = collection if collection is not None else self.collection
+        current = ((collection.configuration or {}).get("hnsw") or {}).get("ef_search")
+        if current != ef_search:
+            collection.modify(configuration={"hnsw": {"ef_search": int(ef_search)}})
+        self.ef_search = ef_search
 
     def count(self) -> int:
         return self.collection.count()

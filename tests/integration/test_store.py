@@ -106,3 +106,15 @@ def test_query_reads_parents_from_the_catalog_like_chroma_metadata(lab_bench):
         (i.chunk_id, i.parent_id) for i in from_chroma.items]
     assert len(from_catalog.items) == 20
     assert {catalog[i.chunk_id].metadata["tenant"] for i in from_catalog.items} == {"lumen"}
+
+
+def test_hnsw_ef_search_setting_is_stored_with_the_collection(lab_bench, tmp_path):
+    import chromadb
+
+    from retrieval.store import VectorStore
+
+    client = chromadb.PersistentClient(str(tmp_path / "ef"))
+    store = VectorStore(client, "corpus-a", "e5-small", ef_search=37)
+    assert store.collection.configuration["hnsw"]["ef_search"] == 37
+    assert VectorStore(client, "corpus-a", "e5-small").collection.configuration["hnsw"]["ef_search"] == 37
+    assert VectorStore(client, "corpus-a", "e5-small", ef_search=100).collection.configuration["hnsw"]["ef_search"] == 100

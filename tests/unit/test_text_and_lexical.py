@@ -127,3 +127,22 @@ def test_both_engines_exact_sums_filters_and_ties(engine):
     assert [i.chunk_id for i in index.search("garantia estendida", Filters((("tenant", ("A",)),)), 2).items] == [
         "t1#0", "t2#0"]  # window cut after the tie-break, over all tied chunks
     assert index.search("garantia", Filters((("tenant", ("A",)), ("year", (1999,)))), 5).items == ()
+
+
+def test_bm25s_maxscore_pruning_keeps_the_exhaustive_ranking():
+    """Common terms' long postings are probed, not scanned, yet every window equals rank-bm25's."""
+    docs = [(f"d{i:02d}", f"garantia prazo {'troca defeito' if i % 13 == 0 else 'loja'} item{i % 7}",
+             {"tenant": "A", "year": 2020 + i % 3}) for i in range(40)]
+    chunks = _chunks(*docs)
+    exhaustive, pruned = LexicalIndex(chunks, "tenant", "rank-bm25"), LexicalIndex(chunks, "tenant", "bm25s")
+    for question in ("garantia prazo defeito", "garantia loja item3", "prazo troca", "garantia prazo"):
+        for window in (1, 2, 3, 10):
+            for flt in (Filters((("tenant", ("A",)),)), Filters((("tenant", ("A",)), ("year", (2021,))))):
+                ra, rb = exhaustive.search(question, flt, window).items, pruned.search(question, flt, window).items
+                assert [i.chunk_id for i in ra] == [i.chunk_id for i in rb], (question, window, flt)
+                assert [i.score for i in ra] == pytest.approx([i.score for i in rb], rel=1e-6)
+    engine = pruned._indexes["A"].engine
+    positions, _ = engine.top(tokenize("garantia prazo defeito"), 2)
+    assert positions.tolist() == [0, 13, 26, 39]  # only the "defeito" chunks were scored: 36 others pruned
+    positions, _ = engine.top(tokenize("garantia prazo"), 2)
+    assert len(positions) == 40  # common terms only: scored exhaustively
