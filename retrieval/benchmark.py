@@ -42,6 +42,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .errors import RetrievalError
 from .settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT, Settings
 
 STAGES = ("lexical", "embed_query", "dense", "fusion", "rerank", "dedup", "gate", "answer", "total")
@@ -555,7 +556,8 @@ def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None
                            "load_average_at_start": os.getloadavg()},
                "versions": {p: _version(p) for p in VERSIONED},
                "settings": {k: v for k, v in settings.public_dict().items()
-                            if k in {"embedding_model", "top_k", "overfetch", "bm25_engine", "chunk_tokens"}},
+                            if k in {"embedding_model", "top_k", "overfetch", "bm25_engine", "chunk_tokens", "hnsw_ef_search"}},
+               "tiers": {t: v.get("reranker_model", "none") for t, v in TIER_SETTINGS.items()},
                "seed": SEED, "quick": quick, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "corpora": []}
     for spec in specs:
@@ -573,9 +575,12 @@ def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None
     results["machine"]["load_average_at_end"] = os.getloadavg()
     _print(results)
     out = json_out or PROJECT_ROOT / "artifacts" / "bench" / ("bench-quick.json" if quick else "bench.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2), encoding="utf-8")
-    out.with_suffix(".md").write_text(markdown(results), encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=2), encoding="utf-8")
+        out.with_suffix(".md").write_text(markdown(results), encoding="utf-8")
+    except OSError as exc:  # the table is already printed above: say where it could not go
+        raise RetrievalError(f"cannot write the benchmark JSON to {out}: {exc.strerror or exc}") from exc
     print(f"\nwritten: {out} (and {out.with_suffix('.md').name}, the summary table in Markdown)")
     return results
 
@@ -651,7 +656,9 @@ def _print(results: dict[str, Any]) -> None:
                   f"{lc['ours_retrieval_p50']} vs {lc['langchain_retrieval_p50']} ms (×{lc['speedup_retrieval_p50']}); "
                   f"Jaccard@{lc['k']} of parent ids {lc['jaccard_at_k_mean']}; ours end to end (gate, answer) "
                   f"{lc['ours_end_to_end_p50']} ms")
-    print("\ncells: p50/p95 in ms; n/a = stage not run in that tier; non-model = share of total time outside model "
+    print(f"\ntier 'full' reranks with {TIER_SETTINGS['full']['reranker_model']} (the only offline reranker); "
+          f"'{DEFAULT_TIER}' is the default tier.")
+    print("cells: p50/p95 in ms; n/a = stage not run in that tier; non-model = share of total time outside model "
           "forward passes (query embedding, rerank). SYNTHETIC corpora time the machinery, not retrieval quality.")
 
 

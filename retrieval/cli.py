@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -306,15 +307,31 @@ def bench(
 
     settings = _settings(sets)
     overrides = dict(item.partition("=")[::2] for item in sets)
-    try:
-        size_list = [int(x.replace("_", "")) for x in sizes.split(",") if x.strip()] if sizes else None
-    except ValueError:
-        _fail(f"--sizes expects comma-separated integers, got '{sizes}'")
+    size_list = None
+    if sizes is not None:
+        try:
+            size_list = [int(x.strip().replace("_", "")) for x in sizes.split(",")]
+        except ValueError:
+            _fail(f"--sizes expects comma-separated integers, got '{sizes}'")
+        if not all(MIN_BENCH_SIZE <= n <= MAX_BENCH_SIZE for n in size_list):
+            _fail(f"--sizes: each size must be between {MIN_BENCH_SIZE:,} and {MAX_BENCH_SIZE:,} subchunks, "
+                  f"got '{sizes}'")
+    if json_out is not None:
+        if json_out.is_dir():
+            _fail(f"--json-out: {json_out} is a folder; give a file name")
+        try:  # a trial file in the target folder, so a bad path fails now rather than after the whole run
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            tempfile.NamedTemporaryFile(dir=json_out.parent, prefix=".bench-", suffix=".tmp").close()
+        except OSError as exc:
+            _fail(f"--json-out: cannot write {json_out} ({exc.strerror or exc.__class__.__name__})")
     try:
         run_benchmark(settings, quick=quick, json_out=json_out, sizes=size_list, langchain=langchain,
                       overrides={k.strip().lower(): v for k, v in overrides.items()})
     except RetrievalError as exc:
         _fail(str(exc))
+
+
+MIN_BENCH_SIZE, MAX_BENCH_SIZE = 100, 10_000_000
 
 
 def main() -> None:

@@ -103,3 +103,20 @@ def test_eval_json_schema(lab_bench, chroma_dir, tmp_path):
     written = {p.name for p in (tmp_path / "out").iterdir()}
     assert {"report.json", "comparison.csv", "decision.md", "bm25.run", "hybrid.run"} <= written
     assert "hybrid beats bm25 on paraphrases" in (tmp_path / "out" / "decision.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("sizes", ["0", "-10", "0,10", "", " ", "10,,20", "abc", "5"])
+def test_bench_rejects_bad_sizes_before_running(sizes):
+    result = run("bench", "--no-langchain", "--sizes", sizes, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: --sizes") and len(result.stderr.strip().splitlines()) == 1
+    assert "benchmarking" not in result.stderr
+
+
+def test_bench_rejects_an_unwritable_json_out_before_running(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    result = run("bench", "--quick", "--json-out", str(blocker / "sub" / "out.json"), timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: --json-out: cannot write")
+    assert "benchmarking" not in result.stderr
