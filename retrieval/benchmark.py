@@ -253,6 +253,12 @@ class HnswMemoryStore:
         return {cid: self.matrix[self.position[cid]] for cid in chunk_ids if cid in self.position}
 
 
+def _passage_matrix(embedder: Any, chunks: Sequence[Any], batch: int = 4096) -> np.ndarray:
+    """Passage vectors of every chunk, ``(len(chunks), dim)`` float32, embedded ``batch`` texts at a time."""
+    return np.vstack([embedder.embed_passages([c.indexed_text for c in chunks[i : i + batch]])
+                      for i in range(0, len(chunks), batch)])
+
+
 # -- one corpus (runs in its own process) -----------------------------------------------------------------
 def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]:
     from .corpus import load_questions
@@ -307,9 +313,7 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
         from .store import SyncReport
 
         lexical_s = time.perf_counter() - started
-        matrix = np.vstack([embedder.embed_passages([c.indexed_text for c in state.chunks[i : i + 4096]])
-                            for i in range(0, len(state.chunks), 4096)])
-        store = HnswMemoryStore(state.chunks, matrix)
+        store = HnswMemoryStore(state.chunks, _passage_matrix(embedder, state.chunks))
         state = replace(state, store=store, store_reason="ok",
                         sync=SyncReport(len(state.chunks), 0, 0, 0, False))
         bench.state, bench.embedder, bench.embedder_reason = state, embedder, "loaded"
@@ -416,8 +420,7 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
     if isinstance(state.store, HnswMemoryStore):
         matrix = state.store.matrix
     elif synthetic:
-        matrix = np.vstack([embedder.embed_passages([c.indexed_text for c in chunks[i : i + 4096]])
-                            for i in range(0, len(chunks), 4096)])
+        matrix = _passage_matrix(embedder, chunks)
     else:
         got = state.store.vectors([c.chunk_id for c in chunks])
         matrix = np.vstack([got[c.chunk_id] for c in chunks])

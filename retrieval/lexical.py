@@ -129,8 +129,7 @@ class _BM25S(_Engine):
         bounds = [float(self.upper[self.vocab[t]]) for t in terms]
         if sum(b - a for a, b in spans) > self.n_docs // 8 and window > 0:
             for split in range(1, len(terms)):
-                essential = self._score(spans[:split])
-                positions, scores = essential
+                positions, scores = self._score(spans[:split])
                 if allowed is not None:
                     keep = allowed[positions]
                     positions, scores = positions[keep], scores[keep]
@@ -139,8 +138,7 @@ class _BM25S(_Engine):
                 threshold = np.partition(scores, len(scores) - window)[len(scores) - window]
                 if sum(bounds[split:]) >= threshold * (1 - 1e-5):
                     continue  # an unseen chunk could still reach the window: score one more term fully
-                scores = scores.copy()
-                for a, b in spans[split:]:
+                for a, b in spans[split:]:  # scores is a fresh array: completed in place
                     postings = self.indices[a:b]
                     at = np.minimum(np.searchsorted(postings, positions), len(postings) - 1)
                     hit = postings[at] == positions
@@ -160,6 +158,7 @@ class _BM25S(_Engine):
         docs = np.concatenate([self.indices[a:b] for a, b in spans])
         terms = np.concatenate([self.data[a:b] for a, b in spans]).astype(np.float64)
         if len(docs) > self.n_docs // 8:
+            # Long postings (a term in many chunks): one dense accumulator beats sorting the postings.
             dense = np.bincount(docs, weights=terms, minlength=self.n_docs)
             positions = np.flatnonzero(dense)
             return positions, dense[positions] * (K1 + 1)
@@ -170,21 +169,7 @@ class _BM25S(_Engine):
         spans = [(self.indptr[self.vocab[t]], self.indptr[self.vocab[t] + 1]) for t in query if t in self.vocab]
         if not spans:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        if len(spans) == 1:
-            a, b = spans[0]
-            return self.indices[a:b].astype(np.int64), self.data[a:b].astype(np.float64) * (K1 + 1)
-        if sum(b - a for a, b in spans) > self.n_docs // 8:
-            # Long postings (a term in many chunks): one dense accumulator beats sorting the postings.
-            # Positions are unique within one posting list, so a fancy-indexed += adds each term once.
-            dense = np.zeros(self.n_docs, dtype=np.float64)
-            for a, b in spans:
-                dense[self.indices[a:b]] += self.data[a:b]
-            positions = np.flatnonzero(dense)
-            return positions, dense[positions] * (K1 + 1)
-        docs = np.concatenate([self.indices[a:b] for a, b in spans])
-        terms = np.concatenate([self.data[a:b] for a, b in spans]).astype(np.float64)
-        positions, inverse = np.unique(docs, return_inverse=True)
-        return positions.astype(np.int64), np.bincount(inverse, weights=terms) * (K1 + 1)
+        return self._score(spans)
 
     def contributions(self, positions: np.ndarray, query: list[str]) -> list[dict[str, float]]:
         out: list[dict[str, float]] = [{} for _ in range(len(positions))]
