@@ -1,7 +1,7 @@
 """Evaluation and diagnosis: the lab's method as a page (``streamlit run app.py``, then "Evaluation").
 
 Pick a labeled set and two or more configurations, write the expectation, run. The page lays out what
-:func:`retrieval.evaluate.evaluate_configs` returns: metrics with paired significance, per-group and
+:func:`retrieval.evaluation.evaluate_configs` returns: metrics with paired significance, per-group and
 per-question tables, the failure layer of every miss, the evidence check, a top-k sweep, what-if re-fusion
 on one question, manual rankings, and the exports of :mod:`retrieval.report`. Nothing is scored here.
 """
@@ -16,7 +16,7 @@ import streamlit as st
 
 from retrieval import report as rep
 from retrieval.errors import RetrievalError
-from retrieval.evaluate import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
+from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from ui import resources
@@ -280,8 +280,8 @@ st.caption("Retrieval top-k is how many chunks reach the answer; it is not a gen
 s1, s2 = st.columns([1, 3])
 sweep_config = s1.selectbox("Configuration", names, key="ev_sweep_config")
 if s2.button("Run the sweep (k = 1…20)"):
-    from retrieval.evaluate import select
-    from retrieval.sweep import run_sweep
+    from retrieval.evaluation import select_split as select
+    from retrieval.evaluation.sweep import run_sweep
 
     overrides = dict(configs[sweep_config]["settings"])
     overrides.pop("top_k", None)

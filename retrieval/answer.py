@@ -14,22 +14,24 @@ Citations never name a chunk that was not in the context; HyDE text is never par
 
 from __future__ import annotations
 
+import logging
 import math
 import re
-import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Sequence
 
 from .text import split_sentences, tokenize
 from .types import FinalItem
 
+log = logging.getLogger(__name__)
+
 ABSTENTION = "Não encontrei evidência suficiente no corpus para responder a esta pergunta."
 EXTRACTIVE_NOTE = "Resposta extrativa: frases copiadas dos trechos recuperados, sem geração de texto."
 
 
-@dataclass
+@dataclass(frozen=True)
 class Answer:
     text: str
     sentences: list[dict[str, Any]]
@@ -122,9 +124,7 @@ class LLMAnswerer:
                  "input_tokens": getattr(usage, "prompt_tokens", None) if usage else None,
                  "output_tokens": getattr(usage, "completion_tokens", None) if usage else None}
         if not text or "SEM_EVIDENCIA" in text:
-            answer = abstention(self.name, "the LLM found no support in the context")
-            answer.costs = costs
-            return answer
+            return replace(abstention(self.name, "the LLM found no support in the context"), costs=costs)
         dropped: list[str] = []
 
         def keep_valid(match: re.Match) -> str:
@@ -143,3 +143,30 @@ class LLMAnswerer:
                      for s in split_sentences(text)]
         citations = list(dict.fromkeys(c for s in sentences for c in s["citations"]))
         return Answer(text, sentences, citations, False, self.name, dropped, None, costs)
+
+
+def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answerer: Any = None,
+                 refusal_reason: str = "no chunk passed the gate") -> Answer:
+    """The answer stage: the given adapter, else the LLM when configured, else the extractive one.
+
+    An LLM that cannot be reached falls back to the extractive answer and says so in the note (the
+    retrieval is never lost). With no final chunk, the answer abstains with ``refusal_reason``.
+    """
+    if answerer is None and settings.llm_configured:
+        try:
+            answerer = LLMAnswerer(settings.llm_base_url, settings.llm_model,
+                                   settings.llm_api_key.get_secret_value() if settings.llm_api_key else None)
+        except Exception as exc:  # noqa: BLE001 - fall back, say why
+            log.warning("LLM adapter unavailable: %s", exc.__class__.__name__)
+            answerer = None
+    answerer = answerer or ExtractiveAnswerer()
+    if not final:
+        return abstention(answerer.name, refusal_reason)
+    try:
+        return answerer.answer(question, final)
+    except Exception as exc:  # noqa: BLE001 - an LLM failure must not lose the retrieval
+        fallback = ExtractiveAnswerer().answer(question, final)
+        return replace(fallback,
+                       note=f"{answerer.name} failed ({exc.__class__.__name__}); extractive fallback. "
+                            + (fallback.note or ""),
+                       costs={"llm_calls": 1, "input_tokens": None, "output_tokens": None})

@@ -192,7 +192,7 @@ def eval_(
     _setup_logging()
     settings = _settings(sets, transforms=transform or None, mmr_lambda=mmr)
     from .corpus import load_questions
-    from .evaluate import TqdmProgress, bench_factory, evaluate_configs, resolve_configs
+    from .evaluation import TqdmProgress, bench_factory, evaluate_configs, resolve_configs
 
     try:
         ks = [int(x) for x in k.split(",") if x.strip()]
@@ -227,6 +227,13 @@ def eval_(
     if json_:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
+    _print_report(report, split)
+    if written:
+        typer.echo(f"\nwrote {len(written)} files to {out}")
+
+
+def _print_report(report: dict[str, Any], split: str) -> None:
+    """The evaluation report as text: metrics per config and group, comparisons, layers, evidence check."""
     from .report import p_text
 
     kmax = report["k"][-1]
@@ -263,8 +270,6 @@ def eval_(
         typer.echo(f"observed: {line}")
     if report.get("hypothesis"):
         typer.echo(f"hypothesis: {report['hypothesis']}")
-    if written:
-        typer.echo(f"\nwrote {len(written)} files to {out}")
 
 
 @app.command()
@@ -277,7 +282,7 @@ def calibrate(
     _setup_logging()
     settings = _settings(sets)
     from .corpus import load_questions
-    from .evaluate import calibrate_gate
+    from .evaluation import calibrate_gate
     from .settings import LAB_QUESTIONS
 
     try:
@@ -303,7 +308,7 @@ def bench(
     """Per-stage latency (p50/p95) per tier, index build, HNSW recall, LangChain comparison and peak memory
     per corpus (each in its own process); prints a table and writes JSON."""
     _setup_logging()
-    from .benchmark import run_benchmark
+    from bench.run import run_benchmark
 
     settings = _settings(sets)
     overrides = dict(item.partition("=")[::2] for item in sets)

@@ -19,3 +19,7 @@ class CorpusError(RetrievalError):
 
 class InvalidFilter(RetrievalError):
     """A filter names a field the corpus does not have, or a value of the wrong type."""
+
+
+class SettingsError(RetrievalError):
+    """A setting that cannot take effect where it was given (e.g. an index-level setting on a request)."""

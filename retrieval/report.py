@@ -1,4 +1,4 @@
-"""Exports of an evaluation report (the dict :func:`retrieval.evaluate.evaluate_configs` returns).
+"""Exports of an evaluation report (the dict :func:`retrieval.evaluation.evaluate_configs` returns).
 
 Pure functions returning text: the comparison as CSV and JSON, the per-question table as CSV, a TREC run
 file per configuration (``qid Q0 docno rank score run``, the format ``trec_eval`` reads), and a Markdown
@@ -240,10 +240,26 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
         out.append(f"- `{name}` (tier `{c['tier']}`): settings {json.dumps(c['settings'], ensure_ascii=False)}")
     if len(names) == 1:
         out.append("- none: a single configuration was evaluated.")
+    by_key = {(c["candidate"], c["metric"]): c for c in report["comparisons"]}
+    out += _observed_section(report, names, baseline, headline, by_key)
+    out += _failures_section(names, headline, by_key, kmax)
+    out += _layers_section(report, names)
+    out += _cost_section(configs, names)
+    out += ["## Decision", "",
+            f"Provisional choice: **`{decision['choice']}`** — {decision['why']}. It holds for this corpus, this "
+            "question set and these settings only; adopt it where the cost above is acceptable.",
+            "", "## Next hypothesis (not tested in this run)", "", f"- {_next_hypothesis(report, decision['choice'])}", ""]
+    return "\n".join(out)
+
+
+def _observed_section(report: Mapping[str, Any], names: list[str], baseline: str, headline: list[str],
+                      by_key: Mapping[tuple[str, str], Any]) -> list[str]:
+    """The observed effect: the headline table with p-values, per split, the observations, per group."""
+    configs = report["configs"]
+    out: list[str] = []
     out += ["", "## Observed effect", "",
             f"Paired Fisher randomization test (ranx) against `{baseline}`; p < 0.05 marked *.", "",
             "| config | " + " | ".join(headline) + " |", "|---" * (len(headline) + 1) + "|"]
-    by_key = {(c["candidate"], c["metric"]): c for c in report["comparisons"]}
     for name in names:
         cells = []
         for m in headline:
@@ -282,6 +298,13 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
                 bg = c["by_group"].get(g)
                 cells.append("—" if not bg else f"{bg['delta']:+.4f} ({len(bg['improved'])}/{len(bg['worsened'])})")
             out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return out
+
+
+def _failures_section(names: list[str], headline: list[str], by_key: Mapping[tuple[str, str], Any],
+                      kmax: int) -> list[str]:
+    """New failures against the baseline: worsened questions and lost relevant documents."""
+    out: list[str] = []
     out += ["", "## New failures", ""]
     any_failure = False
     for name in names[1:]:
@@ -300,6 +323,13 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
                        f"{len(c['lost_relevant'])} questions{flag}: {shown}" + (" …" if len(c["lost_relevant"]) > 10 else ""))
     if not any_failure:
         out.append("- none against the baseline.")
+    return out
+
+
+def _layers_section(report: Mapping[str, Any], names: list[str]) -> list[str]:
+    """Failure layers per config and the evidence check."""
+    configs = report["configs"]
+    out: list[str] = []
     out += ["", "## Failure layers", "", "| config | ok | coverage | ordering | generation | stages |",
             "|---|---|---|---|---|---|"]
     for name in names:
@@ -315,6 +345,12 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
                 f"search can fix), {len(ev['not_in_parent'])} are not in the relevant parent."]
         for c in ev["cut"][:10]:
             out.append(f"- cut: `{c['id']}` in `{c['parent']}`: “{c['span'][:120]}”")
+    return out
+
+
+def _cost_section(configs: Mapping[str, Any], names: list[str]) -> list[str]:
+    """Cost and latency per config, and how to read them."""
+    out: list[str] = []
     out += ["", "## Cost and latency", "",
             "| config | wall time (s) | alone, estimated (s) | per question p50 / p95 (ms) | rerank p50 (ms) | "
             "LLM calls | tokens in / out | generator lists reused (saved s) |", "|---|---|---|---|---|---|---|---|"]
@@ -332,12 +368,9 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
     out += ["", "Wall time is the time spent in each configuration's requests (the configurations answer each "
             "question in turn). Configurations after the first reuse the query vector and the generator lists "
             "already computed for the same question, so \"alone, estimated\" adds back the time they saved. "
-            "Costs of external services that were not called are 0; a cost that was not measured is shown as —.",
-            "", "## Decision", "",
-            f"Provisional choice: **`{decision['choice']}`** — {decision['why']}. It holds for this corpus, this "
-            "question set and these settings only; adopt it where the cost above is acceptable.",
-            "", "## Next hypothesis (not tested in this run)", "", f"- {_next_hypothesis(report, decision['choice'])}", ""]
-    return "\n".join(out)
+            "Costs of external services that were not called are 0; a cost that was not measured is shown as —."
+            ""]
+    return out
 
 
 def write_outputs(report: Mapping[str, Any], out_dir: str | Path) -> list[Path]:

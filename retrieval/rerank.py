@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Protocol, Sequence
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 
 from .embedders import load_embedder, offline_hub_env
+from .types import RankedList, ScoredItem
 
 log = logging.getLogger(__name__)
 
@@ -69,22 +71,46 @@ class BiEncoderReranker:
         return (p @ q).astype(np.float64)
 
 
+@dataclass(frozen=True)
+class RerankerSpec:
+    """``RETRIEVAL_RERANKER_MODEL`` parsed once: ``kind`` is ``none``, ``bi-encoder`` or ``cross-encoder``;
+    ``name`` the model (an embedding model for ``bi-encoder:<model>``, a CrossEncoder name or path)."""
+
+    kind: str
+    name: str
+    text: str
+
+    @classmethod
+    def parse(cls, text: str | None) -> "RerankerSpec":
+        spec = (text or "").strip()
+        if spec.lower() in {"", "none", "off"}:
+            return cls("none", "", spec)
+        if spec.startswith("bi-encoder:"):
+            return cls("bi-encoder", spec.split(":", 1)[1], spec)
+        return cls("cross-encoder", spec, spec)
+
+    @property
+    def configured(self) -> bool:
+        return self.kind != "none"
+
+
 def load_reranker(spec: str, allow_downloads: bool = False) -> tuple[Reranker | None, str]:
     """Load the reranker named by ``RETRIEVAL_RERANKER_MODEL``.
 
     Args:
         spec: ``"none"`` / ``""`` (no reranker), ``"bi-encoder:<embedding model>"``, or a CrossEncoder name
-            or local path.
+            or local path (parsed by :meth:`RerankerSpec.parse`).
         allow_downloads: when false, only local files or the local Hugging Face cache are read.
 
     Returns:
         ``(reranker, "loaded")`` or ``(None, reason)``; never raises.
     """
-    spec = (spec or "").strip()
-    if spec.lower() in {"", "none", "off"}:
+    parsed = RerankerSpec.parse(spec)
+    spec = parsed.text
+    if not parsed.configured:
         return None, "no reranker configured (RETRIEVAL_RERANKER_MODEL=none)"
-    if spec.startswith("bi-encoder:"):
-        embedder, reason = load_embedder(spec.split(":", 1)[1], allow_downloads)
+    if parsed.kind == "bi-encoder":
+        embedder, reason = load_embedder(parsed.name, allow_downloads)
         if embedder is None:
             return None, f"reranker '{spec}' could not load: {reason}"
         return BiEncoderReranker(spec, embedder), "loaded"
@@ -101,3 +127,24 @@ def load_reranker(spec: str, allow_downloads: bool = False) -> tuple[Reranker | 
         reason = f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
         log.warning(reason)
         return None, reason
+
+
+def rerank(reranker: Reranker, question: str, fused: RankedList, texts: Mapping[str, str],
+           max_input: int) -> RankedList:
+    """Rerank the first ``max_input`` fused candidates; items keep their ``fused_rank``.
+
+    Ties keep the fused order. The list's score kind is the reranker's.
+
+    Raises:
+        ValueError: the reranker returned a wrong number of scores or a non-finite score.
+    """
+    candidates = fused.items[:max_input]
+    if not candidates:
+        return RankedList("reranked", reranker.score_kind, ())
+    scores = reranker.score(question, [texts[i.chunk_id] for i in candidates])
+    if len(scores) != len(candidates) or not np.all(np.isfinite(scores)):
+        raise ValueError("the reranker returned a wrong number of scores or non-finite scores")
+    order = sorted(range(len(candidates)), key=lambda j: (-scores[j], candidates[j].rank))
+    items = tuple(ScoredItem(candidates[j].chunk_id, candidates[j].parent_id, rank, float(scores[j]),
+                             fused_rank=candidates[j].rank) for rank, j in enumerate(order, start=1))
+    return RankedList("reranked", reranker.score_kind, items)

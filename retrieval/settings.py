@@ -17,6 +17,12 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LAB_CORPUS = PROJECT_ROOT / "data" / "lab" / "corpus.jsonl"
 LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
 
+#: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched): they
+#: live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
+#: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
+INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "bm25_engine",
+                  "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads")
+
 
 class Settings(BaseSettings):
     """Validated configuration of the whole pipeline.
@@ -130,6 +136,21 @@ class Settings(BaseSettings):
         data = self.model_dump()
         data.update(overrides)
         return type(self).model_validate(data)
+
+    def index_settings(self) -> dict[str, object]:
+        """The index-level settings (:data:`INDEX_SETTINGS`) as JSON-safe values, the store path resolved."""
+        data = self.model_dump(mode="json", include=set(INDEX_SETTINGS))
+        data["chroma_path"] = str(Path(data["chroma_path"]).resolve())
+        return data
+
+    def index_key(self) -> tuple[tuple[str, object], ...]:
+        """The one cache key of an index: ``((name, value), …)`` over :data:`INDEX_SETTINGS`, sorted."""
+        return tuple(sorted(self.index_settings().items()))
+
+    def request_conflicts(self, index: "Settings") -> list[str]:
+        """Index-level settings whose value differs from those of the loaded ``index`` (names, sorted)."""
+        mine, theirs = self.index_settings(), index.index_settings()
+        return sorted(name for name in INDEX_SETTINGS if mine[name] != theirs[name])
 
     def public_dict(self) -> dict[str, object]:
         """Settings as JSON-safe values, without the API key (never written to traces or logs)."""

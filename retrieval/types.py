@@ -1,4 +1,4 @@
-"""Frozen data types passed between stages. Stages return new objects; nothing is mutated in place."""
+"""Frozen data types passed between stages. Stages return new objects instead of changing their inputs."""
 
 from __future__ import annotations
 
@@ -87,15 +87,67 @@ class RankedList:
     score_kind: str
     items: tuple[ScoredItem, ...] = ()
     note: str | None = None
+    #: The list did not run (the tier skipped it, or its search failed): why. Its items are empty.
+    skipped: str | None = None
+    #: The list ran but the fusion leaves it out (e.g. a decomposed question fuses its parts): why.
+    unfused: str | None = None
+
+    @property
+    def fusable(self) -> bool:
+        """The list ran and the fusion takes it."""
+        return self.skipped is None and self.unfused is None
+
+    @property
+    def status(self) -> str | None:
+        """The line the trace shows under ``note``: why the list is empty, partial or left out."""
+        if self.skipped is not None:
+            return f"skipped: {self.skipped}"
+        if self.unfused is not None:
+            return f"searched but not fused: {self.unfused}"
+        return self.note
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"score_kind": self.score_kind, "items": [i.to_dict() for i in self.items]}
-        if self.note:
-            data["note"] = self.note
+        if self.status:
+            data["note"] = self.status
         return data
 
     def chunk_ids(self) -> list[str]:
         return [item.chunk_id for item in self.items]
+
+
+@dataclass(frozen=True)
+class RankerKey:
+    """The identity of one generator list in the fusion: which side ran which query.
+
+    Prints as the ranker names of the trace: ``bm25``, ``dense``, ``bm25:rewrite``, ``dense:multi_query#2``,
+    ``bm25:decompose#1``, ``dense:hop1:PX-7``.
+
+    Attributes:
+        side: ``bm25`` (lexical) or ``dense``.
+        kind: the query's kind (``original`` or a transform name).
+        variant: the number of the query when a transform gave several (1-based), else ``None``.
+        hop: multi-hop only, the hop number (1-based).
+        code: multi-hop only, the code that hop searched.
+    """
+
+    side: str
+    kind: str = "original"
+    variant: int | None = None
+    hop: int | None = None
+    code: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "original":
+            return self.side
+        if self.kind == "multi_hop":
+            return f"{self.side}:hop{self.hop}:{self.code}"
+        return f"{self.side}:{self.kind}" + (f"#{self.variant}" if self.variant is not None else "")
+
+    @property
+    def query_part(self) -> tuple[str, int | None]:
+        """``(kind, variant)``: the keys of both sides of one query share it."""
+        return self.kind, self.variant
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -19,21 +18,14 @@ from retrieval.pipeline import Workbench
 from retrieval.settings import Settings
 from retrieval.types import Question
 
-#: Settings that shape an index (chunking, store, tokenizer field); the Workbench cache key carries them.
-INDEX_FIELDS = ("embedding_model", "chroma_path", "chroma_host", "chunk_tokens", "chunk_overlap",
-                "bm25_engine", "tenant_field", "allow_downloads")
-
-
 def base_settings() -> Settings:
     """Settings read from the environment (and ``.env``). Cheap; read once per script run."""
     return Settings()
 
 
 def index_key(settings: Settings) -> str:
-    """A JSON key of the settings that shape the index (resolved store path)."""
-    data = settings.model_dump(mode="json", include=set(INDEX_FIELDS))
-    data["chroma_path"] = str(Path(data["chroma_path"]).resolve())
-    return json.dumps(data, sort_keys=True)
+    """A JSON key of the settings that shape the index (``Settings.index_settings``, store path resolved)."""
+    return json.dumps(settings.index_settings(), sort_keys=True)
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…")

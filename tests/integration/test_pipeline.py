@@ -12,6 +12,7 @@ import pytest
 from retrieval.errors import CorpusError, InvalidQuestion, TenantRequired
 from retrieval.lexical import LexicalIndex
 from retrieval.pipeline import Workbench
+from retrieval.select import dedup
 
 pytestmark = pytest.mark.integration
 
@@ -142,7 +143,7 @@ def test_bi_encoder_reranker_is_labelled_bi_encoder(lab_bench):
     assert trace.reranked.score_kind == "cosine (bi-encoder rescoring)"
     assert len(trace.reranked.items) == min(8, len(trace.fused.items))
     assert {i.fused_rank for i in trace.reranked.items} == set(range(1, len(trace.reranked.items) + 1))
-    fused_top = [i.parent_id for i in Workbench._dedup(trace.fused, "parent")[:5]]
+    fused_top = [i.parent_id for i in dedup(trace.fused.items, "parent")[:5]]
     final = {f.parent_id for f in trace.final}
     assert [x["parent_id"] for x in trace.lost_by_reranker] == [p for p in fused_top if p not in final] or \
         trace.tier == "refusal"
@@ -225,7 +226,7 @@ def test_gate_cosines_equal_stored_vectors_for_dense_and_lexical_finds(lab_bench
         seen_lexical_only |= any(f.chunk_id not in dense_ids for f in trace.final)
         if not trace.final:
             continue
-        q_vec = lab_bench._embed_query(q.question)
+        q_vec = lab_bench.encoder.query(q.question)[0]
         stored = lab_bench.state.store.vectors([f.chunk_id for f in trace.final])
         for f in trace.final:
             assert f.similarity == pytest.approx(float(np.dot(stored[f.chunk_id], q_vec)), abs=1e-5)

@@ -92,7 +92,7 @@ def test_query_reads_parents_from_the_catalog_like_chroma_metadata(lab_bench):
     from retrieval.filters import Filters
 
     store = lab_bench.state.store
-    vector = lab_bench._embed_query("Como devolver um produto com defeito?")
+    vector = lab_bench.encoder.query("Como devolver um produto com defeito?")[0]
     tenant = Filters((("tenant", ("lumen",)),))
     catalog = store.catalog
     assert catalog is not None and len(catalog) == len(lab_bench.state.chunks)

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from retrieval.benchmark import SyntheticEmbedder, markdown, synthetic_corpus, synthetic_questions
+from bench.run import markdown
+from bench.synthetic import SyntheticEmbedder, synthetic_corpus, synthetic_questions
 
 
 class _Real:

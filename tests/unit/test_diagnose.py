@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval.answer import Answer, abstention
-from retrieval.evaluate import diagnose
+from retrieval.evaluation import diagnose
 from retrieval.fusion import rrf
 from retrieval.pipeline import Trace
 from retrieval.types import FinalItem, Question, RankedList, ScoredItem

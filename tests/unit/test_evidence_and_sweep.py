@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from retrieval.corpus import chunk_documents
-from retrieval.evaluate import evidence_check
-from retrieval.sweep import SweepItem, jaccard, redundancy_flags, sweep_points
+from retrieval.evaluation import evidence_check
+from retrieval.evaluation.sweep import SweepItem, jaccard, redundancy_flags, sweep_points
 from retrieval.types import Document, Question
 
 

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from retrieval.evaluate import Config, _scores, compare, split_of
+from retrieval.evaluation import Config, compare, split_of
+from retrieval.evaluation import scores as _scores
 from retrieval.types import Question
 
 
@@ -75,7 +76,7 @@ def test_hit_rate_precision_and_mrr_cut_at_k():
 
 
 def test_abstention_accuracy_counts_both_sides():
-    from retrieval.evaluate import _aggregate
+    from retrieval.evaluation import aggregate as _aggregate
 
     rows = [{"id": "u1", "relevant": [], "abstained": True}, {"id": "u2", "relevant": [], "abstained": False},
             {"id": "a1", "relevant": ["d"], "abstained": False}, {"id": "a2", "relevant": ["d"], "abstained": True}]

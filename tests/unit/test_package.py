@@ -12,7 +12,7 @@ from _paths import ROOT
 
 
 def test_import_does_not_load_torch_chromadb_or_streamlit():
-    code = ("import sys, retrieval, retrieval.pipeline, retrieval.cli, retrieval.evaluate, retrieval.views; "
+    code = ("import sys, retrieval, retrieval.pipeline, retrieval.cli, retrieval.evaluation, retrieval.views; "
             "print(sorted(m for m in ('torch', 'chromadb', 'streamlit', 'sentence_transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

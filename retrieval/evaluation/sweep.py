@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .text import tokenize
+from ..text import tokenize
 
 COSINE_RULE = "cosine of stored vectors ≥ {threshold}"
 JACCARD_RULE = "token Jaccard ≥ {threshold}"
@@ -104,16 +104,13 @@ def run_sweep(bench: Any, questions: Sequence[Any], settings: Any, max_k: int = 
         ``{"max_k", "dedup", "near_duplicate", "questions", "points"}``; ``near_duplicate`` names the rule
         (cosine of stored vectors when the store holds them, else token Jaccard).
     """
-    from .pipeline import Workbench
-
     s = settings.with_overrides(top_k=max_k, dedup="chunk")
     state = bench.state
     lists: dict[str, list[SweepItem]] = {}
     used_cosine = False
     for q in questions:
         trace = bench.ask(q.question, q.filters, settings=s)
-        source = trace.reranked if trace.reranked.items else trace.fused
-        top = Workbench._dedup(source, "chunk")[:max_k]
+        top = trace.selected  # the list the pipeline kept (MMR included), chunk-level
         vectors = state.store.vectors([i.chunk_id for i in top]) if state.store is not None else {}
         used_cosine = used_cosine or bool(vectors)
         items = []

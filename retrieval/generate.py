@@ -1,0 +1,120 @@
+"""The generators: for one query text, the BM25 window and the dense window (filters inside both).
+
+:class:`QueryEncoder` embeds query texts through a small LRU cache (an A/B or a re-run of the same
+question re-embeds nothing; whether the vector came from the cache is reported). :func:`generate` runs
+both sides for one text; a side the tier skips, or whose search fails, comes back with ``skipped`` set.
+An optional :class:`~retrieval.listcache.ListCache` is passed in per call (the evaluation shares lists
+between configurations that differ only after the generators); it is never stored on a shared object.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .embedders import Embedder
+from .filters import Filters
+from .index import IndexState
+from .listcache import ListCache
+from .trace import StageTimer
+from .types import RankedList
+
+log = logging.getLogger(__name__)
+
+
+class QueryEncoder:
+    """Query (and HyDE passage) vectors from one embedder, with an LRU cache of query vectors.
+
+    Args:
+        embedder: the loaded embedder.
+        cache_size: query vectors kept.
+    """
+
+    def __init__(self, embedder: Embedder, cache_size: int = 256) -> None:
+        self.embedder = embedder
+        self.cache_size = cache_size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def query(self, text: str) -> tuple[np.ndarray, bool]:
+        """``(unit vector, came from the cache)``."""
+        with self._lock:
+            if text in self._vectors:
+                self._vectors.move_to_end(text)
+                return self._vectors[text], True
+            vector = self.embedder.embed_queries([text])[0]
+            self._vectors[text] = vector
+            if len(self._vectors) > self.cache_size:
+                self._vectors.popitem(last=False)
+            return vector, False
+
+    def passage(self, text: str) -> np.ndarray:
+        """A passage vector (HyDE's hypothetical answer is embedded as a passage); not cached."""
+        with self._lock:
+            return self.embedder.embed_passages([text])[0]
+
+    def clear(self) -> None:
+        """Forget the cached query vectors (so the next request pays its embedding)."""
+        with self._lock:
+            self._vectors.clear()
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The two windows of one query text, and its query vector (``None`` when dense did not run)."""
+
+    lexical: RankedList
+    dense: RankedList
+    vector: np.ndarray | None
+    vector_cached: bool | None
+    #: The dense search ran and failed (the request drops to ``lexical_only``): why.
+    dense_error: str | None = None
+
+
+def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Filters, window: int, tier: str,
+             reason: str, *, lists: ListCache | None = None, timer: StageTimer | None = None,
+             hyde: bool = False) -> Generated:
+    """The lexical and dense windows for one query text (filters applied inside both generators).
+
+    Args:
+        tier: the planned tier: ``dense_only`` skips BM25, ``lexical_only`` skips dense (``reason`` says why).
+        lists: a shared list cache, or ``None``.
+        timer: times ``lexical``, ``embed_query`` and ``dense`` (the original query only).
+        hyde: ``text`` is a hypothetical answer: dense only, embedded as a passage.
+    """
+    timed: Callable[[str], Any] = timer.stage if timer is not None else (lambda name: nullcontext())
+
+    def shared(key: tuple, run: Callable[[], RankedList]) -> RankedList:
+        return lists.get_or_run(key, run) if lists is not None else run()
+
+    if tier == "dense_only" or hyde:
+        lexical = RankedList("lexical", "bm25", (), skipped=reason if not hyde else "HyDE is dense only")
+        if timer is not None:
+            timer.skip("lexical")
+    else:
+        with timed("lexical"):
+            lexical = shared(("lexical", state.index_id, text, flt, window),
+                             lambda: state.lexical.search(text, flt, window))
+    vector, cached = None, None
+    if tier == "lexical_only":
+        dense = RankedList("dense", "cosine", (), skipped=reason)
+        if timer is not None:
+            timer.skip("embed_query", "dense")
+        return Generated(lexical, dense, None, None)
+    with timed("embed_query"):
+        vector, cached = (encoder.passage(text), False) if hyde else encoder.query(text)
+    with timed("dense"):
+        try:
+            dense = shared(("dense", state.index_id, text, hyde, flt, window),
+                           lambda: state.store.query(vector, flt, window))
+        except Exception as exc:  # noqa: BLE001 - the request carries on one tier down, saying why
+            why = f"dense search failed: {exc.__class__.__name__}: {str(exc)[:200]}"
+            log.warning(why)
+            return Generated(lexical, RankedList("dense", "cosine", (), skipped=why), None, cached, why)
+    return Generated(lexical, dense, vector, cached)

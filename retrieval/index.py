@@ -1,0 +1,109 @@
+"""Building an index: read and chunk a corpus, build its BM25 indexes, sync its vector store.
+
+:func:`build_index` returns a frozen :class:`IndexState`; the caller makes it current only once it is
+complete, so a failed load leaves the previous index usable. A vector store that cannot be opened or
+synced is not an error: the state records why (the request then runs ``lexical_only``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .corpus import chunk_documents, load_corpus
+from .embedders import Embedder
+from .filters import field_types
+from .lexical import LexicalIndex
+from .settings import LAB_CORPUS, Settings
+from .store import SyncReport, VectorStore, index_variant
+from .types import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """One loaded corpus: documents, chunks, BM25 indexes and the vector store (or why it is missing)."""
+
+    corpus_path: Path
+    documents: tuple[Document, ...]
+    chunks: tuple[Chunk, ...]
+    chunk_by_id: Mapping[str, Chunk]
+    lexical: LexicalIndex
+    field_types: Mapping[str, set[type]]
+    store: VectorStore | None
+    store_reason: str
+    sync: SyncReport | None
+    index_id: str
+    load_ms: float
+
+    @cached_property
+    def tenants(self) -> list[Any]:
+        """Tenant values present in the corpus, sorted (computed once per loaded corpus: O(chunks))."""
+        return sorted({c.metadata.get(self.lexical.tenant_field) for c in self.chunks} - {None}, key=str)
+
+    @cached_property
+    def _filter_values(self) -> dict[str, tuple[Any, ...]]:
+        values: dict[str, set[Any]] = {}
+        for c in self.chunks:
+            for k, v in c.metadata.items():
+                values.setdefault(k, set()).add(v)
+        return {k: tuple(sorted(v, key=str)) for k, v in values.items()}
+
+    def filter_values(self) -> dict[str, list[Any]]:
+        """Each metadata field and its values (sorted), for filter pickers (computed once per corpus)."""
+        return {k: list(v) for k, v in self._filter_values.items()}
+
+
+def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
+                embedder_reason: str, client: Callable[[], tuple[Any, str]], lock: threading.RLock,
+                progress: bool = True, on_progress: Callable[[int, int], None] | None = None) -> IndexState:
+    """Read, chunk and index a corpus (BM25 rebuilt, vectors synced).
+
+    Args:
+        settings: the index-level settings are read (chunking, contextual, engine, model, HNSW).
+        corpus_path: the corpus (default: the lab corpus).
+        embedder: the loaded embedder, or ``None`` (then no vector store: ``embedder_reason`` says why).
+        client: returns ``(vector store client or None, reason)``.
+        lock: held while the store is synced (one writer per process).
+        on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
+
+    Raises:
+        CorpusError: the corpus cannot be read.
+    """
+    started = time.perf_counter()
+    path = Path(corpus_path or LAB_CORPUS).resolve()
+    docs = load_corpus(path)
+    s = settings
+    chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
+    lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
+    store, reason, report = None, "no embedder: " + embedder_reason, None
+    if embedder is not None:
+        store_client, client_reason = client()
+        if store_client is None:
+            reason = client_reason
+        else:
+            try:
+                with lock:
+                    store = VectorStore(store_client, str(path), embedder.name,
+                                        index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual),
+                                        ef_search=s.hnsw_ef_search)
+                    report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32),
+                                        progress, on_progress)
+                reason = "ok"
+            except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
+                store, reason = None, f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
+                log.warning(reason)
+    digest = hashlib.sha1()
+    for chunk in chunks:
+        digest.update(chunk.content_hash.encode())
+    digest.update(str(embedder.name if embedder else None).encode())
+    return IndexState(path, tuple(docs), tuple(chunks), {c.chunk_id: c for c in chunks}, lexical,
+                      field_types(chunks), store, reason, report, digest.hexdigest()[:16],
+                      (time.perf_counter() - started) * 1000)

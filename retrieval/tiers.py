@@ -1,0 +1,44 @@
+"""Planning the degradation tier of a request before anything is searched (DESIGN.md, "Degradation tiers").
+
+``refusal`` is decided later, by the gate; a dense search that fails mid-request drops to
+``lexical_only`` there too. Every tier comes with the reason that chose it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .filters import Filters
+from .index import IndexState
+from .settings import Settings
+
+#: The five tiers, best first.
+TIERS = ("full", "rrf_only", "dense_only", "lexical_only", "refusal")
+
+
+def plan_tier(state: IndexState, flt: Filters, s: Settings, embedder_ok: bool, embedder_reason: str,
+              reranker: Callable[[str], tuple[Any, str]]) -> tuple[str, str]:
+    """``(tier, reason)`` for a request.
+
+    Args:
+        embedder_ok: an embedder is loaded (``embedder_reason`` says why not).
+        reranker: ``spec → (reranker or None, reason)``, loading on first use.
+    """
+    if not s.dense_enabled:
+        return "lexical_only", "dense side switched off (RETRIEVAL_DENSE_ENABLED=false)"
+    if not (embedder_ok and state.store is not None):
+        why = embedder_reason if not embedder_ok else state.store_reason
+        if not s.hybrid_enabled:
+            return "lexical_only", f"dense-only requested, but the dense side is unavailable ({why})"
+        return "lexical_only", why
+    if not s.hybrid_enabled:
+        return "dense_only", "hybrid switched off (RETRIEVAL_HYBRID_ENABLED=false / dense-only toggle)"
+    tenants = flt.get(s.tenant_field)
+    size = sum(state.lexical.size(t) for t in tenants) if tenants else sum(
+        state.lexical.size(t) for t in [None, *state.tenants])
+    if size == 0:
+        return "dense_only", "the BM25 index is empty for this request"
+    loaded, why = reranker(s.reranker_model)
+    if loaded is None:
+        return "rrf_only", why
+    return "full", f"reranker '{loaded.name}' ({loaded.kind}) loaded"

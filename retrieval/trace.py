@@ -1,0 +1,120 @@
+"""The trace of one request (the JSON contract of DESIGN.md) and the timer that fills its ``timings_ms``.
+
+Every stage writes into one :class:`Trace`; the app, the CLI and the evaluation read it and never
+recompute a stage. Field names are the contract: fields may be added, never renamed.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .answer import Answer
+from .types import FinalItem, Query, RankedList, ScoredItem
+
+SCHEMA_VERSION = "1.0"
+
+
+def _tracer() -> Any:
+    from opentelemetry import trace
+
+    return trace.get_tracer("retrieval")
+
+
+class StageTimer:
+    """Times named stages in milliseconds, each inside an OpenTelemetry span ``retrieval.<name>``.
+
+    A stage that did not run is recorded as ``None`` (never 0): see :meth:`skip`.
+    """
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.timings: dict[str, float | None] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[Any]:
+        start = time.perf_counter()
+        with _tracer().start_as_current_span(f"retrieval.{name}") as span:
+            yield span
+        self.timings[name] = round((time.perf_counter() - start) * 1000, 3)
+
+    def skip(self, *names: str) -> None:
+        for name in names:
+            self.timings[name] = None
+
+    def finish(self) -> dict[str, float | None]:
+        """The timings with ``total`` (the whole request) and ``other`` (what no named stage holds)."""
+        total = (time.perf_counter() - self.started) * 1000
+        named = sum(v for k, v in self.timings.items() if isinstance(v, (int, float)) and k in TOP_LEVEL_STAGES)
+        self.timings["other"] = round(max(0.0, total - named), 3)
+        self.timings["total"] = round(total, 3)
+        return dict(self.timings)
+
+
+#: Stages that do not overlap one another (``other`` = total minus their sum). The variant queries' searches
+#: are inside ``transforms`` (and the hops' inside ``multi_hop``); ``plan`` holds loading the reranker.
+TOP_LEVEL_STAGES = frozenset({"validate", "plan", "lexical", "embed_query", "dense", "transforms", "fusion",
+                              "multi_hop", "rerank", "dedup", "gate", "answer"})
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one request did. ``to_dict()`` gives the trace JSON of DESIGN.md (the contract).
+
+    ``selected`` is the list the gate read: the reranked (else fused) list after dedup, top_k and MMR; the
+    evaluation scores it, so it scores what the pipeline kept.
+    """
+
+    question: str
+    settings: dict[str, Any]
+    models: dict[str, Any]
+    index_id: str
+    queries: tuple[Query, ...]
+    filters: dict[str, Any]
+    tier: str
+    tier_reason: str
+    lexical: RankedList
+    dense: RankedList
+    fused: RankedList
+    reranked: RankedList
+    final: tuple[FinalItem, ...]
+    lost_by_reranker: list[dict[str, Any]]
+    answer: Answer
+    timings_ms: dict[str, float | None]
+    costs: dict[str, Any]
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    gate: dict[str, Any] = field(default_factory=dict)
+    selected: tuple[ScoredItem, ...] = ()
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "question": self.question,
+            "settings": self.settings,
+            "models": self.models,
+            "index_id": self.index_id,
+            "queries": [q.to_dict() for q in self.queries],
+            "filters": self.filters,
+            "tier": self.tier,
+            "tier_reason": self.tier_reason,
+            "lexical": self.lexical.to_dict(),
+            "dense": self.dense.to_dict(),
+            "variants": self.variants,
+            "fused": self.fused.to_dict(),
+            "reranked": self.reranked.to_dict(),
+            "selected": [i.to_dict() for i in self.selected],
+            "final": [f.to_dict() for f in self.final],
+            "lost_by_reranker": self.lost_by_reranker,
+            "gate": self.gate,
+            "answer": self.answer.to_dict(),
+            "timings_ms": self.timings_ms,
+            "costs": self.costs,
+            "cache": self.cache,
+        }
+
+    @property
+    def context_chunk_ids(self) -> list[str]:
+        return [f.chunk_id for f in self.final]

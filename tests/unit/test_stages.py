@@ -1,0 +1,231 @@
+"""Each stage of a request on hand-built inputs, with no real model: the generators (a fake encoder and
+store), the tier plan, the fusion of variants, multi-hop, selection, the gate and the timer."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from retrieval.errors import SettingsError
+from retrieval.expand import Expansion, fuse_expanded, multi_hop
+from retrieval.filters import Filters, build_filters
+from retrieval.gate import Cosines, decide, question_cosines
+from retrieval.generate import QueryEncoder, generate
+from retrieval.index import build_index
+from retrieval.listcache import ListCache
+from retrieval.pipeline import Workbench
+from retrieval.rerank import RerankerSpec
+from retrieval.select import dedup, lost_by_reranker, select
+from retrieval.settings import Settings
+from retrieval.tiers import plan_tier
+from retrieval.trace import StageTimer
+from retrieval.types import Query, RankedList, RankerKey, ScoredItem
+
+DOCS = [
+    {"id": "a", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas após o pagamento.", "metadata": {"tenant": "t1"}},
+    {"id": "b", "title": "Reembolso", "text": "O reembolso leva 7 dias. Veja também o PX-9.", "metadata": {"tenant": "t1"}},
+    {"id": "c", "title": "PX-9", "text": "O PX-9 tem garantia de um ano.", "metadata": {"tenant": "t1"}},
+    {"id": "d", "title": "Outro", "text": "Prazo de entrega do cofre.", "metadata": {"tenant": "t2"}},
+]
+
+
+def items(*ids: str) -> tuple[ScoredItem, ...]:
+    return tuple(ScoredItem(f"{p}#0", p, r, 1.0 / r) for r, p in enumerate(ids, start=1))
+
+
+class FakeEmbedder:
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed_queries(self, texts):
+        self.calls += 1
+        return np.array([[1.0, 0.0]] * len(texts))
+
+    embed_passages = embed_queries
+
+
+class FakeStore:
+    """Dense results fixed in advance (cosines), filtered by tenant like the real store."""
+
+    def __init__(self, chunks, cosines: dict[str, float], fail: bool = False) -> None:
+        self.chunks = {c.chunk_id: c for c in chunks}
+        self.cosines, self.fail, self.reads = cosines, fail, []
+
+    def query(self, vector, flt: Filters, window: int) -> RankedList:
+        if self.fail:
+            raise ConnectionError("store gone")
+        tenants = flt.get("tenant")
+        kept = [(cid, s) for cid, s in sorted(self.cosines.items(), key=lambda x: -x[1])
+                if not tenants or self.chunks[cid].metadata.get("tenant") in tenants][:window]
+        return RankedList("dense", "cosine", tuple(ScoredItem(cid, self.chunks[cid].parent_id, r, s)
+                                                   for r, (cid, s) in enumerate(kept, start=1)))
+
+    def vectors(self, ids):
+        self.reads.append(list(ids))
+        return {cid: np.array([0.5, 0.5]) for cid in ids}
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    import json
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in DOCS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def state(corpus):
+    settings = Settings(_env_file=None)
+    st = build_index(settings, corpus, None, "no embedder in this test", lambda: (None, "unused"), threading.RLock())
+    return st
+
+
+def with_store(state, store):
+    import dataclasses
+
+    return dataclasses.replace(state, store=store, store_reason="ok")
+
+
+def test_ranker_keys_print_as_the_trace_names():
+    assert [str(k) for k in (RankerKey("bm25"), RankerKey("dense", "hyde"), RankerKey("bm25", "multi_query", 2),
+                             RankerKey("dense", "multi_hop", hop=1, code="PX-9"))] == \
+        ["bm25", "dense:hyde", "bm25:multi_query#2", "dense:hop1:PX-9"]
+
+
+def test_list_status_is_a_field_printed_as_the_old_note():
+    skipped = RankedList("lexical", "bm25", (), skipped="hybrid switched off")
+    unfused = RankedList("lexical", "bm25", items("a"), unfused="decomposed")
+    assert (skipped.fusable, unfused.fusable, RankedList("x", "y").fusable) == (False, False, True)
+    assert skipped.to_dict()["note"] == "skipped: hybrid switched off"
+    assert unfused.to_dict()["note"] == "searched but not fused: decomposed"
+
+
+def test_reranker_spec_is_parsed_once():
+    assert [(p.kind, p.name) for p in map(RerankerSpec.parse, ["none", " OFF ", "", "bi-encoder:use-m3",
+                                                                 "BAAI/bge-reranker-base"])] == \
+        [("none", ""), ("none", ""), ("none", ""), ("bi-encoder", "use-m3"), ("cross-encoder", "BAAI/bge-reranker-base")]
+
+
+def test_generate_filters_both_sides_and_reports_the_vector_cache(state):
+    st = with_store(state, FakeStore(state.chunks, {"a#0": 0.9, "d#0": 0.95, "b#0": 0.5}))
+    encoder = QueryEncoder(FakeEmbedder())
+    flt = build_filters({"tenant": "t1"}, st.field_types, "tenant")
+    first = generate(st, encoder, "PX-7 ativado", flt, 10, "rrf_only", "", lists=ListCache())
+    again = generate(st, encoder, "PX-7 ativado", flt, 10, "rrf_only", "")
+    assert [i.parent_id for i in first.dense.items] == ["a", "b"]  # d belongs to t2
+    assert first.lexical.items[0].parent_id == "a" and first.lexical.items[0].terms
+    assert (first.vector_cached, again.vector_cached, encoder.embedder.calls) == (False, True, 1)
+
+
+def test_generate_skips_by_tier_and_records_a_failed_dense_search(state):
+    encoder = QueryEncoder(FakeEmbedder())
+    flt = build_filters({"tenant": "t1"}, state.field_types, "tenant")
+    dense_only = generate(with_store(state, FakeStore(state.chunks, {"a#0": 0.9})), encoder, "PX-7", flt, 5,
+                          "dense_only", "hybrid off")
+    failed = generate(with_store(state, FakeStore(state.chunks, {}, fail=True)), encoder, "PX-7", flt, 5,
+                      "rrf_only", "")
+    assert dense_only.lexical.skipped == "hybrid off" and dense_only.lexical.items == ()
+    assert [i.parent_id for i in dense_only.dense.items] == ["a"]
+    assert failed.dense_error.startswith("dense search failed: ConnectionError") and failed.vector is None
+    assert failed.lexical.items and failed.dense.skipped == failed.dense_error
+
+
+def test_plan_tier_reasons(state):
+    s = Settings(_env_file=None)
+    flt = build_filters({"tenant": "t1"}, state.field_types, "tenant")
+    none = lambda spec: (None, "no reranker configured")  # noqa: E731
+    st = with_store(state, FakeStore(state.chunks, {}))
+    assert plan_tier(state, flt, s, True, "ok", none) == ("lexical_only", "no embedder: no embedder in this test")
+    assert plan_tier(st, flt, s, False, "model missing", none) == ("lexical_only", "model missing")
+    assert plan_tier(st, flt, s, True, "ok", none) == ("rrf_only", "no reranker configured")
+    assert plan_tier(st, flt, s.with_overrides(hybrid_enabled=False), True, "ok", none)[0] == "dense_only"
+    assert plan_tier(st, flt, s.with_overrides(dense_enabled=False), True, "ok", none)[0] == "lexical_only"
+
+
+def test_decomposed_parts_fuse_round_robin_and_the_original_lists_say_so():
+    s = Settings(_env_file=None)
+    q1, q2 = Query("parte um", "decompose"), Query("parte dois", "decompose")
+    lists = {RankerKey("bm25", "decompose", 1): (q1, RankedList("lexical", "bm25", items("a", "b"))),
+             RankerKey("bm25", "decompose", 2): (q2, RankedList("lexical", "bm25", items("c", "b")))}
+    lexical, dense, fused = fuse_expanded(RankedList("lexical", "bm25", items("d")),
+                                          RankedList("dense", "cosine", items("d")), Expansion((q1, q2), lists), s)
+    assert [i.parent_id for i in fused.items] == ["a", "c", "b"]  # each part's first, then the next
+    assert lexical.unfused and dense.unfused and "d" not in {i.parent_id for i in fused.items}
+
+
+def test_multi_hop_inserts_the_code_it_followed(state):
+    s = Settings(_env_file=None).with_overrides(top_k=2)
+    fused = RankedList("fused", "rrf", items("b", "a"))
+
+    def search(text, hyde):
+        from retrieval.generate import Generated
+
+        found = items("c", "b") if text == "PX-9" else ()
+        return Generated(RankedList("lexical", "bm25", found), RankedList("dense", "cosine", ()), None, None)
+
+    # The top two (b, a) mention PX-9 and PX-7; only PX-9's hop finds a chunk outside the top that holds it.
+    hops = multi_hop("Quanto leva o reembolso?", s, state, fused, search)
+    assert [i.parent_id for i in hops.fused.items] == ["b", "c", "a"]
+    assert [q.text for q in hops.queries] == ["PX-9", "PX-7"] and hops.cost["retrieval_calls"] == 4
+
+
+def test_select_dedup_topk_mmr_and_lost_by_reranker():
+    fused = RankedList("fused", "rrf", (ScoredItem("a#0", "a", 1, 0.9), ScoredItem("a#1", "a", 2, 0.8),
+                                        ScoredItem("b#0", "b", 3, 0.7), ScoredItem("c#0", "c", 4, 0.1)))
+    assert [i.chunk_id for i in dedup(fused.items, "parent")] == ["a#0", "b#0", "c#0"]
+    assert [i.chunk_id for i in select(fused, "chunk", 2, 4, None, None)] == ["a#0", "a#1"]
+    same = {"a#0": np.array([1.0, 0.0]), "a#1": np.array([1.0, 0.0]), "b#0": np.array([0.0, 1.0]),
+            "c#0": np.array([0.0, 1.0])}
+    # λ = 0.5: after a#0, its twin a#1 is fully redundant, so b#0 comes next.
+    assert [i.chunk_id for i in select(fused, "chunk", 2, 4, 0.5, lambda ids: same)] == ["a#0", "b#0"]
+    reranked = RankedList("reranked", "x", (ScoredItem("c#0", "c", 1, 1.0, fused_rank=4),
+                                            ScoredItem("a#0", "a", 2, 0.5, fused_rank=1)))
+    assert lost_by_reranker(fused, reranked, "parent", 2) == [
+        {"chunk_id": "b#0", "parent_id": "b", "fused_rank": 3, "reranked_rank": None}]
+    assert lost_by_reranker(fused, RankedList("reranked", "none"), "parent", 2) == []
+
+
+def test_gate_reads_the_store_only_for_lexical_finds_and_decides_purely(state):
+    selected = (ScoredItem("a#0", "a", 1, 0.5), ScoredItem("b#0", "b", 2, 0.4))
+    store = FakeStore(state.chunks, {})
+    cos = question_cosines(selected, RankedList("dense", "cosine", (ScoredItem("a#0", "a", 1, 0.91),)),
+                           np.array([1.0, 0.0]), store)
+    assert store.reads == [["b#0"]] and cos.values == {"a#0": 0.91, "b#0": 0.5}
+    lexical = RankedList("lexical", "bm25", (ScoredItem("a#0", "a", 1, 3.0),))
+    gate = decide(selected, cos, lexical, state.chunk_by_id, "Quando o PX-7 ativa?", 0.8, 2.0, True)
+    assert [f.chunk_id for f in gate.final] == ["a#0"] and gate.rejected == 1 and gate.to_dict()["reason"] == "ok"
+    coded = decide(selected, cos, lexical, state.chunk_by_id, "Quando o PX-70 ativa?", 0.8, 2.0, True)
+    assert coded.final == () and coded.missing_codes == ("PX-70",) and "code identity" in coded.reason
+    bm25 = decide(selected, Cosines({}, False), lexical, state.chunk_by_id, "PX-7", 0.8, 2.0, True)
+    assert bm25.kind == "bm25" and [f.chunk_id for f in bm25.final] == ["a#0"]
+
+
+def test_timer_accounts_for_the_whole_request():
+    timer = StageTimer()
+    with timer.stage("lexical"):
+        pass
+    timer.skip("rerank")
+    t = timer.finish()
+    assert t["rerank"] is None and t["total"] >= t["lexical"] + t["other"] - 1e-6
+
+
+def test_a_request_cannot_change_an_index_level_setting(state):
+    bench = Workbench(Settings(_env_file=None), embedder=None, progress=False)
+    bench.state = state
+    with pytest.raises(SettingsError, match="chunk_tokens, contextual"):
+        bench.ask("Quando o PX-7 ativa?", {"tenant": "t1"},
+                  settings=bench.settings.with_overrides(contextual=True, chunk_tokens=200))
+    trace = bench.ask("Quando o PX-7 ativa?", {"tenant": "t1"}, settings=bench.settings.with_overrides(top_k=1, min_bm25=0.0))
+    assert trace.tier == "lexical_only" and [i.parent_id for i in trace.selected] == ["a"]
+
+
+def test_index_key_names_every_index_setting():
+    base = Settings(_env_file=None)
+    keys = {base.with_overrides(**{name: value}).index_key() for name, value in
+            [("contextual", True), ("hnsw_ef_search", 400), ("chunk_tokens", 200), ("top_k", 9)]}
+    assert base.index_key() in keys and len(keys | {base.index_key()}) == 4  # top_k is per request
