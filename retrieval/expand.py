@@ -196,7 +196,9 @@ def multi_hop(question: str, s: Settings, state: IndexState, fused: RankedList, 
             best = next((i for i in fuse(hop_lists, s.fusion, s.rrf_k, s.fusion_weight_map).items
                          if i.parent_id not in top_parents
                          and has_code(state.chunk_by_id[i.chunk_id].indexed_text, code)), None)
-            if best is None:
+            # The referrer itself may be the hop's best (an earlier insertion pushed it out of the top_k):
+            # it is already in the list, next to nothing it could be inserted after.
+            if best is None or best.chunk_id == referrer.chunk_id:
                 continue
             items = [i for i in items if i.chunk_id != best.chunk_id]
             at = next(n for n, i in enumerate(items) if i.chunk_id == referrer.chunk_id) + 1

@@ -174,12 +174,12 @@ class Workbench:
                 tier, reason = "refusal", gate.reason
             _assert_no_hypothesis(gate.final, c.queries)
             with timer.stage("answer"):
-                answer = answer_stage(question, gate.final, s, answerer)
+                answer = answer_stage(question, gate.final, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier)
             root.set_attribute("retrieval.tier_reason", reason)
-        return Trace(question, s.public_dict(), self._models(s, answer), state.index_id, c.queries,
-                     c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, gate.final,
+        return Trace(question, s.public_dict(), self._models(s, answer), state.index_id, list(c.queries),
+                     c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, list(gate.final),
                      lost_by_reranker(c.fused, reranked, s.dedup, s.top_k), answer, timings,
                      _costs(answer, c.techniques), variants(c.extra), gate.to_dict(), selected,
                      {"query_vector": c.vector_cache})

@@ -71,7 +71,7 @@ class Trace:
     settings: dict[str, Any]
     models: dict[str, Any]
     index_id: str
-    queries: tuple[Query, ...]
+    queries: list[Query]
     filters: dict[str, Any]
     tier: str
     tier_reason: str
@@ -79,7 +79,7 @@ class Trace:
     dense: RankedList
     fused: RankedList
     reranked: RankedList
-    final: tuple[FinalItem, ...]
+    final: list[FinalItem]
     lost_by_reranker: list[dict[str, Any]]
     answer: Answer
     timings_ms: dict[str, float | None]
