@@ -1,5 +1,5 @@
 """An in-memory HNSW store (Chroma's own hnswlib fork, Chroma's HNSW parameters) behind the pipeline's
-dense-store protocol (:class:`retrieval.store.DenseStore`): used above the size where Chroma's ingest is too
+dense-store protocol (:class:`retrieval.store.DenseStore`: ``query``, ``vectors``, ``count``): used above the size where Chroma's ingest is too
 slow on this machine (hours for 1M subchunks)."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from .embedders import Embedder
 from .filters import field_types
 from .lexical import LexicalIndex
 from .settings import LAB_CORPUS, Settings
-from .store import SyncReport, VectorStore, index_variant
+from .store import DenseStore, SyncReport, VectorStore, index_variant
 from .types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class IndexState:
     chunk_by_id: Mapping[str, Chunk]
     lexical: LexicalIndex
     field_types: Mapping[str, set[type]]
-    store: VectorStore | None
+    store: DenseStore | None
     store_reason: str
     sync: SyncReport | None
     index_id: str

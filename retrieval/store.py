@@ -12,7 +12,7 @@ import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -61,6 +61,20 @@ def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
     configurations never overwrite each other's chunks and switching back costs no re-embedding."""
     key = f"{corpus_key}\n{model_name}" + (f"\n{variant}" if variant else "")
     return "chunks-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+class DenseStore(Protocol):
+    """What a request reads from a dense store (Chroma here; the benchmark's in-memory HNSW store, Milvus).
+
+    ``query`` returns the cosine window (stage ``dense``, filters applied inside the search);
+    ``vectors`` the stored unit vectors of the given chunks (absent ids are left out).
+    """
+
+    def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList: ...
+
+    def vectors(self, chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]: ...
+
+    def count(self) -> int: ...
 
 
 class VectorStore:
