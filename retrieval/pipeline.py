@@ -192,6 +192,9 @@ class Workbench:
         if "self_query" in s.transforms:
             flt, drawn, techniques["self_query"] = self_query(question, state, flt, s)
             queries.append(drawn)
+        if RerankerSpec.parse(s.reranker_model).configured and s.reranker_model not in self._rerankers:
+            with timer.stage("load_reranker"):  # the first request that names a reranker pays its loading
+                self.reranker(s.reranker_model)
         with timer.stage("plan"):
             tier, reason = plan_tier(state, flt, s, self.encoder is not None, self.embedder_reason, self.reranker)
         original = generate(state, self.encoder, question, flt, s.window, tier, reason, lists=lists, timer=timer)

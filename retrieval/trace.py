@@ -54,9 +54,10 @@ class StageTimer:
 
 
 #: Stages that do not overlap one another (``other`` = total minus their sum). The variant queries' searches
-#: are inside ``transforms`` (and the hops' inside ``multi_hop``); ``plan`` holds loading the reranker.
-TOP_LEVEL_STAGES = frozenset({"validate", "plan", "lexical", "embed_query", "dense", "transforms", "fusion",
-                              "multi_hop", "rerank", "dedup", "gate", "answer"})
+#: are inside ``transforms`` (and the hops' inside ``multi_hop``); ``load_reranker`` is the first request's
+#: loading of a reranker model.
+TOP_LEVEL_STAGES = frozenset({"validate", "load_reranker", "plan", "lexical", "embed_query", "dense", "transforms",
+                              "fusion", "multi_hop", "rerank", "dedup", "gate", "answer"})
 
 
 @dataclass(frozen=True)

@@ -229,3 +229,16 @@ def test_index_key_names_every_index_setting():
     keys = {base.with_overrides(**{name: value}).index_key() for name, value in
             [("contextual", True), ("hnsw_ef_search", 400), ("chunk_tokens", 200), ("top_k", 9)]}
     assert base.index_key() in keys and len(keys | {base.index_key()}) == 4  # top_k is per request
+
+
+def test_every_millisecond_of_a_request_is_in_a_named_stage(state, tmp_path):
+    from retrieval.trace import TOP_LEVEL_STAGES
+
+    bench = Workbench(Settings(_env_file=None), embedder=None, progress=False)
+    bench.state = state
+    s = bench.settings.with_overrides(reranker_model=str(tmp_path / "no-such-cross-encoder"), min_bm25=0.0)
+    first = bench.ask("Quando o PX-7 ativa?", {"tenant": "t1"}, settings=s).timings_ms
+    second = bench.ask("Quando o PX-7 ativa?", {"tenant": "t1"}, settings=s).timings_ms
+    assert first["load_reranker"] is not None and "load_reranker" not in second  # loaded once, by the first
+    named = sum(v for k, v in first.items() if k in TOP_LEVEL_STAGES and v is not None)
+    assert abs(named + first["other"] - first["total"]) < 0.01
