@@ -10,7 +10,6 @@ by default falls back to the original query.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -21,7 +20,7 @@ from .generate import Generated
 from .index import IndexState
 from .select import dedup
 from .settings import Settings
-from .transforms import (Glossary, LLMTransformer, checked, codes, decompose, invariant_flags, local_hyde,
+from .transforms import (Glossary, LLMTransformer, checked, codes, decompose, has_code, invariant_flags, local_hyde,
                          local_multi_query, local_rewrite, new_codes, self_query_filters)
 from .types import Query, RankedList, RankerKey, ScoredItem
 
@@ -222,7 +221,3 @@ def variants(lists: Mapping[RankerKey, tuple[Query, RankedList]]) -> list[dict[s
         entry["rankers"].append(str(key))
     return list(by_query.values())
 
-
-def has_code(text: str, code: str) -> bool:
-    """``code`` appears in ``text`` as a whole token, case-insensitively (``PX-7`` is not in ``PX-17``)."""
-    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None

@@ -20,8 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .expand import has_code
-from .transforms import codes
+from .transforms import codes, has_code
 from .types import Chunk, FinalItem, RankedList, ScoredItem
 
 log = logging.getLogger(__name__)

@@ -221,3 +221,8 @@ class LLMTransformer:
             value = getattr(usage, attr, None) if usage else None
             self.costs[key] = None if value is None or self.costs[key] is None else self.costs[key] + value
         return (response.choices[0].message.content or "").strip()
+
+
+def has_code(text: str, code: str) -> bool:
+    """``code`` appears in ``text`` as a whole token, case-insensitively (``PX-7`` is not in ``PX-17``)."""
+    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None
