@@ -91,7 +91,8 @@ def index(
             load_corpus(path)  # a clear error for an unreadable corpus
             client = open_client(settings.chroma_path, settings.chroma_host)
             name = collection_name(str(path), settings.embedding_model,
-                                   index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual))
+                                   index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
+                                                 settings.passage_template))
             exists = name in [getattr(c, "name", c) for c in client.list_collections()]
             if drop:
                 if exists:

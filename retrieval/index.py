@@ -92,8 +92,9 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
             try:
                 with lock:
                     store = VectorStore(store_client, str(path), embedder.name,
-                                        index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual),
-                                        ef_search=s.hnsw_ef_search)
+                                        index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual,
+                                                      s.passage_template),
+                                        ef_search=s.hnsw_ef_search, passage_template=s.passage_template)
                     report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32),
                                         progress, on_progress)
                 reason = "ok"

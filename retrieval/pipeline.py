@@ -246,7 +246,8 @@ class Workbench:
                   "embedder_status": self.embedder_reason,
                   "reranker": s.reranker_model if spec.configured else None,
                   "reranker_kind": None, "answer_adapter": answer.adapter,
-                  "bm25_engine": s.bm25_engine, "vector_store": "chroma-server" if s.chroma_host else "chroma-embedded"}
+                  "bm25_engine": s.bm25_engine, "vector_store": "chroma-server" if s.chroma_host else "chroma-embedded",
+                  "passage_template": s.passage_template}
         if spec.configured:
             reranker, why = self.reranker(s.reranker_model)
             models["reranker_kind"] = reranker.kind if reranker else None

@@ -20,8 +20,8 @@ LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
 #: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched): they
 #: live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
-INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "bm25_engine",
-                  "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads")
+INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
+                  "bm25_engine", "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads")
 
 
 class Settings(BaseSettings):
@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     max_hops: int = Field(2, ge=1, le=5)
     mmr_lambda: float | None = Field(None, ge=0.0, le=1.0, description="MMR λ over the final candidates; None = off.")
     contextual: bool = Field(False, description="Index a context line (title + parent summary) with each chunk.")
+    passage_template: Literal["title-newline", "title-period", "text"] = Field(
+        "title-newline", description="What the embedder reads of a chunk: 'title-newline' (title, newline, "
+        "text), 'title-period' (title. text) or 'text' (no title). BM25 always reads title and text.")
     chroma_path: Path = Path(".retrieval/chroma")
     chroma_host: str | None = None
     llm_base_url: str | None = None

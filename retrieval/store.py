@@ -50,9 +50,12 @@ def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
     return chromadb.PersistentClient(path=str(chroma_path), settings=settings)
 
 
-def index_variant(chunk_tokens: int, chunk_overlap: int, contextual: bool = False) -> str:
-    """What, besides the corpus and the model, changes the vectors: chunking and the context line."""
-    return f"chunks-{chunk_tokens}-{chunk_overlap}" + ("+context" if contextual else "")
+def index_variant(chunk_tokens: int, chunk_overlap: int, contextual: bool = False,
+                  passage_template: str = "title-newline") -> str:
+    """What, besides the corpus and the model, changes the vectors: chunking, the context line and the
+    passage template (the default template adds nothing, so existing collections keep their names)."""
+    return (f"chunks-{chunk_tokens}-{chunk_overlap}" + ("+context" if contextual else "")
+            + ("" if passage_template == "title-newline" else f"+{passage_template}"))
 
 
 def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
@@ -81,10 +84,12 @@ class VectorStore:
     """Subchunk vectors of one corpus in one Chroma collection (cosine distance)."""
 
     def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "",
-                 ef_search: int | None = None) -> None:
+                 ef_search: int | None = None, passage_template: str = "title-newline") -> None:
         """Open (or create) the collection; ``ef_search`` sets HNSW's query-time candidate list (Chroma's
-        default is 100; Malkov & Yashunin, 2018: a larger list raises recall and latency)."""
+        default is 100; Malkov & Yashunin, 2018: a larger list raises recall and latency);
+        ``passage_template`` is what the embedder reads of each chunk (:meth:`Chunk.passage`)."""
         self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
+        self.passage_template = passage_template
         self.name = collection_name(corpus_key, model_name, variant)
         self.ef_search = ef_search
         self.collection = self._open()
@@ -96,7 +101,7 @@ class VectorStore:
         collection = self.client.get_or_create_collection(
             self.name,
             metadata={"hnsw:space": "cosine", "embedding_model": self.model_name, "corpus": self.corpus_key,
-                      "variant": self.variant},
+                      "variant": self.variant, "passage_template": self.passage_template},
             embedding_function=None,
         )
         if self.ef_search is not None:
@@ -163,8 +168,7 @@ class VectorStore:
                 return stored
             offset += page
 
-    @staticmethod
-    def _embed(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int,
+    def _embed(self, todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int,
                progress: bool, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         if not todo:
             return np.zeros((0, 0), dtype=np.float32)
@@ -174,7 +178,7 @@ class VectorStore:
         with tqdm(total=len(todo), desc="embedding chunks", unit="chunk", file=sys.stderr,
                   disable=not progress) as bar:
             for start in range(0, len(todo), batch):
-                texts = [c.indexed_text for c in todo[start : start + batch]]
+                texts = [c.passage(self.passage_template) for c in todo[start : start + batch]]
                 parts.append(embed(texts))
                 bar.update(len(texts))
                 if on_progress:

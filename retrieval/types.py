@@ -7,6 +7,10 @@ from typing import Any, Mapping
 
 MetadataValue = str | int | float | bool
 
+#: What the embedder reads of a chunk (the ``passage_template`` setting): ``title-newline`` =
+#: "title\ncontext\ntext", ``title-period`` = "title. context text", ``text`` = "context text" (no title).
+PASSAGE_TEMPLATES = ("title-newline", "title-period", "text")
+
 
 @dataclass(frozen=True)
 class Document:
@@ -38,6 +42,22 @@ class Chunk:
     def indexed_text(self) -> str:
         """The text the indexes see: title, optional context line, then the chunk text."""
         return "\n".join(part for part in (self.title, self.context, self.text) if part)
+
+    def passage(self, template: str = "title-newline") -> str:
+        """The text the embedder reads, by :data:`PASSAGE_TEMPLATES` (BM25 always reads :attr:`indexed_text`).
+
+        Raises:
+            ValueError: an unknown template.
+        """
+        if template == "title-newline":
+            return self.indexed_text
+        body = " ".join(part for part in (self.context, self.text) if part)
+        if template == "title-period":
+            title = self.title.rstrip()
+            return f"{title}{'' if title.endswith(('.', '?', '!', ':')) else '.'} {body}" if title else body
+        if template == "text":
+            return body
+        raise ValueError(f"unknown passage template '{template}' (use {', '.join(PASSAGE_TEMPLATES)})")
 
 
 @dataclass(frozen=True)

@@ -242,3 +242,18 @@ def test_every_millisecond_of_a_request_is_in_a_named_stage(state, tmp_path):
     assert first["load_reranker"] is not None and "load_reranker" not in second  # loaded once, by the first
     named = sum(v for k, v in first.items() if k in TOP_LEVEL_STAGES and v is not None)
     assert abs(named + first["other"] - first["total"]) < 0.01
+
+
+def test_passage_templates_and_their_own_collections():
+    from retrieval.store import index_variant
+    from retrieval.types import Chunk
+
+    chunk = Chunk("p#0", "p", 0, "Prazo de entrega", "Chega em 5 dias.", {}, "h", context="Contexto.")
+    assert [chunk.passage(t) for t in ("title-newline", "title-period", "text")] == [
+        "Prazo de entrega\nContexto.\nChega em 5 dias.", "Prazo de entrega. Contexto. Chega em 5 dias.",
+        "Contexto. Chega em 5 dias."]
+    assert Chunk("q#0", "q", 0, "Como?", "Assim.", {}, "h").passage("title-period") == "Como? Assim."
+    with pytest.raises(ValueError, match="unknown passage template"):
+        chunk.passage("html")
+    assert index_variant(120, 30) == index_variant(120, 30, False, "title-newline") == "chunks-120-30"
+    assert index_variant(120, 30, True, "text") == "chunks-120-30+context+text"
