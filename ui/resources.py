@@ -36,6 +36,17 @@ def index_key(settings: Settings) -> str:
     return json.dumps(data, sort_keys=True)
 
 
+FAQUAD_HINT = "../shared/data/faquad/"
+
+
+def faquad_dir() -> Path | None:
+    """FaQuAD's folder (``../shared/data/faquad`` next to the project) when it holds both files, else ``None``."""
+    from retrieval.settings import PROJECT_ROOT
+
+    folder = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
+    return folder if (folder / "corpus.jsonl").is_file() and (folder / "questions.jsonl").is_file() else None
+
+
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def get_embedder(name: str, allow_downloads: bool) -> tuple[Any, str]:
     """``(embedder or None, reason)``, loaded once per process."""
