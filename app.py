@@ -101,8 +101,7 @@ def load_workbench(corpus: str):
 
 
 with st.sidebar:
-    st.page_link("app.py", label=t("nav_ask", lang), icon="🔎")
-    st.page_link("pages/2_Evaluation.py", label=t("nav_eval", lang), icon="📊")
+    layout.nav_links(t("nav_ask", lang), t("nav_eval", lang))
     st.radio(t("language", lang), list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get, horizontal=True,
              help="The interface and the answer stage's notes (the extractive answer's note, the abstention)")
     st.header(t("corpus", lang))

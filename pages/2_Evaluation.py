@@ -22,7 +22,7 @@ from retrieval.errors import RetrievalError
 from retrieval.evaluate import NAMED_CONFIGS, evaluate_configs, resolve_configs, select, split_of
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
-from ui import resources
+from ui import layout, resources
 
 # ranx's nDCG casts uint64 → int64 inside numba (harmless for graded gains 0-3): one warning per process,
 # not for users. It belongs around the ranx call in the evaluation package; here until that lands.
@@ -38,8 +38,7 @@ SETS = {"lab": "Lab set (fictitious fixture, 44 questions)", "faquad": "FaQuAD (
 if FAQUAD is None:  # offer only what exists on this machine
     SETS.pop("faquad")
 with st.sidebar:
-    st.page_link("app.py", label="Ask and inspect", icon="🔎")
-    st.page_link("pages/2_Evaluation.py", label="Evaluation", icon="📊")
+    layout.nav_links("Ask and inspect", "Evaluation")
 RERANKERS = {"bi-encoder:use-m3": "bi-encoder:use-m3 (offline rescoring, not a cross-encoder)", "none": "none"}
 
 st.title("Evaluation and diagnosis")

@@ -396,3 +396,16 @@ def where_block(explained: Sequence[Mapping[str, Any]]) -> None:
             line += (f"; codes named by the question {', '.join(gate['codes'])}: "
                      + (f"missing {', '.join(gate['missing_codes'])}" if gate["missing_codes"] else "all present"))
         st.markdown(line)
+
+
+def nav_links(ask_label: str, eval_label: str) -> None:
+    """Sidebar links to both pages, named (the built-in navigation would call the main page "app").
+
+    A page run on its own (e.g. under AppTest) has no multipage context: the links are then left out."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.page_link("app.py", label=ask_label, icon="🔎")
+        st.page_link("pages/2_Evaluation.py", label=eval_label, icon="📊")
+    except StreamlitAPIException:
+        pass
