@@ -33,6 +33,7 @@ st.set_page_config(page_title="Evaluation · hybrid retrieval workbench", page_i
 ss = st.session_state
 BASE = resources.base_settings()
 FAQUAD = resources.faquad_dir()
+resources.warm_metrics()  # ranx compiles on first use: start that now, not after the click
 SETS = {"lab": "Lab set (fictitious fixture, 44 questions)", "faquad": "FaQuAD (real, 249 docs / 900 questions)",
         "custom": "My set (corpus + questions, or TREC topics + qrels)"}
 if FAQUAD is None:  # offer only what exists on this machine

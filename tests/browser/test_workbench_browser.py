@@ -140,6 +140,7 @@ def test_judging_round_trip(server, browser, tmp_path: Path) -> None:
     page.get_by_role("tab", name="Judge").wait_for(timeout=300_000)
     settle(page)
     page.get_by_role("tab", name="Judge").click()
+    page.get_by_text("Judged 0 of").wait_for(timeout=60_000)
     groups = page.get_by_role("radiogroup").filter(has_text="not judged")
     labels = [g.get_attribute("aria-label") for g in groups.all()]
     parents = [label.removeprefix("Grade · ") for label in labels if label and label.startswith("Grade · ")][:3]
