@@ -410,9 +410,10 @@ with tab_cmp:  # after the main view, so the extra runs never delay the answer a
                 rrf_k=int(ss.cmp_rrf_k), overfetch=int(ss.cmp_overfetch),
                 min_similarity=round(float(ss.cmp_min_similarity), 2))
             with st.spinner("Running A and B, both warm…"):
-                # Like with like: B once to load its models, then A and B measured after it, so both reuse
-                # the loaded models and the cached query vector (the first request above paid for those).
-                run(other_settings, "cmp-warmup")
+                # Like with like: A and B measured after the first request above, so both reuse the loaded
+                # models and the cached query vector; a reranker only B uses is loaded by one unmeasured B run.
+                if ss.cmp_reranker not in (views.RERANKER_OFF, current.reranker):
+                    run(other_settings, "cmp-warmup")
                 warm_a = run(request, "cmp-a")
                 warm_b = run(other_settings, "cmp-b")
             cold_total = (trace.get("timings_ms") or {}).get("total")
