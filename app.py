@@ -17,11 +17,13 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from retrieval import views  # noqa: E402
+from retrieval import explain, judgments, views  # noqa: E402
+from retrieval.answer import ExtractiveAnswerer  # noqa: E402
 from retrieval.errors import CorpusError, RetrievalError  # noqa: E402
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
+from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT  # noqa: E402
 from retrieval.transforms import TECHNIQUES  # noqa: E402
 from ui import layout, resources  # noqa: E402
+from ui.i18n import t  # noqa: E402
 
 st.set_page_config(page_title="Hybrid retrieval workbench", page_icon="🔎", layout="wide")
 ss = st.session_state
@@ -32,6 +34,8 @@ DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20),
                             min_similarity=BASE.min_similarity)
 RERANK_MODES = {"off": "Off", "bi": "Bi-encoder rescoring (use-m3, offline)", "custom": "CrossEncoder (name or path)"}
 NO_TENANT = ""
+DEFAULT_JUDGMENTS = PROJECT_ROOT / ".retrieval" / "judgments.jsonl"
+LANG_NAMES = {"en": "English", "pt": "Português"}
 
 
 def reranker_mode(spec: str) -> tuple[str, str]:
@@ -64,10 +68,19 @@ if "_seeded" not in ss:
     ss.min_similarity, ss.dense_only, ss.ab, ss.rows = params.min_similarity, params.dense_only, params.ab, params.rows
     ss.rerank_mode, ss.rerank_custom = reranker_mode(params.reranker)
     ss.transforms, ss.mmr_on, ss.mmr_lambda = list(params.transforms), params.mmr is not None, params.mmr or 0.7
+    ss.lang, ss.judgments_path = params.lang, params.judgments or str(DEFAULT_JUDGMENTS)
     ss.traces = {}
+# The tenant box is only drawn on a multi-tenant corpus; Streamlit drops a widget's state on a run that does
+# not draw it, so the value lives under its own key too (else the next run has no ``tenant``).
+if "tenant" not in ss:
+    ss.tenant = ss.get("tenant_value", NO_TENANT)
+if "judgments_path" not in ss:  # drawn in the Judge tab only once a question ran: same rule as the tenant
+    ss.judgments_path = ss.get("judgments_value", str(DEFAULT_JUDGMENTS))
+lang = ss.lang if ss.get("lang") in views.LANGUAGES else "en"
 
-st.title("Hybrid retrieval workbench")
-st.caption("BM25 + dense + RRF (+ rerank) on one question: every list, score and stage comes from the trace.")
+st.markdown("<style>code{white-space:nowrap}</style>", unsafe_allow_html=True)  # ids never wrap mid-id
+st.title(t("title", lang))
+st.caption(t("caption", lang))
 render_time = st.empty()
 
 # -- 2. sidebar: corpus, question set, filters, settings -----------------------------------------------------
@@ -88,7 +101,10 @@ def load_workbench(corpus: str):
 
 
 with st.sidebar:
-    st.header("Corpus")
+    layout.nav_links(t("nav_ask", lang), t("nav_eval", lang))
+    st.radio(t("language", lang), list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get, horizontal=True,
+             help="The interface and the answer stage's notes (the extractive answer's note, the abstention)")
+    st.header(t("corpus", lang))
     st.text_input("Corpus file or folder", key="corpus_input", placeholder="lab corpus (data/lab/corpus.jsonl)",
                   help="JSONL, a folder of .md/.txt, a BEIR folder or a SQuAD JSON. Empty = the lab corpus.")
     requested = normalize_corpus(ss.corpus_input)
@@ -140,15 +156,16 @@ with st.sidebar:
         st.selectbox("Pick a labeled question", [""] + list(by_id), key="picked", on_change=pick_question,
                      format_func=lambda qid: "—" if not qid else f"{qid} · {by_id[qid].group} · {by_id[qid].question[:70]}")
 
-    st.header("Filters")
+    st.header(t("filters", lang))
     values = state.filter_values()
     tenants = [str(t) for t in state.tenants]
     if tenants:
         if ss.tenant not in tenants:
             ss.tenant = NO_TENANT
         st.selectbox(f"Tenant ({tenant_field})", [NO_TENANT] + tenants, key="tenant",
-                     format_func=lambda t: "— pick a tenant —" if t == NO_TENANT else t,
+                     format_func=lambda v: "— pick a tenant —" if v == NO_TENANT else v,
                      help="Every search runs inside one tenant; nothing is searched across tenants.")
+    ss.tenant_value = ss.get("tenant", NO_TENANT) if tenants else ss.get("tenant_value", NO_TENANT)
     chosen_filters: dict[str, list] = {}
     for name, options in values.items():
         if name == tenant_field or len(options) > 200:
@@ -162,7 +179,7 @@ with st.sidebar:
         st.multiselect(name, options, key=key, placeholder="any")
         chosen_filters[name] = list(ss[key])
 
-    st.header("Ranking")
+    st.header(t("ranking", lang))
     c1, c2 = st.columns(2)
     c1.number_input("top_k", 1, 50, key="top_k")
     c2.number_input("over-fetch ×", 1, 20, key="overfetch", help="Each ranker returns over-fetch × top_k")
@@ -175,7 +192,7 @@ with st.sidebar:
                       placeholder="BAAI/bge-reranker-v2-m3")
     st.toggle("Dense-only (hybrid off)", key="dense_only", help="Sets hybrid_enabled=False: the A/B toggle")
 
-    st.header("Query transforms")
+    st.header(t("transforms", lang))
     st.multiselect("Techniques (each off by default)", list(TECHNIQUES), key="transforms",
                    help="rewrite (glossary or LLM), multi_query, hyde (search hint only, never evidence), "
                         "decompose, multi_hop, self_query (filters from the question; never widens the tenant)")
@@ -183,17 +200,19 @@ with st.sidebar:
               "the relevance order")
     if ss.mmr_on:
         st.slider("MMR λ", 0.0, 1.0, step=0.05, key="mmr_lambda")
-    st.toggle("A/B: also run the other mode", key="ab")
+    st.toggle("Compare: also run configuration B (tab 'Compare')", key="ab")
 
 reranker_spec = {"off": views.RERANKER_OFF, "bi": views.RERANKER_BI}.get(ss.rerank_mode) or (
     ss.rerank_custom.strip() or views.RERANKER_OFF)
 current = views.ViewParams(
-    q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(), tenant=ss.tenant,
+    q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
+    tenant=ss.get("tenant", NO_TENANT),
     filters={k: tuple(str(v) for v in vs) for k, vs in chosen_filters.items() if vs},
     top_k=int(ss.top_k), overfetch=int(ss.overfetch), rrf_k=int(ss.rrf_k), reranker=reranker_spec,
     dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
     rows=int(ss.rows), transforms=tuple(ss.transforms),
-    mmr=round(float(ss.mmr_lambda), 2) if ss.mmr_on else None)
+    mmr=round(float(ss.mmr_lambda), 2) if ss.mmr_on else None, lang=lang,
+    judgments="" if ss.judgments_path == str(DEFAULT_JUDGMENTS) else ss.judgments_path)
 
 # -- 3. the URL mirrors the view ----------------------------------------------------------------------------
 wanted_query = views.params_to_query(current, DEFAULTS)
@@ -208,8 +227,9 @@ for problem in ss.url_problems:
 # -- 4. the question ----------------------------------------------------------------------------------------
 with st.form("ask_form", border=False):
     q_col, b_col = st.columns([8, 1], vertical_alignment="bottom")
-    q_col.text_input("Question", key="question", placeholder="e.g. O PX-7 não foi ativado apesar do pagamento, o que faço?")
-    submitted = b_col.form_submit_button("Ask", type="primary", width="stretch")
+    q_col.text_input(t("question", lang), key="question",
+                     placeholder="e.g. O PX-7 não foi ativado apesar do pagamento, o que faço?")
+    submitted = b_col.form_submit_button(t("ask", lang), type="primary", width="stretch")
 
 
 def finish(note: str, main_ms: float | None = None) -> None:
@@ -221,14 +241,12 @@ def finish(note: str, main_ms: float | None = None) -> None:
 
 
 question = current.q
-if not question:
-    st.info("Type a question (or pick a labeled one in the sidebar) and press **Ask**.")
-    finish("")
+if not question:  # nothing was submitted: no timing line either
+    st.info(t("type_question", lang))
     st.stop()
 if tenants and current.tenant == NO_TENANT:
     st.warning(f"This corpus has {len(tenants)} tenants ({', '.join(tenants)}): pick a tenant in the sidebar "
                "before asking. Nothing is searched across tenants.")
-    finish("")
     st.stop()
 
 filters: list[tuple[str, object]] = []
@@ -244,26 +262,27 @@ try:
                                   mmr_lambda=current.mmr)
 except ValueError as exc:
     st.error(f"Invalid settings: {exc}")
-    finish("")
     st.stop()
 
+# The extractive adapter's notes follow the interface language; a configured LLM answers as it is.
+answerer = None if BASE.llm_configured else ExtractiveAnswerer(language=lang)
 
-def run(settings) -> dict:
-    """Ask once per (index, question, filters, settings) per session; the Ask button forces a new run."""
-    sig = json.dumps([state.index_id, question, [[k, str(v)] for k, v in filters], settings.public_dict()],
-                     sort_keys=True, default=str)
-    if submitted or sig not in ss.traces:
-        ss.traces = {k: v for k, v in list(ss.traces.items())[-7:]}
-        ss.traces[sig] = wb.ask(question, filters, settings=settings).to_dict()
+
+def run(settings, tag: str = "", fresh: bool = False) -> dict:
+    """Ask once per (index, question, filters, settings, tag) per session; Ask (or ``fresh``) forces a run."""
+    sig = json.dumps([state.index_id, question, [[k, str(v)] for k, v in filters], settings.public_dict(),
+                      lang, tag], sort_keys=True, default=str)
+    if submitted or fresh or sig not in ss.traces:
+        ss.traces = {k: v for k, v in list(ss.traces.items())[-11:]}
+        ss.traces[sig] = wb.ask(question, filters, settings=settings, answerer=answerer).to_dict()
     return ss.traces[sig]
 
 
 try:
-    with st.spinner("Searching…"):
+    with st.spinner(t("searching", lang)):
         trace = run(request)
 except RetrievalError as exc:
     st.error(str(exc))
-    finish("")
     st.stop()
 
 labeled = next((q for q in questions if nfc(q.question) == nfc(question)
@@ -280,44 +299,132 @@ if labeled:
     st.caption(f"Labeled question `{labeled.id}` ({labeled.group}) · relevant: "
                + (", ".join(f"`{r}`" for r in labeled.relevant) or "none (the right answer is an abstention)"))
 
-layout.answer_block(trace, terms)
+layout.answer_block(trace, terms, lang)
 if len(trace.get("queries") or []) > 1:
     layout.queries_block(trace)
 
-st.divider()
-panels = st.columns(4, gap="medium")
-for column, name in zip(panels, views.LISTS):
-    with column:
-        layout.list_panel(trace, name, chunk_text, terms, current.rows, relevant, graded)
+tab_lists, tab_move, tab_cmp, tab_judge, tab_where, tab_time = st.tabs(
+    [t(k, lang) for k in ("tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where", "tab_timings")])
 
-st.divider()
-left, right = st.columns([3, 2], gap="large")
-with left:
-    layout.movement_chart(trace)
-with right:
-    layout.lost_table(trace, relevant, graded)
+with tab_lists:
+    shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
+    if "reranked" not in shown:  # an empty Reranked column would take a quarter of the width for one line
+        st.caption(f"Reranked: empty — {views.empty_reason(trace, 'reranked')}")
+    panels = st.columns(len(shown), gap="medium")
+    for column, name in zip(panels, shown):
+        with column:
+            layout.list_panel(trace, name, chunk_text, terms, current.rows, relevant, graded)
 
-st.divider()
-st.subheader("Timings and costs")
-layout.timings_and_costs(trace)
+with tab_move:
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        layout.movement_chart(trace)
+    with right:
+        layout.lost_table(trace, relevant, graded)
 
-st.divider()
-st.subheader("Downloads")
-d1, d2, d3, d4, d5 = st.columns(5)
-d1.download_button("Trace (JSON)", json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
-                   "application/json", on_click="ignore")
-for col, (name, text) in zip((d2, d3, d4, d5), views.lists_csv(trace, relevant, graded).items()):
-    col.download_button(f"{name} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
+with tab_time:
+    layout.timings_and_costs(trace)
+    st.markdown("**Downloads**")
+    d1, d2, d3, d4, d5 = st.columns(5)
+    d1.download_button("Trace (JSON)", json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
+                       "application/json", on_click="ignore")
+    for col, (name, text) in zip((d2, d3, d4, d5), views.lists_csv(trace, relevant, graded).items()):
+        col.download_button(f"{name} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
+
+judge_filters: dict = {}
+for name, value in filters:
+    judge_filters.setdefault(name, []).append(value)
+judge_filters = {k: (v[0] if len(v) == 1 else v) for k, v in judge_filters.items()}
+
+with tab_judge:
+    pooled = judgments.pool(trace)
+    st.text_input("Judgments file (question-set JSONL, or TREC qrels: .qrels / .txt)", key="judgments_path",
+                  help="Grades are written to this question's record (relevant, graded), created if new; other "
+                       "questions are kept. A qrels file keeps one line per judgment.")
+    ss.judgments_value = ss.judgments_path
+    jpath = ss.judgments_path.strip() or str(DEFAULT_JUDGMENTS)
+    qid = labeled.id if labeled else None
+    try:
+        stored = judgments.load(jpath, question, judge_filters, qid)
+    except CorpusError as exc:
+        st.error(f"Judgments not read: {exc}")
+        stored = {}
+    j1, j2 = st.columns(2)
+    blind = j1.toggle("Hide ranks and scores while judging (position bias)", key="judge_blind")
+    only_unjudged = j2.toggle("Only unjudged", key="judge_unjudged")
+    prefix = "jg_" + __import__("hashlib").sha1(f"{state.index_id}|{question}|{jpath}".encode()).hexdigest()[:8] + "_"
+    counter_slot = st.empty()
+    titles = {d.id: d.title for d in state.documents}
+    grades = layout.judge_block(trace, pooled, titles, chunk_text, terms, prefix, blind, only_unjudged, stored)
+    judged_n, pooled_n = judgments.counter(pooled, grades)
+    counter_slot.markdown(f"**{t('judged', lang, n=judged_n, m=pooled_n)}** · saved in the file: "
+                          f"{len([p for p in pooled if p['parent_id'] in stored])}")
+    if st.button(t("save_judgments", lang), type="primary", key="judge_save"):
+        keep = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
+        try:
+            saved_id = judgments.save(jpath, question, {**keep, **grades}, judge_filters, qid)
+            st.success(f"Saved {len(grades)} grade(s) of question `{saved_id}` to `{jpath}`.")
+        except (CorpusError, ValueError, OSError) as exc:
+            st.error(f"Judgments not saved: {exc}")
+
+with tab_where:
+    st.caption("Pick any parent or chunk of the corpus: for each list, its rank and score, or why it is absent.")
+    w1, w2 = st.columns([1, 2])
+    needle = w1.text_input("Search by id or title", key="where_q")
+    options = []  # nothing listed before a search: the page never shows another tenant's ids unasked
+    for pid, title in (explain.search_targets(state, needle, limit=40) if needle.strip() else []):
+        options.append(pid)
+        options.extend(explain.targets(state, pid))
+    picked_doc = w2.selectbox("Parent or chunk", [""] + list(dict.fromkeys(options)), key="where_pick",
+                              format_func=lambda v: "—" if not v else (v if "#" in v else f"{v} · {titles.get(v, '')}"))
+    if picked_doc:
+        q_vec = None
+        if getattr(wb, "embedder", None) is not None and state.store is not None:
+            q_vec = wb.embedder.embed_queries([question])[0]
+        reranker_obj = None
+        if (trace.get("models") or {}).get("reranker"):
+            reranker_obj = wb.reranker(current.reranker)[0]
+        layout.where_block(explain.explain_many(state, trace, explain.targets(state, picked_doc),
+                                                query_vector=q_vec, reranker=reranker_obj))
 
 main_ms = (time.perf_counter() - STARTED) * 1000
-if current.ab:  # after the main view, so the second run never delays the answer and the panels
-    st.divider()
-    try:
-        with st.spinner("Running the other mode for the A/B…"):
-            other = run(request.with_overrides(hybrid_enabled=current.dense_only))
-        hybrid, dense = (other, trace) if current.dense_only else (trace, other)
-        layout.ab_block(hybrid, dense, relevant, graded)
-    except RetrievalError as exc:
-        st.error(f"A/B run failed: {exc}")
+with tab_cmp:  # after the main view, so the extra runs never delay the answer and the panels
+    st.markdown("**Configuration B** (A is the sidebar's)")
+    for key, value in (("cmp_dense_only", not current.dense_only), ("cmp_reranker", current.reranker),
+                       ("cmp_top_k", current.top_k), ("cmp_rrf_k", current.rrf_k),
+                       ("cmp_overfetch", current.overfetch), ("cmp_min_similarity", current.min_similarity)):
+        ss.setdefault(key, value)
+    b1, b2, b3, b4, b5, b6 = st.columns(6)
+    b1.toggle("B: dense-only", key="cmp_dense_only")
+    b2.selectbox("B: reranker", [views.RERANKER_OFF, views.RERANKER_BI] + (
+        [current.reranker] if current.reranker not in (views.RERANKER_OFF, views.RERANKER_BI) else []),
+        key="cmp_reranker")
+    b3.number_input("B: top_k", 1, 50, key="cmp_top_k")
+    b4.number_input("B: rrf_k", 1, 1000, key="cmp_rrf_k")
+    b5.number_input("B: over-fetch ×", 1, 20, key="cmp_overfetch")
+    b6.number_input("B: min cosine", -1.0, 1.0, step=0.01, key="cmp_min_similarity")
+    if current.ab:
+        try:
+            other_settings = request.with_overrides(
+                hybrid_enabled=not ss.cmp_dense_only, reranker_model=ss.cmp_reranker, top_k=int(ss.cmp_top_k),
+                rrf_k=int(ss.cmp_rrf_k), overfetch=int(ss.cmp_overfetch),
+                min_similarity=round(float(ss.cmp_min_similarity), 2))
+            with st.spinner("Running A and B, both warm…"):
+                # Like with like: A and B measured after the first request above, so both reuse the loaded
+                # models and the cached query vector; a reranker only B uses is loaded by one unmeasured B run.
+                if ss.cmp_reranker not in (views.RERANKER_OFF, current.reranker):
+                    run(other_settings, "cmp-warmup")
+                warm_a = run(request, "cmp-a")
+                warm_b = run(other_settings, "cmp-b")
+            cold_total = (trace.get("timings_ms") or {}).get("total")
+            layout.compare_block(warm_a, warm_b, "A (sidebar)", "B", relevant, graded,
+                                 "Both measured warm (models loaded, query vector cached): the first request of A "
+                                 f"on this page took {layout.fmt_ms(cold_total)}, of which "
+                                 f"{layout.fmt_ms((trace.get('timings_ms') or {}).get('embed_query'))} embedding the "
+                                 f"question and {layout.fmt_ms(views.unattributed_ms(trace))} outside any stage.")
+        except (RetrievalError, ValueError) as exc:
+            st.error(f"Configuration B did not run: {exc}")
+    else:
+        st.info("Turn on 'Compare: also run configuration B' in the sidebar.")
 
 finish(f"Pipeline total {layout.fmt_ms((trace.get('timings_ms') or {}).get('total'))} (from the trace).", main_ms)

@@ -8,25 +8,39 @@ on one question, manual rankings, and the exports of :mod:`retrieval.report`. No
 
 from __future__ import annotations
 
+import time
+import warnings
 from pathlib import Path
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
+from retrieval import compare as cmp
 from retrieval import report as rep
 from retrieval.errors import RetrievalError
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
+from retrieval.evaluation import select_split as select
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
-from ui import resources
+from ui import layout, resources
+
+# ranx's nDCG casts uint64 → int64 inside numba (harmless for graded gains 0-3): one warning per process,
+# not for users. It belongs around the ranx call in the evaluation package; here until that lands.
+warnings.filterwarnings("ignore", message="unsafe cast from uint64 to int64", module="ranx")
+warnings.filterwarnings("ignore", message=".*unsafe cast from uint64 to int64.*")
 
 st.set_page_config(page_title="Evaluation · hybrid retrieval workbench", page_icon="📊", layout="wide")
 ss = st.session_state
 BASE = resources.base_settings()
-FAQUAD = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
+FAQUAD = resources.faquad_dir()
+resources.warm_metrics()  # ranx compiles on first use: start that now, not after the click
 SETS = {"lab": "Lab set (fictitious fixture, 44 questions)", "faquad": "FaQuAD (real, 249 docs / 900 questions)",
         "custom": "My set (corpus + questions, or TREC topics + qrels)"}
+if FAQUAD is None:  # offer only what exists on this machine
+    SETS.pop("faquad")
+with st.sidebar:
+    layout.nav_links("Ask and inspect", "Evaluation")
 RERANKERS = {"bi-encoder:use-m3": "bi-encoder:use-m3 (offline rescoring, not a cross-encoder)", "none": "none"}
 
 st.title("Evaluation and diagnosis")
@@ -37,6 +51,10 @@ st.caption("Label first, then compare: metrics from ranx, paired Fisher randomiz
 with st.form("eval_form"):
     c1, c2, c3 = st.columns([2, 1, 1])
     c1.radio("Question set", list(SETS), format_func=SETS.get, key="ev_set", horizontal=True)
+    if FAQUAD is None:
+        c1.caption("FaQuAD is not on this machine. To use it, put its `corpus.jsonl` and `questions.jsonl` in "
+                   f"`{resources.FAQUAD_HINT}`, or choose **My set** with any SQuAD JSON, BEIR folder or "
+                   "corpus + questions JSONL.")
     c2.selectbox("Split", ["all", "dev", "heldout"], key="ev_split",
                  help="A fixed hash of the question id: 70 % dev, 30 % held-out. 'all' reports both.")
     c3.text_input("k (cut-offs)", "1,3,5,10", key="ev_k")
@@ -81,15 +99,43 @@ if run_clicked:
         questions = load_questions(questions_path, qrels=qrels)
         base = BASE.with_overrides(reranker_model=ss.ev_reranker)
         configs = resolve_configs(ss.ev_configs, base)
-        bar = st.progress(0.0, text="Evaluating…")
+        status = st.status("Evaluating…", expanded=True)
+        bar = status.progress(0.0, text="Loading the index and models (indexing only the first time)…")
+        per_config = len(select(questions, ss.ev_split))
+        phases = {"index and models": 0.0, "requests": 0.0, "metrics and significance (ranx)": 0.0}
+        clock = {"t": time.perf_counter(), "first": None, "last": None}
+        names_order = [c.name for c in configs]
+        opener = open_bench(corpus)
+
+        def timed_open(settings):
+            started = time.perf_counter()
+            bench = opener(settings)
+            phases["index and models"] += time.perf_counter() - started
+            return bench
 
         def progress(done: int, total: int, name: str) -> None:
-            bar.progress(done / total, text=f"{name}: {done}/{total} requests")
+            now = time.perf_counter()
+            clock["first"] = clock["first"] or now
+            clock["last"] = now
+            number = names_order.index(name) + 1 if name in names_order else 0
+            question_n = done - (number - 1) * per_config if number else done
+            bar.progress(done / total, text=f"configuration {number}/{len(names_order)} `{name}` · question "
+                                            f"{min(question_n, per_config)}/{per_config} · {done}/{total} requests")
+            if done == total:
+                bar.progress(1.0, text="All requests done: computing metrics and significance tests (ranx)…")
 
-        with st.spinner("Indexing (first time only) and evaluating…"):
-            report = evaluate_configs(open_bench(corpus), base, questions, configs, ks, ss.ev_split, progress,
-                                      ss.ev_hypothesis.strip() or None)
-        bar.empty()
+        started = time.perf_counter()
+        report = evaluate_configs(timed_open, base, questions, configs, ks, ss.ev_split, progress,
+                                  ss.ev_hypothesis.strip() or None)
+        ended = time.perf_counter()
+        if clock["last"]:
+            phases["requests"] = clock["last"] - started - phases["index and models"]
+            phases["metrics and significance (ranx)"] = ended - clock["last"]
+        phases = {k: round(v, 1) for k, v in phases.items()}
+        phases["click to result"] = round(ended - started, 1)
+        status.update(label="Evaluated: " + " · ".join(f"{k} {v:.1f} s" for k, v in phases.items()),
+                      state="complete", expanded=False)
+        ss.ev_phases = phases
         ss.ev_report, ss.ev_corpus_key, ss.ev_base = report, corpus, base
         ss.ev_questions_by_id = {q.id: q for q in questions}
         ss.pop("ev_sweep", None)
@@ -174,8 +220,39 @@ names = list(configs)
 kmax = report["k"][-1]
 headline = [f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}", f"hit_rate@{kmax}", f"precision@{kmax}",
             "abstention_accuracy"]
+
+# -- the decision, its evidence and its caveats first --------------------------------------------------------
+st.subheader("Decision")
+decision = rep.choose(report)
+st.success(f"Provisional choice: **{decision['choice']}** — {decision['why']}.")
+evidence = [r for r in rep.comparison_rows(report, None) if r["metric"] == decision["metric"]]
+if evidence:
+    st.dataframe(pd.DataFrame(evidence).dropna(axis=1, how="all"), hide_index=True, width="stretch")
+caveats = []
 if str(report.get("corpus")) == str(LAB_CORPUS.resolve()):
-    st.warning("The lab set is fictitious: these figures demonstrate the method, not a benchmark of real data.")
+    caveats.append("The lab set is fictitious: these figures demonstrate the method, not a benchmark of real data.")
+default_mode = "hybrid" if BASE.hybrid_enabled else "dense"
+if decision["choice"] != default_mode and default_mode in configs:
+    caveats.append(f"The app's default is `{default_mode}`; this run keeps `{decision['choice']}` because the rule "
+                   f"asks for a significant gain (p < 0.05 on {decision['metric']}, not lost on held-out) before "
+                   f"changing — with {report['questions']} questions a small difference is not evidence. "
+                   "Change the default only on a real set that shows it.")
+by_candidate: dict[str, list] = {}
+for c in report["comparisons"]:
+    if c["wins_on_mean_but_lost_relevant"]:
+        by_candidate.setdefault(c["candidate"], []).append(c)
+for candidate, found in by_candidate.items():  # one warning per finding, not one per metric
+    lost = {x["id"]: x["lost"] for c in found for x in c["lost_relevant"]}
+    caveats.append(f"`{candidate}` wins on the mean of {', '.join(c['metric'] for c in found)} but loses a relevant "
+                   f"document the baseline had in {len(lost)} question(s): "
+                   + ", ".join(f"{q} ({', '.join(v)})" for q, v in list(lost.items())[:8]))
+for caveat in caveats:
+    st.warning(caveat)
+phases = ss.get("ev_phases")
+if phases:
+    st.caption("Where the time went: " + " · ".join(f"{k} **{v:.1f} s**" for k, v in phases.items()))
+with st.expander("Decision record (Markdown preview)"):
+    st.markdown(rep.decision_record(report))
 st.caption(f"Corpus `{report['corpus']}` · {report['questions']} questions · split `{report['split']}` · "
            f"k = {', '.join(map(str, report['k']))} · every question ran once per configuration with top_k = {kmax}.")
 
@@ -191,7 +268,7 @@ for name, cfg in configs.items():
            "LLM calls": (cfg.get("cost") or {}).get("llm_calls"),
            "generator calls": (cfg.get("cost") or {}).get("retrieval_calls")}
     summary.append(row)
-st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
+st.dataframe(pd.DataFrame(summary).dropna(axis=1, how="all"), hide_index=True, width="stretch")
 st.caption("Configurations after the first reuse the BM25 and dense lists already computed for the same "
            "question, filters and window; 'alone, est.' adds back the generator time they saved.")
 
@@ -200,12 +277,7 @@ views_split = ["evaluated set"] + (["dev", "heldout"] if report.get("comparisons
 which = st.radio("Figures of", views_split, horizontal=True, key="ev_cmp_split")
 rows = rep.comparison_rows(report, None if which == "evaluated set" else which)
 frame = pd.DataFrame([r for r in rows if r["metric"] in headline])
-st.dataframe(frame, hide_index=True, width="stretch")
-flags = [c for c in report["comparisons"] if c["wins_on_mean_but_lost_relevant"]]
-for c in flags:
-    st.warning(f"`{c['candidate']}` wins on {c['metric']} ({c['delta']:+.4f}) but loses a relevant document the "
-               f"baseline had in {len(c['lost_relevant'])} questions: "
-               + ", ".join(f"{x['id']} ({', '.join(x['lost'])})" for x in c["lost_relevant"][:8]))
+st.dataframe(frame.dropna(axis=1, how="all") if not frame.empty else frame, hide_index=True, width="stretch")
 
 h1, h2 = st.columns(2)
 with h1:
@@ -215,6 +287,20 @@ with h2:
     st.markdown("**Observed**")
     for line in report.get("observed") or ["A single configuration: nothing to compare."]:
         st.write(line)
+
+st.subheader("Two configurations, question by question")
+if len(names) >= 2:
+    x1, x2, x3 = st.columns(3)
+    cmp_a = x1.selectbox("A", names, index=0, key="ev_two_a")
+    cmp_b = x2.selectbox("B", names, index=len(names) - 1, key="ev_two_b")
+    cmp_metric = x3.selectbox("Metric", [m for m in headline if m != "abstention_accuracy"], key="ev_two_metric")
+    two = cmp.compare_report_configs(report, cmp_a, cmp_b, cmp_metric)
+    st.markdown(f"Mean {cmp_metric}: {cmp_a} **{(two['mean_a'] or 0):.4f}** → {cmp_b} **{(two['mean_b'] or 0):.4f}** "
+                f"(Δ {(two['mean_delta'] or 0):+.4f}) · improved {two['improved']} · worsened {two['worsened']} · "
+                f"tied {two['tied']}")
+    st.dataframe(pd.DataFrame(two["rows"]), hide_index=True, width="stretch")
+else:
+    st.caption("Run two or more configurations to compare them question by question.")
 
 st.subheader("By group")
 metric = st.selectbox("Metric", headline, key="ev_group_metric")
@@ -280,7 +366,6 @@ st.caption("Retrieval top-k is how many chunks reach the answer; it is not a gen
 s1, s2 = st.columns([1, 3])
 sweep_config = s1.selectbox("Configuration", names, key="ev_sweep_config")
 if s2.button("Run the sweep (k = 1…20)"):
-    from retrieval.evaluation import select_split as select
     from retrieval.evaluation.sweep import run_sweep
 
     overrides = dict(configs[sweep_config]["settings"])
@@ -336,5 +421,3 @@ e[3].download_button(f"Per question, {table_config} (CSV)", rep.question_csv(rep
 runs = st.columns(max(1, len(names)))
 for col, name in zip(runs, names):
     col.download_button(f"TREC run: {name}", rep.trec_run(report, name), f"{name}.run", "text/plain", on_click="ignore")
-with st.expander("Decision record (preview)"):
-    st.markdown(rep.decision_record(report))

@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 ABSTENTION = "Não encontrei evidência suficiente no corpus para responder a esta pergunta."
 EXTRACTIVE_NOTE = "Resposta extrativa: frases copiadas dos trechos recuperados, sem geração de texto."
+#: The answer stage's fixed texts per interface language (``pt`` is the default of every adapter).
+ABSTENTIONS = {"pt": ABSTENTION, "en": "I found no sufficient evidence in the corpus to answer this question."}
+EXTRACTIVE_NOTES = {"pt": EXTRACTIVE_NOTE,
+                    "en": "Extractive answer: sentences copied from the retrieved chunks, no text generated."}
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,8 @@ class Answer:
                 "dropped_citations": self.dropped_citations, "note": self.note}
 
 
-def abstention(adapter: str, reason: str) -> Answer:
-    return Answer(ABSTENTION, [], [], True, adapter, note=reason)
+def abstention(adapter: str, reason: str, language: str = "pt") -> Answer:
+    return Answer(ABSTENTIONS.get(language, ABSTENTION), [], [], True, adapter, note=reason)
 
 
 @lru_cache(maxsize=4096)
@@ -64,12 +68,13 @@ class ExtractiveAnswerer:
 
     name = "local-extractive"
 
-    def __init__(self, max_sentences: int = 2) -> None:
+    def __init__(self, max_sentences: int = 2, language: str = "pt") -> None:
         self.max_sentences = max_sentences
+        self.language = language if language in ABSTENTIONS else "pt"
 
     def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
         if not context:
-            return abstention(self.name, "no chunk passed the gate")
+            return abstention(self.name, "no chunk passed the gate", self.language)
         q_terms = set(tokenize(question))
         candidates, sent_tokens = [], []
         for item in context:
@@ -88,7 +93,7 @@ class ExtractiveAnswerer:
         sentences = [{"text": s[4], "citations": [s[3].chunk_id]} for s in chosen]
         text = " ".join(f"{s[4]} [{number[s[3].chunk_id]}]" for s in chosen)
         citations = list(dict.fromkeys(s[3].chunk_id for s in chosen))
-        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTE)
+        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTES[self.language])
 
 
 _CITE_RE = re.compile(r"\[(\d+)\]")
@@ -161,7 +166,7 @@ def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answe
             answerer = None
     answerer = answerer or ExtractiveAnswerer()
     if not final:
-        return abstention(answerer.name, refusal_reason)
+        return abstention(answerer.name, refusal_reason, getattr(answerer, "language", "pt"))
     try:
         return answerer.answer(question, final)
     except Exception as exc:  # noqa: BLE001 - an LLM failure must not lose the retrieval

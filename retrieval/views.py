@@ -43,11 +43,21 @@ def highlight_segments(text: str, terms: Iterable[str]) -> list[tuple[str, bool]
     last = 0
     for match in _WORD_RE.finditer(text):
         word = match.group()
-        if wanted and any(tok in wanted for tok in tokenize(word)):
-            if match.start() > last:
-                out.append((text[last:match.start()], False))
-            out.append((word, True))
-            last = match.end()
+        tokens = tokenize(word)
+        if not wanted or not any(tok in wanted for tok in tokens):
+            continue
+        if "-" in word and tokens and tokens[0] not in wanted:
+            # A code or compound matched only by some of its parts ("px" of PX-17): mark those parts only.
+            pieces = [(m.start(), m.end()) for m in re.finditer(r"\w+", word)
+                      if any(t in wanted for t in tokenize(m.group()))]
+        else:
+            pieces = [(0, len(word))]
+        for start, end in pieces:
+            start, end = match.start() + start, match.start() + end
+            if start > last:
+                out.append((text[last:start], False))
+            out.append((text[start:end], True))
+            last = end
     if last < len(text):
         out.append((text[last:], False))
     return out
@@ -194,9 +204,30 @@ def lost_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
             for e in trace.get("lost_by_reranker") or []]
 
 
+#: Stages whose time is already inside another stage of the trace (not added again to the sum).
+NESTED_STAGES = frozenset({"multi_hop"})
+UNATTRIBUTED = "outside any stage (e.g. model loading)"
+
+
 def timing_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per-stage timings in ms as in the trace; ``None`` means not measured (never shown as 0)."""
-    return [{"stage": stage, "ms": value} for stage, value in (trace.get("timings_ms") or {}).items()]
+    """Per-stage timings in ms as in the trace; ``None`` means not measured (never shown as 0).
+
+    When the trace has a ``total``, a row :data:`UNATTRIBUTED` holds ``total − Σ stages`` (rounded to 0.1 ms),
+    so every millisecond of the request is in a named row.
+    """
+    timings = trace.get("timings_ms") or {}
+    rows = [{"stage": stage, "ms": value} for stage, value in timings.items() if stage != "total"]
+    total = timings.get("total")
+    if total is not None:
+        staged = sum(v for k, v in timings.items() if k != "total" and k not in NESTED_STAGES and v is not None)
+        rows.append({"stage": UNATTRIBUTED, "ms": round(max(0.0, total - staged), 1)})
+        rows.append({"stage": "total", "ms": total})
+    return rows
+
+
+def unattributed_ms(trace: Mapping[str, Any]) -> float | None:
+    """``total − Σ stages`` of the trace in ms (``None`` without a total)."""
+    return next((r["ms"] for r in timing_rows(trace) if r["stage"] == UNATTRIBUTED), None)
 
 
 def cost_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -270,6 +301,7 @@ def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id
 
 # -- URL parameters ------------------------------------------------------------------------------------------
 RERANKER_OFF = "none"
+LANGUAGES = ("en", "pt")
 RERANKER_BI = "bi-encoder:use-m3"
 
 
@@ -295,6 +327,8 @@ class ViewParams:
     rows: int = 10
     transforms: tuple[str, ...] = ()
     mmr: float | None = None
+    lang: str = "en"
+    judgments: str = ""
 
 
 _FILTER_PREFIX = "f."
@@ -322,8 +356,13 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
         if key.startswith(_FILTER_PREFIX) and len(key) > len(_FILTER_PREFIX):
             filters[key[len(_FILTER_PREFIX):]] = tuple(dict.fromkeys(v for v in raw_list if v != ""))
             continue
-        if key in {"q", "corpus", "questions", "tenant", "reranker"}:
+        if key in {"q", "corpus", "questions", "tenant", "reranker", "judgments"}:
             values[key] = raw
+        elif key == "lang":
+            if raw in LANGUAGES:
+                values[key] = raw
+            else:
+                problems.append(f"lang={raw!r} is not one of {', '.join(LANGUAGES)}; using {defaults.lang}")
         elif key in _BOUNDS:
             low, high = _BOUNDS[key]
             try:

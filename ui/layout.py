@@ -75,17 +75,20 @@ def models_line(trace: Mapping[str, Any]) -> None:
 _CITE = re.compile(r"\\\[(\d+)\\\]")
 
 
-def answer_block(trace: Mapping[str, Any], terms: Iterable[str]) -> None:
+def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en") -> None:
+    from retrieval.answer import ABSTENTIONS
+
+    from .i18n import t
+
     ans = trace["answer"]
     final = trace.get("final") or []
-    st.subheader("Answer")
+    st.subheader(t("answer", lang))
     adapter = ans.get("adapter")
-    st.caption(f"Answered by `{adapter}`")
+    st.caption(f"{t('answered_by', lang)} `{adapter}`")
     if ans.get("abstained"):
-        gate = trace.get("gate") or {}
-        st.warning(f"**Abstained.** {md_escape(ans.get('text') or '')}\n\n"
-                   f"Why: {md_escape(ans.get('note') or gate.get('reason') or 'no evidence')} "
-                   f"(gate: {gate.get('kind')} ≥ {gate.get('threshold')}, {gate.get('rejected')} rejected)")
+        # One reason, the true one: the tier line above carries ``tier_reason``; nothing else is added here.
+        text = ABSTENTIONS.get(lang) if ans.get("text") in ABSTENTIONS.values() else ans.get("text")
+        st.warning(f"**{t('abstained', lang)}** {md_escape(text or '')} {t('why_in_tier', lang)}")
         return
     text = _CITE.sub(lambda m: f"**\\[{m.group(1)}\\]**", md_escape(ans.get("text") or ""))
     with st.container(border=True):
@@ -104,7 +107,7 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str]) -> None:
             st.caption(f"parent `{item['parent_id']}` · final rank {item['rank']} · cosine to question "
                        f"{'—' if sim is None else f'{sim:.3f}'}")
             st.markdown(highlighted(item["text"], terms))
-    st.caption(f"Context sent to the answer stage: {len(final)} chunk(s), numbered by final rank.")
+    st.caption(t("context_sent", lang, n=len(final)))
 
 
 # -- the four lists --------------------------------------------------------------------------------------------
@@ -131,6 +134,9 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
         st.caption(md_escape(block["note"]))
     if name == "fused":
         contribution_chart(trace, rows)
+    # "only dense" means something only when BM25 ran too (in dense-only mode every item is dense-only).
+    both_ran = all((trace.get(lst) or {}).get("items") and not ((trace.get(lst) or {}).get("note") or "")
+                   .startswith("skipped") for lst in ("lexical", "dense"))
     for item in items[:rows]:
         with st.container(border=True):
             head = f"**#{item['rank']}** `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}"
@@ -140,7 +146,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
                 ranks = item.get("ranks") or {}
                 detail += " · " + " · ".join(
                     f"{r} {'#' + str(ranks[r]) if r in ranks else '—'}" for r in ("bm25", "dense"))
-                if len(ranks) == 1:
+                if len(ranks) == 1 and both_ran:
                     detail += f" &nbsp; :orange-badge[only {next(iter(ranks))}]"
             elif name == "reranked" and item.get("fused_rank") is not None:
                 move = item["fused_rank"] - item["rank"]
@@ -151,9 +157,9 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             if name == "lexical" and item.get("terms"):
                 with st.expander("BM25 per term"):
-                    frame = pd.DataFrame(sorted(item["terms"].items(), key=lambda kv: -kv[1]),
-                                         columns=["term", "BM25 contribution"])
-                    st.dataframe(frame, hide_index=True, width="stretch")
+                    # A two-column list, not a table: a quarter-width column cuts a table's second column off.
+                    st.markdown("  \n".join(f"`{md_escape(term)}` **{value:.3f}**" for term, value in
+                                              sorted(item["terms"].items(), key=lambda kv: -kv[1])))
     if len(items) > rows:
         st.caption(f"+{len(items) - rows} more in the CSV download (rows per panel: {rows}).")
 
@@ -165,13 +171,13 @@ def contribution_chart(trace: Mapping[str, Any], rows: int) -> None:
     data["item"] = "#" + data["fused_rank"].astype(str)
     order = [f"#{r}" for r in sorted(data["fused_rank"].unique())]
     chart = alt.Chart(data).mark_bar().encode(
-        y=alt.Y("item:N", sort=order, title=None),
+        y=alt.Y("item:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False)),
         x=alt.X("contribution:Q", stack="zero", title="RRF contribution"),
         color=alt.Color("ranker:N", scale=alt.Scale(domain=list(RANKER_COLORS), range=list(RANKER_COLORS.values())),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=["chunk_id", "ranker", "ranker_rank", alt.Tooltip("contribution:Q", format=".5f")],
-    ).properties(height=alt.Step(20))
-    st.altair_chart(chart, width="stretch", height=60 + 20 * len(order))
+    ).properties(height=max(140, 26 * len(order)))
+    st.altair_chart(chart, width="stretch", height=max(140, 26 * len(order)) + 60)
 
 
 # -- movement and losses ---------------------------------------------------------------------------------------
@@ -179,7 +185,7 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
     st.subheader("Rank movement")
     rows = views.movement_rows(trace)
     if not rows:
-        st.info(f"No rerank ran, so nothing moved — {views.empty_reason(trace, 'reranked')}")
+        st.info("Nothing moved: " + views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "))
         return
     data = pd.DataFrame(rows)
     top_k = (trace.get("settings") or {}).get("top_k")
@@ -192,6 +198,9 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
         tooltip=["chunk_id", "fused_rank", "reranked_rank", "status"],
     )
     lines = base.mark_line(point=True, strokeWidth=2)
+    labels = base.transform_filter(alt.datum.stage == "reranked").mark_text(align="left", dx=6, fontSize=11).encode(
+        text="chunk_id:N")
+    lines = lines + labels
     rule = alt.Chart(pd.DataFrame({"rank": [top_k + 0.5]})).mark_rule(strokeDash=[4, 4], color="#999").encode(y="rank:Q")
     st.altair_chart((lines + rule).properties(height=320), width="stretch")
     st.caption(f"Fused rank → reranked rank for the {len(rows) // 2} candidates the reranker saw; dashed line: "
@@ -201,7 +210,7 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
 def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
     st.subheader("Evidence lost by the reranker")
     if not (trace.get("reranked") or {}).get("items"):
-        st.info(f"No rerank ran — {views.empty_reason(trace, 'reranked')}")
+        st.info("Nothing lost: " + views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "))
         return
     rows = views.lost_rows(trace, relevant, graded)
     if not rows:
@@ -279,3 +288,124 @@ def ab_block(hybrid: Mapping[str, Any], dense: Mapping[str, Any], relevant: Sequ
                     f"only in dense-only: {len(diff['only_b'])} · same chunk, different rank: {len(moved)}")
         if moved:
             st.caption(" · ".join(f"`{d['id']}` #{d['rank_a']} → #{d['rank_b']}" for d in moved))
+
+
+# -- compare two configurations on one question ----------------------------------------------------------------
+def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, label_b: str,
+                  relevant: Sequence[str] | None, graded: Mapping[str, int] | None, note: str) -> None:
+    from retrieval import compare
+
+    result = compare.compare_traces(a, b)
+    st.caption(note)
+    m1, m2, m3 = st.columns(3)
+    m1.metric(f"Jaccard@{result['k']}", f"{result['jaccard']:.2f}")
+    m2.metric(f"RBO (p = {result['p']})", f"{result['rbo']:.3f}")
+    m3.metric("same final list", "yes" if result["same"] else "no")
+    left, right = st.columns(2)
+    only = {"a": set(result["only_a"]), "b": set(result["only_b"])}
+    for col, label, trace, side in ((left, label_a, a, "a"), (right, label_b, b, "b")):
+        with col:
+            total = (trace.get("timings_ms") or {}).get("total")
+            st.markdown(f"**{md_escape(label)}** :{TIER_COLORS.get(trace['tier'], 'gray')}-badge[{trace['tier']}] · "
+                        f"total {fmt_ms(total)} · outside any stage {fmt_ms(views.unattributed_ms(trace))}")
+            if not trace.get("final"):
+                st.caption("Final list empty: " + md_escape(trace.get("tier_reason") or ""))
+            for item in trace.get("final") or []:
+                flag = " :blue-badge[only here]" if item["chunk_id"] in only[side] else ""
+                st.markdown(f"#{item['rank']} `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}{flag}")
+    moved = [r for r in result["movement"] if r["move"]]
+    if moved:
+        st.markdown("**Rank movement A → B:** " + " · ".join(
+            f"`{r['id']}` #{r['rank_a']} → #{r['rank_b']} ({'▲' if r['move'] > 0 else '▼'}{abs(r['move'])})"
+            for r in moved))
+    elif result["same"]:
+        st.success("Both configurations return the same final list, in the same order.")
+
+
+# -- judging ---------------------------------------------------------------------------------------------------
+GRADE_OPTIONS = ("not judged", 0, 1, 2, 3)
+GRADE_HELP = "0 not relevant · 1 marginal · 2 relevant · 3 answers the question"
+
+
+def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], titles: Mapping[str, str],
+                texts: Mapping[str, str], terms: frozenset[str], key_prefix: str, blind: bool,
+                only_unjudged: bool, stored: Mapping[str, int]) -> dict[str, int]:
+    """One grade control per pooled parent; returns the grades currently chosen (parent → 0-3)."""
+    import hashlib
+
+    order = list(pooled)
+    if blind:  # a fixed shuffle per question: the order no longer tells the rank
+        order.sort(key=lambda p: hashlib.sha1(f"{key_prefix}{p['parent_id']}".encode()).hexdigest())
+    chosen: dict[str, int] = {}
+    for entry in pooled:
+        value = st.session_state.get(f"{key_prefix}{entry['parent_id']}", stored.get(entry["parent_id"], "not judged"))
+        if value != "not judged" and value is not None:
+            chosen[entry["parent_id"]] = int(value)
+    for entry in order:
+        pid = entry["parent_id"]
+        key = f"{key_prefix}{pid}"
+        if key not in st.session_state:
+            st.session_state[key] = stored.get(pid, "not judged")
+        if only_unjudged and pid in stored and st.session_state[key] != "not judged":
+            continue
+        with st.container(border=True):
+            head = f"`{pid}` · {md_escape(titles.get(pid, ''))}"
+            if not blind:
+                head += " · " + ", ".join(f"{n} #{r}" for n, r in entry["lists"].items())
+            st.markdown(head)
+            text, cut_before, cut_after = views.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
+            st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
+            st.radio(f"Grade · {pid}", GRADE_OPTIONS, key=key, horizontal=True, help=GRADE_HELP,
+                     format_func=str)
+        value = st.session_state[key]
+        if value == "not judged":
+            chosen.pop(pid, None)
+        else:
+            chosen[pid] = int(value)
+    return chosen
+
+
+# -- where is my document --------------------------------------------------------------------------------------
+def where_block(explained: Sequence[Mapping[str, Any]]) -> None:
+    from retrieval.explain import describe
+
+    for entry in explained:
+        st.markdown(f"**`{entry['chunk_id']}`** (parent `{entry['parent_id']}`; window {entry['window']})")
+        rows = [{"list": name, "where": describe({**info, "window": entry["window"]}, name)}
+                for name, info in entry["lists"].items()]
+        for row in rows:
+            st.markdown(f"- **{row['list']}**: {md_escape(row['where'])}")
+        fusion = entry.get("fusion") or {}
+        if fusion.get("status") == "computed":
+            parts = " + ".join(f"{r} 1/({fusion['rrf_k']} + {v})" for r, v in fusion["ranks"].items()) or "no rank"
+            st.markdown(f"- **RRF would give** {parts} = **{fusion['score']:.5f}**"
+                        + (f", fused rank {fusion['would_rank']}" if fusion.get("would_rank") else ""))
+        rerank = entry.get("rerank") or {}
+        if rerank.get("status") == "computed":
+            st.markdown(f"- **the reranker would give** {rerank['score']:.4f}"
+                        + (f" (rank {rerank['would_rank']} among the reranked)" if rerank.get("would_rank") else ""))
+        elif rerank.get("status") == "not_run":
+            st.markdown("- **reranker**: none configured for this request")
+        gate = entry.get("gate") or {}
+        if gate.get("cosine") is not None:
+            verdict = "passes" if gate.get("passes_similarity") else "fails"
+            line = f"- **gate**: cosine {gate['cosine']:.3f} {verdict} the threshold {gate['threshold']}"
+        else:
+            line = "- **gate**: no cosine (filtered or no vector)"
+        if gate.get("codes"):
+            line += (f"; codes named by the question {', '.join(gate['codes'])}: "
+                     + (f"missing {', '.join(gate['missing_codes'])}" if gate["missing_codes"] else "all present"))
+        st.markdown(line)
+
+
+def nav_links(ask_label: str, eval_label: str) -> None:
+    """Sidebar links to both pages, named (the built-in navigation would call the main page "app").
+
+    A page run on its own (e.g. under AppTest) has no multipage context: the links are then left out."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.page_link("app.py", label=ask_label, icon="🔎")
+        st.page_link("pages/2_Evaluation.py", label=eval_label, icon="📊")
+    except StreamlitAPIException:
+        pass

@@ -28,6 +28,48 @@ def index_key(settings: Settings) -> str:
     return json.dumps(settings.index_settings(), sort_keys=True)
 
 
+FAQUAD_HINT = "../shared/data/faquad/"
+
+#: The metric names the Evaluation page computes by default (k = 1, 3, 5, 10): what the warm-up compiles.
+WARM_METRICS = tuple(f"{m}@{k}" for m in ("ndcg", "recall", "mrr", "hit_rate", "precision") for k in (1, 3, 5, 10))
+
+
+@st.cache_resource(show_spinner=False)
+def warm_metrics() -> Any:
+    """Compile ranx's numba functions once per process, in a background thread, on toy data.
+
+    ranx compiles its metric and significance-test functions on first use (cached on disk afterwards):
+    on a fresh install that took longer than all the requests of a lab evaluation, after the click. Started
+    when the Evaluation page opens, it is done (or under way) before the first run needs it.
+    """
+    import threading
+    import warnings
+
+    def work() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from ranx import Qrels, Run, compare, evaluate
+
+            qrels = Qrels({"a": {"d1": 1, "d2": 3}, "b": {"d3": 1}})
+            one = Run({"a": {"d1": 2.0, "d4": 1.0}, "b": {"d3": 1.0}}, name="one")
+            two = Run({"a": {"d2": 1.0}, "b": {"__none__": 0.0}}, name="two")
+            evaluate(qrels, one, list(WARM_METRICS), return_mean=False, make_comparable=True)
+            compare(qrels, [one, two], list(WARM_METRICS), stat_test="fisher", max_p=0.05, rounding_digits=6,
+                    make_comparable=True)
+
+    thread = threading.Thread(target=work, name="ranx-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def faquad_dir() -> Path | None:
+    """FaQuAD's folder (``../shared/data/faquad`` next to the project) when it holds both files, else ``None``."""
+    from retrieval.settings import PROJECT_ROOT
+
+    folder = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
+    return folder if (folder / "corpus.jsonl").is_file() and (folder / "questions.jsonl").is_file() else None
+
+
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def get_embedder(name: str, allow_downloads: bool) -> tuple[Any, str]:
     """``(embedder or None, reason)``, loaded once per process."""

@@ -52,3 +52,43 @@ def test_a_comparison_runs_on_the_heldout_split() -> None:
     assert {"Comparison (CSV)", "Report (JSON)", "Decision record (Markdown)", "TREC run: bm25",
             "TREC run: hybrid"} <= set(labels)
     assert any("hybrid beats bm25 on paraphrases" in m.value for m in at.markdown)  # decision record preview
+
+
+def test_decision_comes_first_with_one_warning_per_finding_and_named_phases() -> None:
+    """A.3: the decision, its evidence and caveats head the results; no all-empty column; the run's time is
+    split into named phases; the two-configuration view has one row per question."""
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    at.selectbox(key="ev_split").set_value("heldout")
+    at.multiselect(key="ev_configs").set_value(["dense", "hybrid"])
+    at.selectbox(key="ev_reranker").set_value("none")
+    at.button[0].click().run()
+    assert_ok(at)
+    heads = [s.value for s in at.subheader]
+    assert heads.index("Decision") < heads.index("Metrics by configuration")
+    decision = at.success[0].value
+    assert decision.startswith("Provisional choice: **")
+    warnings = [w.value for w in at.warning]
+    assert warnings[0].startswith("The lab set is fictitious")
+    assert len(warnings) == len(set(w.split(" wins on ")[0] for w in warnings))  # one per finding
+    if "**dense**" in decision:
+        assert any(w.startswith("The app's default is `hybrid`") for w in warnings)
+    for frame in at.dataframe:
+        assert not any(frame.value[c].isna().all() for c in frame.value.columns), list(frame.value.columns)
+    phases = next(c.value for c in at.caption if c.value.startswith("Where the time went"))
+    for phase in ("index and models", "requests", "metrics and significance (ranx)", "click to result"):
+        assert phase in phases
+    per_question = next(d.value for d in at.dataframe if {"id", "delta", "a", "b"} <= set(d.value.columns))
+    report = at.session_state["ev_report"]
+    assert len(per_question) == report["questions"]
+
+
+def test_faquad_is_offered_only_where_it_exists(monkeypatch) -> None:
+    """A.4: without ../shared the set is not offered, and the page says how to bring it."""
+    from ui import resources
+
+    monkeypatch.setattr(resources, "faquad_dir", lambda: None)
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert_ok(at)
+    assert at.radio(key="ev_set").options == ["Lab set (fictitious fixture, 44 questions)",
+                                              "My set (corpus + questions, or TREC topics + qrels)"]
+    assert any(c.value.startswith("FaQuAD is not on this machine") for c in at.caption)

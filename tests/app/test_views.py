@@ -135,3 +135,31 @@ def test_url_params_round_trip_and_reject_bad_values() -> None:
     parsed, problems = views.params_from_query({"top_k": ["0"], "rrf_k": ["abc"], "min_similarity": ["2"]}, defaults)
     assert parsed == defaults and len(problems) == 3
 
+
+
+def test_highlight_marks_only_the_part_of_a_code_that_matched() -> None:
+    text = "O PX-17 e o PX-7."
+    segments = views.highlight_segments(text, views.query_terms("PX-7"))
+    assert "".join(s for s, _ in segments) == text
+    hits = [s for s, hit in segments if hit]
+    # PX-7 matched whole; of PX-17 only "PX" (the shared part) is marked, never the whole "PX-17".
+    assert hits == ["PX", "PX-7"]
+    assert ("-17 e o ", False) in segments
+
+
+def test_timing_rows_put_every_millisecond_in_a_named_row() -> None:
+    trace = {"timings_ms": {"lexical": 1.0, "embed_query": 2.5, "dense": 3.0, "rerank": None, "answer": 0.5,
+                            "total": 4507.0}}
+    rows = views.timing_rows(trace)
+    assert [r["stage"] for r in rows] == ["lexical", "embed_query", "dense", "rerank", "answer",
+                                          views.UNATTRIBUTED, "total"]
+    assert views.unattributed_ms(trace) == 4500.0  # 4507 − (1 + 2.5 + 3 + 0.5)
+    assert views.unattributed_ms({"timings_ms": {"lexical": 1.0}}) is None
+
+
+def test_language_and_judgments_file_travel_in_the_url() -> None:
+    params, problems = views.params_from_query({"lang": ["pt"], "judgments": ["j.jsonl"]}, views.ViewParams())
+    assert params.lang == "pt" and params.judgments == "j.jsonl" and not problems
+    params, problems = views.params_from_query({"lang": ["fr"]}, views.ViewParams())
+    assert params.lang == "en" and problems == ["lang='fr' is not one of en, pt; using en"]
+    assert views.params_to_query(views.ViewParams(lang="pt"), views.ViewParams()) == {"lang": "pt"}

@@ -1,0 +1,224 @@
+"""Where is my document? For one chunk (or every chunk of one parent) and one trace: its rank and score in
+each list, or why it is absent, and what fusion, the reranker and the gate would have given it.
+
+Reasons, in the order they are checked for each generator list:
+
+* ``filtered``: a filter of the request removes it (which field, the chunk's value, the allowed values);
+* lexical ``no_token``: no question token in its indexed text (both token sets are returned);
+* ``outside_window``: the generator ranks it N, after the window of ``overfetch × top_k``;
+* dense ``hnsw_miss``: the approximate (HNSW) search did not return it although its exact cosine would
+  rank it M inside the window;
+* ``in_list``: present, with rank and score.
+
+Then: the RRF score its two ranks (even outside the windows) would give and the fused rank that score would
+take; the reranker score (when a reranker object is passed); the gate (cosine ≥ threshold, and the code
+identity check: every code the question names must be in the chunk). Nothing of the trace is changed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .filters import Filters
+from .text import tokenize
+from .transforms import codes
+
+
+def targets(state: Any, wanted: str) -> list[str]:
+    """Chunk ids for ``wanted``: a chunk id, or every chunk of a parent id (in position order)."""
+    if wanted in state.chunk_by_id:
+        return [wanted]
+    return [c.chunk_id for c in state.chunks if c.parent_id == wanted]
+
+
+def search_targets(state: Any, text: str, limit: int = 50) -> list[tuple[str, str]]:
+    """``(parent_id, title)`` of parents whose id or title contains ``text`` (accent- and case-folded)."""
+    needle = " ".join(tokenize(text)) if text.strip() else ""
+    raw = text.strip().casefold()
+    out = []
+    for doc in state.documents:
+        hay = f"{doc.id} {doc.title}"
+        if not raw or raw in hay.casefold() or (needle and needle in " ".join(tokenize(hay))):
+            out.append((doc.id, doc.title))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _filters(trace: Mapping[str, Any]) -> Filters:
+    clauses = []
+    for key, value in (trace.get("filters") or {}).items():
+        clauses.append((key, tuple(value) if isinstance(value, list) else (value,)))
+    return Filters(tuple(clauses))
+
+
+def _filter_reason(flt: Filters, metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    for key, values in flt.clauses:
+        if key not in metadata or metadata[key] not in values:
+            return {"field": key, "value": metadata.get(key), "allowed": list(values)}
+    return None
+
+
+def _rank_in(trace: Mapping[str, Any], name: str, chunk_id: str) -> dict[str, Any] | None:
+    items = trace.get("final") if name == "final" else (trace.get(name) or {}).get("items")
+    return next(({"rank": i["rank"], "score": i["score"]} for i in items or [] if i["chunk_id"] == chunk_id), None)
+
+
+def _window(settings: Mapping[str, Any]) -> int:
+    return int(settings.get("top_k") or 5) * int(settings.get("overfetch") or 1)
+
+
+def _has_code(text: str, code: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: np.ndarray | None = None,
+            reranker: Any = None) -> dict[str, Any]:
+    """The whereabouts of ``chunk_id`` in ``trace`` (a ``Trace.to_dict()`` of a request on ``state``).
+
+    Args:
+        state: the loaded index the trace was produced on (``chunk_by_id``, ``lexical``, ``store``).
+        query_vector: the question's embedding (the same model as the store), for exact cosine ranks;
+            without it the dense explanation only says whether the chunk is in the list.
+        reranker: an object with ``score(question, passages)`` (``retrieval.rerank``), or ``None``.
+
+    Returns:
+        ``{"chunk_id", "parent_id", "lists": {name: {"status", ...}}, "fusion", "rerank", "gate"}``.
+
+    Raises:
+        KeyError: ``chunk_id`` is not a chunk of ``state``.
+    """
+    chunk = state.chunk_by_id[chunk_id]
+    question = trace.get("question") or ""
+    settings = trace.get("settings") or {}
+    window = _window(settings)
+    flt = _filters(trace)
+    blocked = _filter_reason(flt, chunk.metadata)
+    out: dict[str, Any] = {"chunk_id": chunk_id, "parent_id": chunk.parent_id, "window": window, "lists": {}}
+
+    # -- lexical --------------------------------------------------------------------------------------
+    lex = _rank_in(trace, "lexical", chunk_id)
+    q_tokens = sorted(set(tokenize(question)))
+    c_tokens = sorted(set(tokenize(chunk.indexed_text)))
+    lex_rank = lex["rank"] if lex else None
+    note = (trace.get("lexical") or {}).get("note") or ""
+    if lex:
+        entry = {"status": "in_list", **lex}
+    elif blocked:
+        entry = {"status": "filtered", **blocked}
+    elif note.startswith("skipped"):
+        entry = {"status": "skipped", "note": note}
+    elif not set(q_tokens) & set(c_tokens):
+        entry = {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens}
+    else:
+        full = state.lexical.search(question, flt, len(state.chunks))
+        found = next((i for i in full.items if i.chunk_id == chunk_id), None)
+        lex_rank = found.rank if found else None
+        entry = ({"status": "outside_window", "rank": found.rank, "score": found.score, "window": window,
+                  "shared_tokens": sorted(set(q_tokens) & set(c_tokens))} if found
+                 else {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens})
+    out["lists"]["lexical"] = entry
+
+    # -- dense ----------------------------------------------------------------------------------------
+    den = _rank_in(trace, "dense", chunk_id)
+    dense_rank = den["rank"] if den else None
+    cosine = den["score"] if den else None
+    note = (trace.get("dense") or {}).get("note") or ""
+    exact_rank = None
+    if query_vector is not None and state.store is not None and not blocked:
+        allowed = [c.chunk_id for c in state.chunks if flt.matches(c.metadata)]
+        vectors = state.store.vectors(allowed)
+        q = np.asarray(query_vector, dtype=np.float32)
+        sims = {cid: float(v @ q) for cid, v in vectors.items()}
+        if chunk_id in sims:
+            cosine = sims[chunk_id] if cosine is None else cosine
+            mine = sims[chunk_id]
+            exact_rank = 1 + sum(1 for cid, s in sims.items() if s > mine or (s == mine and cid < chunk_id))
+    if den:
+        entry = {"status": "in_list", **den, "exact_rank": exact_rank}
+    elif blocked:
+        entry = {"status": "filtered", **blocked}
+    elif note.startswith("skipped"):
+        entry = {"status": "skipped", "note": note}
+    elif exact_rank is None:
+        entry = {"status": "unknown", "note": "no query vector or stored vector to compute its exact cosine"}
+    elif exact_rank <= window:
+        entry = {"status": "hnsw_miss", "exact_rank": exact_rank, "cosine": cosine}
+        dense_rank = exact_rank
+    else:
+        entry = {"status": "outside_window", "rank": exact_rank, "score": cosine, "window": window}
+        dense_rank = exact_rank
+    out["lists"]["dense"] = entry
+
+    # -- fused, reranked, final as they are -------------------------------------------------------------
+    for name in ("fused", "reranked", "final"):
+        got = _rank_in(trace, name, chunk_id)
+        out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
+
+    # -- what fusion would have given it ----------------------------------------------------------------
+    k = int(settings.get("rrf_k") or 60)
+    used = {r for item in (trace.get("fused") or {}).get("items") or [] for r in (item.get("ranks") or {})}
+    ranks = {}
+    if lex_rank is not None and ("bm25" in used or not used):
+        ranks["bm25"] = lex_rank
+    if dense_rank is not None and ("dense" in used or not used):
+        ranks["dense"] = dense_rank
+    if blocked:
+        out["fusion"] = {"status": "filtered"}
+    else:
+        score = sum(1.0 / (k + r) for r in ranks.values())
+        fused_scores = [i["score"] for i in (trace.get("fused") or {}).get("items") or []
+                        if i["chunk_id"] != chunk_id]
+        would = 1 + sum(1 for s in fused_scores if s > score) if ranks else None
+        out["fusion"] = {"status": "computed", "rrf_k": k, "ranks": ranks,
+                         "contributions": {r: round(1.0 / (k + v), 6) for r, v in ranks.items()},
+                         "score": round(score, 6), "would_rank": would,
+                         "top_k": settings.get("top_k"), "note": "RRF only, whatever the fusion setting"}
+
+    # -- reranker and gate -----------------------------------------------------------------------------
+    if reranker is not None and not blocked:
+        value = float(np.asarray(reranker.score(question, [chunk.indexed_text]))[0])
+        reranked = [i["score"] for i in (trace.get("reranked") or {}).get("items") or [] if i["chunk_id"] != chunk_id]
+        out["rerank"] = {"status": "computed", "score": value,
+                         "would_rank": 1 + sum(1 for s in reranked if s > value) if reranked else None}
+    else:
+        out["rerank"] = {"status": "filtered" if blocked else "not_run"}
+    threshold = settings.get("min_similarity")
+    named = codes(question) if settings.get("require_codes", True) else []
+    missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
+    out["gate"] = {"cosine": cosine, "threshold": threshold,
+                   "passes_similarity": None if cosine is None or threshold is None else cosine >= threshold,
+                   "codes": named, "missing_codes": missing}
+    return out
+
+
+def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str], **kw: Any) -> list[dict[str, Any]]:
+    return [explain(state, trace, cid, **kw) for cid in chunk_ids]
+
+
+def describe(entry: Mapping[str, Any], list_name: str) -> str:
+    """One plain-English line for a list entry of :func:`explain`."""
+    status = entry.get("status")
+    if status == "in_list":
+        extra = f" (exact cosine rank {entry['exact_rank']})" if entry.get("exact_rank") else ""
+        return f"rank {entry['rank']}, score {entry['score']:.4f}{extra}"
+    if status == "filtered":
+        return (f"removed by the filter {entry['field']}: the chunk has {entry['value']!r}, the request allows "
+                + ", ".join(repr(v) for v in entry["allowed"]))
+    if status == "no_token":
+        return ("no question token in its text — question tokens: " + ", ".join(entry["question_tokens"])
+                + " · chunk tokens: " + ", ".join(entry["chunk_tokens"][:60])
+                + (" …" if len(entry["chunk_tokens"]) > 60 else ""))
+    if status == "outside_window":
+        return f"ranked {entry['rank']}, outside the window of {entry.get('window', 'the')} (score {entry['score']:.4f})"
+    if status == "hnsw_miss":
+        return (f"not returned by the HNSW search, although its exact cosine {entry['cosine']:.4f} would rank it "
+                f"{entry['exact_rank']}")
+    if status == "skipped":
+        return entry.get("note") or "skipped"
+    if status == "absent":
+        return "absent"
+    return entry.get("note") or str(status)

@@ -1,0 +1,79 @@
+"""Where is my document: every reason of :func:`retrieval.explain.explain` on a small hand-built index."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from retrieval import explain
+from retrieval.types import Chunk, RankedList, ScoredItem
+
+
+def chunk(cid: str, text: str, tenant: str) -> Chunk:
+    return Chunk(cid, cid.split("#")[0], 0, "", text, {"tenant": tenant}, "h")
+
+
+CHUNKS = [chunk("a#0", "ativar o PX-7 em 24 horas", "lumen"), chunk("b#0", "senha do portal", "lumen"),
+          chunk("c#0", "ativar a maquininha", "lumen"), chunk("d#0", "ativar PX-7 na Ventura", "ventura")]
+VECTORS = {"a#0": np.array([1.0, 0.0]), "b#0": np.array([0.6, 0.8]), "c#0": np.array([0.8, 0.6]),
+           "d#0": np.array([1.0, 0.0])}
+
+
+class Lexical:
+    def search(self, text, flt, window):  # the full ranking of the filtered corpus: a, c (b shares no token)
+        return RankedList("lexical", "bm25", (ScoredItem("a#0", "a", 1, 2.0), ScoredItem("c#0", "c", 2, 0.5)))
+
+
+class Store:
+    def vectors(self, ids):
+        return {i: VECTORS[i].astype(np.float32) for i in ids if i in VECTORS}
+
+
+STATE = SimpleNamespace(chunks=CHUNKS, chunk_by_id={c.chunk_id: c for c in CHUNKS}, lexical=Lexical(), store=Store(),
+                        documents=[SimpleNamespace(id=p, title=f"Doc {p}") for p in "abcd"])
+# window = top_k × overfetch = 1; the "HNSW" dense list returned c#0 but missed a#0 (exact cosine 1.0, rank 1).
+TRACE = {"question": "Como ativar o PX-7?", "filters": {"tenant": "lumen"},
+         "settings": {"top_k": 1, "overfetch": 1, "rrf_k": 60, "min_similarity": 0.8, "require_codes": True},
+         "lexical": {"items": [{"chunk_id": "a#0", "parent_id": "a", "rank": 1, "score": 2.0}]},
+         "dense": {"items": [{"chunk_id": "c#0", "parent_id": "c", "rank": 1, "score": 0.8}]},
+         "fused": {"items": [{"chunk_id": "a#0", "parent_id": "a", "rank": 1, "score": 1 / 61, "ranks": {"bm25": 1}},
+                             {"chunk_id": "c#0", "parent_id": "c", "rank": 2, "score": 1 / 61, "ranks": {"dense": 1}}]},
+         "reranked": {"items": []}, "final": []}
+Q = np.array([1.0, 0.0], dtype=np.float32)
+
+
+def test_filtered_by_tenant_names_the_field_and_values() -> None:
+    out = explain.explain(STATE, TRACE, "d#0", query_vector=Q)
+    assert out["lists"]["lexical"] == {"status": "filtered", "field": "tenant", "value": "ventura", "allowed": ["lumen"]}
+    assert out["lists"]["dense"]["status"] == "filtered" and out["fusion"] == {"status": "filtered"}
+    assert explain.describe(out["lists"]["lexical"], "lexical") == (
+        "removed by the filter tenant: the chunk has 'ventura', the request allows 'lumen'")
+
+
+def test_hnsw_miss_and_what_rrf_would_give() -> None:
+    out = explain.explain(STATE, TRACE, "a#0", query_vector=Q)
+    assert out["lists"]["lexical"] == {"status": "in_list", "rank": 1, "score": 2.0}
+    assert out["lists"]["dense"] == {"status": "hnsw_miss", "exact_rank": 1, "cosine": pytest.approx(1.0)}
+    fusion = out["fusion"]
+    assert fusion["ranks"] == {"bm25": 1, "dense": 1}
+    assert fusion["score"] == pytest.approx(2 / 61, abs=1e-6) and fusion["would_rank"] == 1
+    assert out["gate"]["passes_similarity"] is True and out["gate"]["missing_codes"] == []
+
+
+def test_no_shared_token_and_outside_the_window() -> None:
+    out = explain.explain(STATE, TRACE, "b#0", query_vector=Q)
+    lexical = out["lists"]["lexical"]
+    assert lexical["status"] == "no_token"
+    assert lexical["question_tokens"] == ["7", "ativar", "px", "px-7"] and "senha" in lexical["chunk_tokens"]
+    # exact cosines inside lumen: a 1.0, c 0.8, b 0.6 → b is 3rd, outside the window of 1
+    assert out["lists"]["dense"] == {"status": "outside_window", "rank": 3, "score": pytest.approx(0.6), "window": 1}
+    assert out["gate"]["passes_similarity"] is False and out["gate"]["missing_codes"] == ["PX-7"]
+    c = explain.explain(STATE, TRACE, "c#0", query_vector=Q)["lists"]["lexical"]
+    assert c["status"] == "outside_window" and c["rank"] == 2 and c["shared_tokens"] == ["ativar"]
+
+
+def test_targets_and_search() -> None:
+    assert explain.targets(STATE, "a") == ["a#0"] and explain.targets(STATE, "b#0") == ["b#0"]
+    assert explain.search_targets(STATE, "doc c") == [("c", "Doc c")]
