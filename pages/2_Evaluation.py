@@ -21,7 +21,7 @@ from retrieval import report as rep
 from retrieval.errors import RetrievalError
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
 from retrieval.evaluation import select_split as select
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
+from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from ui import layout, resources
 
