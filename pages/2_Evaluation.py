@@ -9,7 +9,6 @@ on one question, manual rankings, and the exports of :mod:`retrieval.report`. No
 from __future__ import annotations
 
 import time
-import warnings
 from pathlib import Path
 
 import altair as alt
@@ -25,10 +24,6 @@ from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from ui import layout, resources
 
-# ranx's nDCG casts uint64 → int64 inside numba (harmless for graded gains 0-3): one warning per process,
-# not for users. It belongs around the ranx call in the evaluation package; here until that lands.
-warnings.filterwarnings("ignore", message="unsafe cast from uint64 to int64", module="ranx")
-warnings.filterwarnings("ignore", message=".*unsafe cast from uint64 to int64.*")
 
 st.set_page_config(page_title="Evaluation · hybrid retrieval workbench", page_icon="📊", layout="wide")
 ss = st.session_state

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from ..types import Question
 from .configs import Config
-from .metrics import relevant_grades
+from .metrics import quiet_ranx, relevant_grades
 
 
 def observed(report: Mapping[str, Any]) -> list[str]:
@@ -54,6 +54,8 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
         return []
     from ranx import Qrels, Run
     from ranx import compare as ranx_compare
+
+    quiet_ranx()
 
     qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
     runs = []

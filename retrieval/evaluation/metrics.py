@@ -8,11 +8,18 @@ on unanswerable, answered on answerable).
 from __future__ import annotations
 
 import statistics
+import warnings
 from typing import Any, Mapping, Sequence
 
 from ..types import Question
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "hit_rate")
+
+
+def quiet_ranx() -> None:
+    """Silence the one warning ranx's numba code gives when it compiles nDCG (an unsafe cast from uint64 to
+    int64 of graded gains 0-3, harmless here), so a user's log holds only what concerns them."""
+    warnings.filterwarnings("ignore", message=".*unsafe cast from uint64 to int64.*")
 
 
 def relevant_grades(q: Question) -> dict[str, int]:
@@ -32,6 +39,8 @@ def scores(questions: Sequence[Question], finals: Mapping[str, list[str]], names
             run_name: str) -> dict[str, dict[str, float]]:
     """Per-question ranx metrics (answerable questions only): ``{qid: {metric: value}}``."""
     from ranx import Qrels, Run, evaluate
+
+    quiet_ranx()
 
     answerable = [q for q in questions if q.relevant]
     if not answerable:
