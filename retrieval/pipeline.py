@@ -217,9 +217,18 @@ class Workbench:
         docs = load_corpus(path)
         s = self.settings
         chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
-        lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
+        milvus = s.backend == "milvus"
+        lexical = None if milvus else LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
         store, reason, report = None, "no embedder: " + self.embedder_reason, None
-        if self.embedder is not None:
+        if milvus:  # -- RETRIEVAL_BACKEND=milvus: both indexes in one Milvus collection (retrieval/milvus.py)
+            from .milvus import open_backend
+
+            with self._lock:
+                lexical, store, why, report = open_backend(
+                    s, chunks, self.embedder, str(path), index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual),
+                    self.progress, on_progress)
+            reason = why if self.embedder is not None else reason  # -- end of the Milvus branch
+        elif self.embedder is not None:
             client, client_reason = self._client_or_reason()
             if client is None:
                 reason = client_reason
@@ -367,7 +376,8 @@ class Workbench:
                   "embedder_status": self.embedder_reason,
                   "reranker": s.reranker_model if s.reranker_model.lower() not in {"", "none", "off"} else None,
                   "reranker_kind": None, "answer_adapter": answer.adapter,
-                  "bm25_engine": s.bm25_engine, "vector_store": "chroma-server" if s.chroma_host else "chroma-embedded"}
+                  "bm25_engine": s.bm25_engine, "vector_store": ("milvus" if s.backend == "milvus"
+                                   else "chroma-server" if s.chroma_host else "chroma-embedded")}
         if models["reranker"]:
             reranker, why = self.reranker(s.reranker_model)
             models["reranker_kind"] = reranker.kind if reranker else None

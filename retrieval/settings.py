@@ -67,6 +67,13 @@ class Settings(BaseSettings):
     contextual: bool = Field(False, description="Index a context line (title + parent summary) with each chunk.")
     chroma_path: Path = Path(".retrieval/chroma")
     chroma_host: str | None = None
+    backend: Literal["local", "milvus"] = Field(
+        "local", description="'local' (in-process BM25 + Chroma) or 'milvus' (both indexes in Milvus: README, "
+        "\"Larger deployments\").")
+    milvus_uri: str = Field(".retrieval/milvus.db", description="A file path (Milvus Lite, embedded) or a server "
+                            "URI such as http://host:19530 (Milvus standalone or cluster).")
+    milvus_token: SecretStr | None = Field(None, description="Milvus token ('user:password' or an API key).")
+    milvus_timeout: float = Field(10.0, gt=0, le=600, description="Seconds a Milvus call may take.")
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
@@ -133,6 +140,7 @@ class Settings(BaseSettings):
 
     def public_dict(self) -> dict[str, object]:
         """Settings as JSON-safe values, without the API key (never written to traces or logs)."""
-        data = self.model_dump(mode="json", exclude={"llm_api_key"})
+        data = self.model_dump(mode="json", exclude={"llm_api_key", "milvus_token"})
         data["llm_api_key_set"] = self.llm_api_key is not None
+        data["milvus_token_set"] = self.milvus_token is not None
         return data
