@@ -4,8 +4,10 @@ Two ways of running our lexical side in Milvus are compared with the local engin
 
 * ``sparse``: our BM25 as sparse vectors (retrieval/milvus.py: our tokenizer, per-tenant Lucene IDF, inner
   product, candidates rescored exactly), the backend's lexical side;
-* ``builtin``: Milvus's own BM25 function (analyzer ``standard``, with our stopword list; statistics over the
-  whole collection, not per tenant), on the same chunks.
+* ``builtin``: Milvus's own BM25 function (analyzer ``standard`` with our stopword list, accented and
+  folded spellings; statistics over the whole collection, not per tenant), on the same chunks;
+* ``builtin_folded``: the same function fed our accent-folded text and query (``retrieval.text.fold``): the
+  accents then match, but ``PX-17`` is still split into ``px`` and ``17``.
 
 Per question: the window (``overfetch × top_k`` = 20) of each engine; rank parity = the share of questions
 whose list equals the local list item for item, overlap@10 = |top10 ∩ local top10| / 10, and nDCG@10 of each
@@ -34,7 +36,7 @@ from retrieval.filters import build_filters, field_types  # noqa: E402
 from retrieval.lexical import LexicalIndex  # noqa: E402
 from retrieval.milvus import MilvusLexical, MilvusStore, open_client, tenant_key, tenant_stats  # noqa: E402
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, Settings  # noqa: E402
-from retrieval.text import stopwords  # noqa: E402
+from retrieval.text import KEPT_WORDS, fold, stopwords  # noqa: E402
 
 FAQUAD = ROOT.parent / "shared" / "data" / "faquad"
 
@@ -60,7 +62,13 @@ def ndcg_at(parents: list[str], gains: dict[str, float], k: int = 10) -> float:
     return dcg / idcg if idcg else 0.0
 
 
-def builtin_collection(client, name: str, chunks, tenant_field: str) -> None:
+def _stop_list() -> list[str]:
+    from stop_words import get_stop_words
+
+    return sorted(stopwords() | {w for w in get_stop_words("portuguese") if fold(w) not in KEPT_WORDS})
+
+
+def builtin_collection(client, name: str, chunks, tenant_field: str, folded: bool = False) -> None:
     """Milvus's own BM25 on the same chunks: a VARCHAR text field, the BM25 function, a sparse output."""
     from pymilvus import DataType, Function, FunctionType
 
@@ -71,7 +79,7 @@ def builtin_collection(client, name: str, chunks, tenant_field: str) -> None:
     schema.add_field("tenant", DataType.VARCHAR, max_length=1024, is_partition_key=True)
     schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
                      analyzer_params={"tokenizer": "standard",
-                                      "filter": ["lowercase", {"type": "stop", "stop_words": sorted(stopwords())}]})
+                                      "filter": ["lowercase", {"type": "stop", "stop_words": _stop_list()}]})
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["text"],
                                  output_field_names=["sparse"]))
@@ -79,7 +87,7 @@ def builtin_collection(client, name: str, chunks, tenant_field: str) -> None:
     index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
                     params={"bm25_k1": 1.5, "bm25_b": 0.75})
     client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
-    rows = [{"id": c.chunk_id, "tenant": tenant_key(c.metadata.get(tenant_field)), "text": c.indexed_text}
+    rows = [{"id": c.chunk_id, "tenant": tenant_key(c.metadata.get(tenant_field)), "text": fold(c.indexed_text) if folded else c.indexed_text}
             for c in chunks]
     for start in range(0, len(rows), 2000):
         client.insert(name, rows[start : start + 2000])
@@ -106,12 +114,13 @@ def measure(label: str, corpus: Path, questions: Path, client, settings: Setting
     store.sync(chunks, hash_embed, 256, False, stats=stats)
     lexical = MilvusLexical(store, chunks, tf, stats)
     builtin_collection(client, f"builtin_{label}", chunks, tf)
+    builtin_collection(client, f"builtinf_{label}", chunks, tf, folded=True)
     setup_s = time.perf_counter() - started
     parent = {c.chunk_id: c.parent_id for c in chunks}
     window = settings.window
-    rows = {"local": [], "sparse": [], "builtin": []}
-    same = {"sparse": 0, "builtin": 0}
-    overlap = {"sparse": [], "builtin": []}
+    rows = {"local": [], "sparse": [], "builtin": [], "builtin_folded": []}
+    same = {"sparse": 0, "builtin": 0, "builtin_folded": 0}
+    overlap = {"sparse": [], "builtin": [], "builtin_folded": []}
     score_diff = 0.0
     for q in qs:
         flt = build_filters(q.filters, types, tf)
@@ -119,16 +128,19 @@ def measure(label: str, corpus: Path, questions: Path, client, settings: Setting
         b = lexical.search(q.question, flt, window)
         tenants = flt.get(tf) or tuple(stats)
         c: list[str] = []
+        d: list[str] = []
         for t in tenants:
             c += builtin_search(client, f"builtin_{label}", q.question, t, window)
-        lists = {"local": [i.chunk_id for i in a.items], "sparse": [i.chunk_id for i in b.items], "builtin": c}
+            d += builtin_search(client, f"builtinf_{label}", fold(q.question), t, window)
+        lists = {"local": [i.chunk_id for i in a.items], "sparse": [i.chunk_id for i in b.items], "builtin": c,
+                 "builtin_folded": d}
         for x, y in zip(a.items, b.items):
             score_diff = max(score_diff, abs(x.score - y.score),
                              max((abs(x.terms[t] - y.terms.get(t, 0.0)) for t in x.terms), default=0.0))
         gains = {p: float(g) for p, g in (q.graded or {}).items()} or {p: 1.0 for p in q.relevant}
         for name, ids in lists.items():
             rows[name].append(ndcg_at([parent[i] for i in ids], gains) if gains else None)
-        for name in ("sparse", "builtin"):
+        for name in ("sparse", "builtin", "builtin_folded"):
             same[name] += lists[name] == lists["local"]
             top = set(lists["local"][:10])
             overlap[name].append(len(top & set(lists[name][:10])) / len(top) if top else float(not lists[name]))

@@ -47,7 +47,7 @@ from .types import Chunk, RankedList, ScoredItem
 
 log = logging.getLogger(__name__)
 
-#: Bumped when the row layout or the lexical weighting changes: a collection of another format is rebuilt.
+#: Bumped when the row layout or the lexical weighting changes (part of the collection name).
 FORMAT = 1
 _ID_LEN, _TENANT_LEN, _TEXT_LEN = 1024, 1024, 65535
 _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,60}$")
@@ -73,6 +73,9 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
     """
     from pymilvus import MilvusClient
 
+    # pymilvus logs each failed reconnection with a traceback; the failure reaches the user as a tier reason.
+    for name in ("pymilvus", "pymilvus.milvus_client"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     target = str(uri)
     if not is_server_uri(target):
         path = Path(target)
@@ -87,7 +90,8 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
 
 
 def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
-    """``rw_<sha1[:16]>`` of corpus, model and chunking variant (Milvus names: letters, digits, ``_``)."""
+    """``rw_<sha1[:16]>`` of corpus, model and variant (chunking and row layout; Milvus names: letters, digits,
+    ``_``). Each combination keeps its own collection, as with Chroma: switching back re-embeds nothing."""
     key = f"{corpus_key}\n{model_name}" + (f"\n{variant}" if variant else "")
     return "rw_" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
@@ -190,9 +194,9 @@ class Schema:
             if len(kinds) == 1 and next(iter(kinds)) in _SCALAR:
                 self.scalars[key] = _SCALAR[next(iter(kinds))]
 
-    def signature(self, model_name: str, dim: int) -> str:
-        return json.dumps({"format": FORMAT, "model": model_name, "dim": dim, "tenant": self.tenant_field,
-                           "scalars": self.scalars}, sort_keys=True)
+    def signature(self) -> str:
+        """What the row layout depends on: part of the collection name, so another layout is another collection."""
+        return json.dumps({"format": FORMAT, "tenant": self.tenant_field, "scalars": self.scalars}, sort_keys=True)
 
     def field(self, key: str) -> str:
         """The expression that names metadata ``key``: its scalar field, or its entry in the JSON field."""
@@ -219,10 +223,12 @@ class Schema:
         return " and ".join(f"({p})" for p in parts)
 
     def create(self, client: Any, name: str, dim: int, model_name: str) -> None:
+        """Create the collection: HNSW (M 16, efConstruction 200) cosine on ``dense``, an inverted index (inner
+        product) on ``sparse``, strong consistency (a search sees every acknowledged write)."""
         from pymilvus import DataType
 
         schema = client.create_schema(auto_id=False, enable_dynamic_field=False,
-                                      description=self.signature(model_name, dim))
+                                      description=f"{model_name} {self.signature()}")
         schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=_ID_LEN)
         schema.add_field("tenant", DataType.VARCHAR, max_length=_TENANT_LEN, is_partition_key=True)
         schema.add_field("parent", DataType.VARCHAR, max_length=_ID_LEN)
@@ -259,13 +265,15 @@ class MilvusStore:
 
     def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "", *,
                  tenant_field: str = "tenant", types: Mapping[str, set[type]] | None = None,
-                 ef_search: int | None = None, timeout: float = 10.0) -> None:
+                 ef_search: int | None = None, timeout: float = 10.0, server: bool = False) -> None:
         self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
-        self.name = collection_name(corpus_key, model_name, variant)
         self.tenant_field = tenant_field
         self.schema = Schema(types or {}, tenant_field)
+        self.name = collection_name(corpus_key, model_name, f"{variant}\n{self.schema.signature()}")
         self.ef_search = ef_search or 100
         self.timeout = timeout
+        #: A Milvus server (True) or Milvus Lite in process (False): Lite has no query iterator.
+        self.server = server
         self.catalog: dict[str, Chunk] | None = None
         self.stats: dict[Any, TenantStats] = {}
 
@@ -288,35 +296,27 @@ class MilvusStore:
         Unchanged rows (same content hash and the same tenant statistics) are not written; a tenant whose
         statistics changed gets only its sparse vectors rewritten (``reweighted``); stale rows are deleted.
         Every vector is computed before anything is written, so a failure while embedding leaves the
-        previous collection as it was; a collection of another model, dimension or schema is replaced.
+        previous collection as it was. (``rebuilt`` is always False: another model or row layout is another
+        collection, see :func:`collection_name`.)
         """
         stats = stats if stats is not None else tenant_stats(chunks, self.tenant_field)
         wanted = {c.chunk_id: c for c in chunks}
         exists = self.client.has_collection(self.name, timeout=self.timeout)
         stored: dict[str, tuple[str, str]] = {}
+        stale: list[str] = []
         rebuilt = False
         if exists:
-            description = self.client.describe_collection(self.name, timeout=self.timeout).get("description", "")
-            try:
-                dim = int(json.loads(description).get("dim"))
-            except (ValueError, TypeError, AttributeError):
-                dim = -1
-            if description != self.schema.signature(self.model_name, dim):
-                rebuilt = True
-            else:
-                stored = self._stored()
+            self.client.load_collection(self.name, timeout=self.timeout)  # released after a restart
+            stored, stale = self._stored(wanted)
         todo = [c for c in chunks if c.chunk_id not in stored or stored[c.chunk_id][0] != c.content_hash]
         lexkey = {t: s.key for t, s in stats.items()}
         reweight = [c for c in chunks if c.chunk_id in stored and stored[c.chunk_id][0] == c.content_hash
                     and stored[c.chunk_id][1] != lexkey[c.metadata.get(self.tenant_field)]]
-        stale = [cid for cid in stored if cid not in wanted]
         vectors = _embed(todo, embed, batch, progress, on_progress)
-        if not exists or rebuilt:
+        if not exists:
             if not todo:  # an empty corpus: nothing to create
                 self.catalog, self.stats = wanted, stats
                 return MilvusSyncReport(0, 0, 0, 0, rebuilt, 0)
-            if rebuilt:
-                self.client.drop_collection(self.name, timeout=self.timeout)
             self.schema.create(self.client, self.name, int(vectors.shape[1]), self.model_name)
         for start in range(0, len(todo), _PAGE):
             part = todo[start : start + _PAGE]
@@ -340,19 +340,43 @@ class MilvusStore:
         return MilvusSyncReport(len(todo) - updated, updated, len(stale), len(chunks) - len(todo), rebuilt,
                                 len(reweight))
 
-    def _stored(self) -> dict[str, tuple[str, str]]:
-        """Chunk id → (content hash, lexical key) of every stored row, read page by page."""
+    def _stored(self, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, str]], list[str]]:
+        """``(chunk id → (content hash, lexical key) of the stored rows among ``wanted``, stale ids)``.
+
+        The wanted ids are looked up by primary key (``id in [...]``, a page at a time); the whole collection is
+        listed only when it holds more rows than were found, i.e. when some are stale.
+        """
+        wanted = list(wanted)
         out: dict[str, tuple[str, str]] = {}
-        iterator = self.client.query_iterator(self.name, batch_size=_PAGE, filter="",
-                                              output_fields=["id", "hash", "lexkey"], timeout=self.timeout)
-        try:
-            while True:
-                page = iterator.next()
-                if not page:
-                    return out
-                out.update((r["id"], (r["hash"], r["lexkey"])) for r in page)
-        finally:
-            iterator.close()
+        for start in range(0, len(wanted), 1000):
+            expr = f"id in [{', '.join(literal(cid) for cid in wanted[start : start + 1000])}]"
+            rows = self.client.query(self.name, filter=expr, output_fields=["id", "hash", "lexkey"],
+                                     timeout=self.timeout)
+            out.update((str(r["id"]), (r["hash"], r["lexkey"])) for r in rows)
+        if self.count() <= len(out):
+            return out, []
+        known = set(wanted)
+        return out, [cid for cid in self._all_ids() if cid not in known]
+
+    def _all_ids(self) -> list[str]:
+        """Every stored id: a query iterator on a server (no offset cap), offset pages on Milvus Lite (which
+        has no iterator)."""
+        ids: list[str] = []
+        if self.server:
+            iterator = self.client.query_iterator(self.name, batch_size=_PAGE, filter="", output_fields=["id"],
+                                                  timeout=self.timeout)
+            try:
+                while page := iterator.next():
+                    ids.extend(str(r["id"]) for r in page)
+            finally:
+                iterator.close()
+            return ids
+        while True:
+            page = self.client.query(self.name, filter="", output_fields=["id"], limit=_PAGE, offset=len(ids),
+                                     timeout=self.timeout)
+            ids.extend(str(r["id"]) for r in page)
+            if len(page) < _PAGE:
+                return ids
 
     def attach(self, chunks: Sequence[Chunk], stats: dict[Any, TenantStats]) -> None:
         """Use an already synced collection for ``chunks`` (e.g. another process wrote it)."""
@@ -547,7 +571,7 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
     stats = tenant_stats(chunks, settings.tenant_field)
     store = MilvusStore(client, corpus_key, embedder.name, variant, tenant_field=settings.tenant_field,
                         types=field_types(chunks), ef_search=settings.hnsw_ef_search,
-                        timeout=settings.milvus_timeout)
+                        timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri))
     try:
         report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32), progress,
                             on_progress, stats=stats)
