@@ -335,6 +335,10 @@ class MilvusStore:
             self.client.upsert(self.name, rows, partial_update=True, timeout=self.timeout)
         for start in range(0, len(stale), _PAGE):
             self.client.delete(self.name, ids=stale[start : start + _PAGE], timeout=self.timeout)
+        if todo or reweight or stale:
+            # Seal what was written: Milvus (Lite too) then searches indexed segments instead of scanning the
+            # growing one (at 10k chunks on Milvus Lite: 2.3 s → 0.1 s a lexical query).
+            self.client.flush(self.name, timeout=max(self.timeout, 600.0))
         updated = sum(1 for c in todo if c.chunk_id in stored)
         self.catalog, self.stats = wanted, stats
         return MilvusSyncReport(len(todo) - updated, updated, len(stale), len(chunks) - len(todo), rebuilt,
