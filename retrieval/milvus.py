@@ -584,3 +584,25 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
         log.warning(reason)
         return local(), None, reason, None
     return MilvusLexical(store, chunks, settings.tenant_field, stats, settings.bm25_engine), store, "ok", report
+
+
+def collection_for(settings: Any, corpus_path: Path, model_name: str | None = None) -> tuple[Any, MilvusStore]:
+    """The client and the :class:`MilvusStore` (not synced) of a corpus under ``settings`` (for ``index
+    --status`` / ``--drop``): the corpus is read and chunked, since the collection name depends on its fields.
+
+    Raises:
+        MilvusUnavailable: the server is unreachable.
+        CorpusError: the corpus cannot be read.
+    """
+    from .corpus import chunk_documents, load_corpus
+    from .store import index_variant
+
+    chunks = chunk_documents(load_corpus(corpus_path), settings.chunk_tokens, settings.chunk_overlap,
+                             settings.contextual)
+    token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
+    client = open_client(settings.milvus_uri, token, settings.milvus_timeout)
+    store = MilvusStore(client, str(corpus_path), model_name or settings.embedding_model,
+                        index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual),
+                        tenant_field=settings.tenant_field, types=field_types(chunks),
+                        timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri))
+    return client, store

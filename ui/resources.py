@@ -21,7 +21,7 @@ from retrieval.types import Question
 
 #: Settings that shape an index (chunking, store, tokenizer field); the Workbench cache key carries them.
 INDEX_FIELDS = ("embedding_model", "chroma_path", "chroma_host", "chunk_tokens", "chunk_overlap",
-                "bm25_engine", "tenant_field", "allow_downloads")
+                "bm25_engine", "tenant_field", "allow_downloads", "backend", "milvus_uri")
 
 
 def base_settings() -> Settings:

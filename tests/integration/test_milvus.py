@@ -262,3 +262,20 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
     finally:
         server.kill()
         server.wait()
+
+
+def test_cli_index_status_on_milvus_and_unreachable_server_exits_2(tmp_path):
+    from _paths import ROOT
+
+    def run(uri):
+        env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_")}
+        env.update(RETRIEVAL_BACKEND="milvus", RETRIEVAL_MILVUS_URI=uri)
+        return subprocess.run([sys.executable, "-m", "retrieval", "index", "--status"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    fresh = run(str(tmp_path / "empty.db"))
+    assert fresh.returncode == 0 and "not indexed (collection rw_" in fresh.stdout
+    down = run(f"http://127.0.0.1:{_free_port()}")
+    assert down.returncode == 2 and down.stdout == ""
+    lines = down.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: Milvus at http://127.0.0.1:") and "Traceback" not in down.stderr
