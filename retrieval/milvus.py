@@ -219,7 +219,10 @@ class Schema:
                 values = tuple(float(v) for v in values if not isinstance(v, bool))
                 if not values:
                     return "id == \"\" and id != \"\""
-            parts.append(f"{name} in [{', '.join(literal(v) for v in values)}]")
+            if key in self.scalars:
+                parts.append(f"{name} in [{', '.join(literal(v) for v in values)}]")
+            else:  # a JSON path: Milvus Lite takes no IN on it, so a disjunction of equalities
+                parts.append(" or ".join(f"{name} == {literal(v)}" for v in values))
         return " and ".join(f"({p})" for p in parts)
 
     def create(self, client: Any, name: str, dim: int, model_name: str) -> None:
