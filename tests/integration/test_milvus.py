@@ -129,9 +129,19 @@ def test_reindex_writes_nothing_then_updates_and_removes(tmp_path):
         calls.append(len(texts))
         return _embed(texts)
 
+    writes: list[str] = []
+
+    class Recording:  # the client, recording every call that could write
+        def __getattr__(self, name):
+            if name in {"insert", "upsert", "delete", "flush", "drop_collection", "create_collection"}:
+                writes.append(name)
+            return getattr(client, name)
+
+    store.client = Recording()
     again = store.sync(chunks, counting, 8, False, stats=stats)
     assert (again.added, again.updated, again.removed, again.unchanged, again.reweighted) == (0, 0, 0, 4, 0)
-    assert calls == [] and store.count() == 4
+    assert calls == [] and writes == [] and store.count() == 4
+    store.client = client
     # One lumen document changed, one ventura document gone: the other lumen row is only reweighted
     # (its tenant's average length moved), the ventura survivor too (its tenant lost a chunk).
     docs = _small_docs("faq")
