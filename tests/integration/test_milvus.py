@@ -32,6 +32,7 @@ def milvus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def milvus_bench(settings, lab_bench, milvus_dir):
     s = settings.with_overrides(backend="milvus", milvus_uri=str(milvus_dir / "lab.db"))
     bench = Workbench(s, embedder=lab_bench.embedder, progress=False)
+    bench._query_vectors = lab_bench._query_vectors  # the same model: both backends search the same vectors
     bench.load_corpus()
     return bench
 
