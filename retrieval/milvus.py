@@ -281,6 +281,10 @@ class MilvusStore:
         self.stats: dict[Any, TenantStats] = {}
 
     # VectorStore protocol ---------------------------------------------------------------------------
+    def set_ef_search(self, ef_search: int) -> None:
+        """HNSW's query-time candidate list (``ef``), sent with every dense search (at least the window)."""
+        self.ef_search = int(ef_search)
+
     def count(self) -> int:
         if not self.client.has_collection(self.name, timeout=self.timeout):
             return 0
