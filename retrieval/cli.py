@@ -87,6 +87,27 @@ def index(
         from .store import collection_name, index_variant, open_client
 
         path = (corpus or LAB_CORPUS).resolve()
+        if (status or drop) and settings.backend == "milvus":
+            from .milvus import MilvusUnavailable, collection_for
+
+            try:
+                _, store = collection_for(settings, path)
+                exists = store.client.has_collection(store.name)
+                if drop:
+                    store.drop()
+                    typer.echo(f"dropped {store.name}" if exists else f"no index for {path}")
+                elif not exists:
+                    typer.echo(f"{path}: not indexed (collection {store.name} absent)")
+                else:
+                    typer.echo(f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
+                               f"store milvus {settings.milvus_uri}")
+            except MilvusUnavailable as exc:
+                _fail(str(exc))
+            except RetrievalError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+                _fail(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}")
+            return
         if status or drop:
             load_corpus(path)  # a clear error for an unreadable corpus
             client = open_client(settings.chroma_path, settings.chroma_host)

@@ -82,6 +82,16 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     docs = load_corpus(path)
     s = settings
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
+    variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
+    if s.backend == "milvus":  # both indexes in one Milvus collection (retrieval/milvus.py)
+        from .milvus import open_backend
+
+        with lock:
+            lexical, store, reason, report = open_backend(s, chunks, embedder, str(path), variant, progress,
+                                                          on_progress)
+        if embedder is None:
+            reason = "no embedder: " + embedder_reason
+        return _state(path, docs, chunks, lexical, store, reason, report, embedder, started)
     lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
     store, reason, report = None, "no embedder: " + embedder_reason, None
     if embedder is not None:
@@ -91,9 +101,7 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
         else:
             try:
                 with lock:
-                    store = VectorStore(store_client, str(path), embedder.name,
-                                        index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual,
-                                                      s.passage_template),
+                    store = VectorStore(store_client, str(path), embedder.name, variant,
                                         ef_search=s.hnsw_ef_search, passage_template=s.passage_template)
                     report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32),
                                         progress, on_progress)
@@ -101,6 +109,12 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
             except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
                 store, reason = None, f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
                 log.warning(reason)
+    return _state(path, docs, chunks, lexical, store, reason, report, embedder, started)
+
+
+def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason: str, report: Any,
+           embedder: Embedder | None, started: float) -> IndexState:
+    """The frozen state; its id hashes the chunks' contents and the embedder's name."""
     digest = hashlib.sha1()
     for chunk in chunks:
         digest.update(chunk.content_hash.encode())

@@ -246,7 +246,9 @@ class Workbench:
                   "embedder_status": self.embedder_reason,
                   "reranker": s.reranker_model if spec.configured else None,
                   "reranker_kind": None, "answer_adapter": answer.adapter,
-                  "bm25_engine": s.bm25_engine, "vector_store": "chroma-server" if s.chroma_host else "chroma-embedded",
+                  "bm25_engine": "milvus sparse (our BM25)" if s.backend == "milvus" else s.bm25_engine,
+                  "vector_store": ("milvus" if s.backend == "milvus"
+                                   else "chroma-server" if s.chroma_host else "chroma-embedded"),
                   "passage_template": s.passage_template}
         if spec.configured:
             reranker, why = self.reranker(s.reranker_model)

@@ -21,7 +21,8 @@ LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
 #: live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
-                  "bm25_engine", "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads")
+                  "bm25_engine", "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads",
+                  "backend", "milvus_uri")
 
 
 class Settings(BaseSettings):
@@ -76,6 +77,13 @@ class Settings(BaseSettings):
         "text), 'title-period' (title. text) or 'text' (no title). BM25 always reads title and text.")
     chroma_path: Path = Path(".retrieval/chroma")
     chroma_host: str | None = None
+    backend: Literal["local", "milvus"] = Field(
+        "local", description="'local' (in-process BM25 + Chroma) or 'milvus' (both indexes in Milvus: README, "
+        "\"Larger deployments\").")
+    milvus_uri: str = Field(".retrieval/milvus.db", description="A file path (Milvus Lite, embedded) or a server "
+                            "URI such as http://host:19530 (Milvus standalone or cluster).")
+    milvus_token: SecretStr | None = Field(None, description="Milvus token ('user:password' or an API key).")
+    milvus_timeout: float = Field(10.0, gt=0, le=600, description="Seconds a Milvus call may take.")
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
@@ -157,6 +165,7 @@ class Settings(BaseSettings):
 
     def public_dict(self) -> dict[str, object]:
         """Settings as JSON-safe values, without the API key (never written to traces or logs)."""
-        data = self.model_dump(mode="json", exclude={"llm_api_key"})
+        data = self.model_dump(mode="json", exclude={"llm_api_key", "milvus_token"})
         data["llm_api_key_set"] = self.llm_api_key is not None
+        data["milvus_token_set"] = self.milvus_token is not None
         return data

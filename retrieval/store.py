@@ -66,6 +66,27 @@ def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
     return "chunks-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
+def embed_chunks(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int, progress: bool,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 passage_template: str = "title-newline") -> np.ndarray:
+    """Embed what the embedder reads of each chunk (:meth:`Chunk.passage`), in batches, with a progress bar
+    on stderr and ``on_progress(embedded, total)`` after each batch. Returns ``(len(todo), dim)``."""
+    if not todo:
+        return np.zeros((0, 0), dtype=np.float32)
+    from tqdm import tqdm
+
+    parts = []
+    with tqdm(total=len(todo), desc="embedding chunks", unit="chunk", file=sys.stderr,
+              disable=not progress) as bar:
+        for start in range(0, len(todo), batch):
+            texts = [c.passage(passage_template) for c in todo[start : start + batch]]
+            parts.append(embed(texts))
+            bar.update(len(texts))
+            if on_progress:
+                on_progress(bar.n, len(todo))
+    return np.vstack(parts)
+
+
 class DenseStore(Protocol):
     """What a request reads from a dense store (Chroma here; the benchmark's in-memory HNSW store, Milvus).
 
@@ -140,7 +161,7 @@ class VectorStore:
         wanted = {c.chunk_id: c for c in chunks}
         todo = [c for c in chunks if stored.get(c.chunk_id) != c.content_hash]
         stale = [cid for cid in stored if cid not in wanted]
-        vectors = self._embed(todo, embed, batch, progress, on_progress)
+        vectors = embed_chunks(todo, embed, batch, progress, on_progress, self.passage_template)
         for start in range(0, len(todo), 512):
             part = todo[start : start + 512]
             self.collection.upsert(
@@ -167,23 +188,6 @@ class VectorStore:
             if len(got["ids"]) < page:
                 return stored
             offset += page
-
-    def _embed(self, todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int,
-               progress: bool, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        if not todo:
-            return np.zeros((0, 0), dtype=np.float32)
-        from tqdm import tqdm
-
-        parts = []
-        with tqdm(total=len(todo), desc="embedding chunks", unit="chunk", file=sys.stderr,
-                  disable=not progress) as bar:
-            for start in range(0, len(todo), batch):
-                texts = [c.passage(self.passage_template) for c in todo[start : start + batch]]
-                parts.append(embed(texts))
-                bar.update(len(texts))
-                if on_progress:
-                    on_progress(bar.n, len(todo))
-        return np.vstack(parts)
 
     def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList:
         """Nearest chunks to ``vector`` among those matching ``filters`` (applied inside Chroma's search).

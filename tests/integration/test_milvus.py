@@ -1,0 +1,292 @@
+"""The pipeline on the Milvus backend (Milvus Lite in a temporary file, and a Milvus Lite server process)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval.corpus import chunk_documents, load_corpus
+from retrieval.filters import build_filters, field_types
+from retrieval.fusion import rrf
+from retrieval.milvus import MilvusLexical, MilvusStore, open_client, tenant_stats
+from retrieval.pipeline import Workbench
+
+pytestmark = pytest.mark.integration
+
+HOSTILE = 'manual" or 1==1 or tenant == "ventura\' \\ '
+
+
+@pytest.fixture(scope="module")
+def milvus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("milvus")
+
+
+@pytest.fixture(scope="module")
+def milvus_bench(settings, lab_bench, milvus_dir):
+    s = settings.with_overrides(backend="milvus", milvus_uri=str(milvus_dir / "lab.db"))
+    bench = Workbench(s, embedder=lab_bench.embedder, progress=False)
+    bench._query_vectors = lab_bench._query_vectors  # the same model: both backends search the same vectors
+    bench.load_corpus()
+    return bench
+
+
+def _ids(lst) -> list[str]:
+    return [i.chunk_id for i in lst.items]
+
+
+def test_same_lists_and_final_chunks_as_local_on_every_lab_question(lab_bench, milvus_bench, lab_questions):
+    assert milvus_bench.state.store_reason == "ok" and milvus_bench.state.store.count() == len(lab_bench.state.chunks)
+    for q in lab_questions:
+        a, b = lab_bench.ask(q.question, dict(q.filters)), milvus_bench.ask(q.question, dict(q.filters))
+        assert (b.tier, b.tier_reason) == (a.tier, a.tier_reason), q.id
+        assert _ids(b.lexical) == _ids(a.lexical), q.id
+        for x, y in zip(a.lexical.items, b.lexical.items):
+            assert y.score == pytest.approx(x.score, rel=1e-5) and set(y.terms) == set(x.terms)
+            assert all(y.terms[t] == pytest.approx(x.terms[t], rel=1e-5) for t in x.terms)
+        assert _ids(b.dense) == _ids(a.dense), q.id
+        assert [i.score for i in b.dense.items] == pytest.approx([i.score for i in a.dense.items], abs=1e-5)
+        assert _ids(b.fused) == _ids(a.fused), q.id
+        assert [f.chunk_id for f in b.final] == [f.chunk_id for f in a.final], q.id
+    assert b.models["vector_store"] == "milvus"
+
+
+def test_tenant_isolation_over_every_lab_question(milvus_bench, lab_questions):
+    state = milvus_bench.state
+    tenant_of = {c.chunk_id: c.metadata["tenant"] for c in state.chunks}
+    checked = 0
+    for q in lab_questions:
+        for tenant in ("lumen", "ventura"):
+            trace = milvus_bench.ask(q.question, {**q.filters, "tenant": tenant})
+            data = trace.to_dict()
+            ids = [i["chunk_id"] for name in ("lexical", "dense", "fused") for i in data[name]["items"]]
+            ids += [f["chunk_id"] for f in data["final"]]
+            assert {tenant_of[i] for i in ids} <= {tenant}, (q.id, tenant)
+            checked += bool(ids)
+    assert checked >= len(lab_questions)  # the lists were not simply empty
+
+
+def _corpus(path: Path, docs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    """Deterministic 8-dim vectors from the text's bytes (the dense values do not matter here)."""
+    out = np.array([[sum(t.encode()[i::8]) % 97 + 1 for i in range(8)] for t in texts], dtype=np.float32)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def _small_docs(kind_a: str = HOSTILE) -> list[dict]:
+    return [
+        {"id": "a1", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.", "metadata": {"tenant": "lumen", "doc_type": kind_a}},
+        {"id": "a2", "title": "Garantia", "text": "A garantia do PX-7 é de um ano.", "metadata": {"tenant": "lumen", "doc_type": "manual"}},
+        {"id": "b1", "title": "Ativação", "text": "O VX-2 é ativado em 48 horas.", "metadata": {"tenant": "ventura", "doc_type": "manual"}},
+        {"id": "b2", "title": "Reembolso", "text": "O reembolso do VX-2 leva 7 dias.", "metadata": {"tenant": "ventura", "doc_type": "faq"}},
+    ]
+
+
+def _open(tmp_path: Path, docs: list[dict], client=None, name: str = "c.jsonl"):
+    chunks = chunk_documents(load_corpus(_corpus(tmp_path / name, docs)), 120, 30)
+    client = client or open_client(tmp_path / "m.db")
+    stats = tenant_stats(chunks, "tenant")
+    store = MilvusStore(client, "corpus", "fake-8", "v", tenant_field="tenant", types=field_types(chunks))
+    return client, chunks, stats, store
+
+
+def test_hostile_filter_value_matches_only_itself(tmp_path):
+    client, chunks, stats, store = _open(tmp_path, _small_docs())
+    store.sync(chunks, _embed, 8, False, stats=stats)
+    lexical = MilvusLexical(store, chunks, "tenant", stats)
+    types = field_types(chunks)
+    vec = _embed(["ativado"])[0]
+
+    def both(raw):
+        flt = build_filters(raw, types, "tenant")
+        return ({i.parent_id for i in store.query(vec, flt, 10).items},
+                {i.parent_id for i in lexical.search("ativado horas PX-7 VX-2", flt, 10).items})
+
+    assert both({"tenant": "lumen", "doc_type": HOSTILE}) == ({"a1"}, {"a1"})
+    assert both({"tenant": "ventura", "doc_type": HOSTILE}) == (set(), set())
+    for value in ('manual" or 1==1 or doc_type == "', "manual' or 1==1 or doc_type == '", "x\\", '" or ""=="',
+                  "manual) or (1==1"):
+        assert both({"tenant": "lumen", "doc_type": value}) == (set(), set()), value
+    assert both({"tenant": "lumen", "doc_type": "manual"}) == ({"a2"}, {"a2"})
+
+
+def test_reindex_writes_nothing_then_updates_and_removes(tmp_path):
+    client, chunks, stats, store = _open(tmp_path, _small_docs("faq"))
+    first = store.sync(chunks, _embed, 8, False, stats=stats)
+    assert (first.added, first.updated, first.removed, first.unchanged, first.reweighted) == (4, 0, 0, 0, 0)
+    calls: list[int] = []
+
+    def counting(texts):
+        calls.append(len(texts))
+        return _embed(texts)
+
+    writes: list[str] = []
+
+    class Recording:  # the client, recording every call that could write
+        def __getattr__(self, name):
+            if name in {"insert", "upsert", "delete", "flush", "drop_collection", "create_collection"}:
+                writes.append(name)
+            return getattr(client, name)
+
+    store.client = Recording()
+    again = store.sync(chunks, counting, 8, False, stats=stats)
+    assert (again.added, again.updated, again.removed, again.unchanged, again.reweighted) == (0, 0, 0, 4, 0)
+    assert calls == [] and writes == [] and store.count() == 4
+    store.client = client
+    # One lumen document changed, one ventura document gone: the other lumen row is only reweighted
+    # (its tenant's average length moved), the ventura survivor too (its tenant lost a chunk).
+    docs = _small_docs("faq")
+    docs[1]["text"] = "A garantia do PX-7 é de dois anos, com troca imediata."
+    docs = docs[:3]
+    client, chunks2, stats2, store2 = _open(tmp_path, docs, client, "c2.jsonl")
+    third = store2.sync(chunks2, counting, 8, False, stats=stats2)
+    assert (third.added, third.updated, third.removed, third.unchanged, third.reweighted) == (0, 1, 1, 2, 2)
+    assert calls == [1] and store2.count() == 3
+    local_terms = MilvusLexical(store2, chunks2, "tenant", stats2).search(
+        "garantia anos", build_filters({"tenant": "lumen"}, field_types(chunks2), "tenant"), 5)
+    assert [i.parent_id for i in local_terms.items] == ["a2"]
+
+
+def test_failed_ingest_leaves_the_previous_collection_usable(tmp_path):
+    client, chunks, stats, store = _open(tmp_path, _small_docs("faq"))
+    store.sync(chunks, _embed, 8, False, stats=stats)
+    docs = _small_docs("faq")
+    docs[0]["text"] = "O PX-7 agora é ativado na hora."
+
+    def broken(texts):
+        raise MemoryError("out of memory while embedding")
+
+    client, chunks2, stats2, store2 = _open(tmp_path, docs, client, "c2.jsonl")
+    with pytest.raises(MemoryError):
+        store2.sync(chunks2, broken, 8, False, stats=stats2)
+    store.attach(chunks, stats)
+    flt = build_filters({"tenant": "lumen"}, field_types(chunks), "tenant")
+    assert store.count() == 4
+    assert [i.parent_id for i in MilvusLexical(store, chunks, "tenant", stats).search("24 horas", flt, 5).items] == ["a1"]
+
+
+def test_server_side_rrf_gives_our_fused_order(milvus_bench, lab_questions, settings):
+    state = milvus_bench.state
+    store, lexical = state.store, state.lexical
+    window, k = settings.window, settings.rrf_k
+    compared = 0
+    for q in lab_questions:
+        flt = build_filters(q.filters, state.field_types, "tenant")
+        (tenant,) = flt.get("tenant")
+        from retrieval.text import tokenize
+
+        qs = lexical.query_vector(list(dict.fromkeys(tokenize(q.question))), tenant)
+        vec = milvus_bench._embed_query(q.question)
+        sparse = [cid for cid, _ in store.sparse_search(qs, flt, tenant, window)] if qs else []
+        dense = _ids(store.query(vec, flt, window))
+        ours = rrf({"bm25": sparse, "dense": dense}, k)
+        theirs = store.server_rrf(qs or {0: 0.0}, vec, flt, tenant, window, k) if qs else None
+        if theirs is None:
+            continue
+        # Same scores 1/(k + rank) summed; Milvus breaks ties by arrival order, we by best rank then id,
+        # so compare the order with ties put in our order.
+        assert [s for _, s in theirs] == pytest.approx([i.score for i in ours.items], rel=1e-6), q.id
+        score = {i.chunk_id: i.score for i in ours.items}
+        retied = sorted((cid for cid, _ in theirs), key=lambda c: (-round(score[c], 9),
+                                                                    [i.chunk_id for i in ours.items].index(c)))
+        assert retied == [i.chunk_id for i in ours.items], q.id
+        compared += 1
+    assert compared >= 40
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _server(data_dir: Path, port: int) -> subprocess.Popen:
+    """A Milvus Lite server process (``python -m milvus_lite server``), once it accepts connections."""
+    server = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data_dir),
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("the Milvus Lite server did not start")
+
+
+def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_path):
+    from retrieval.embedders import FunctionEmbedder
+
+    port = _free_port()
+    corpus = _corpus(tmp_path / "small.jsonl", _small_docs("faq"))
+    s = settings.with_overrides(backend="milvus", milvus_uri=f"http://127.0.0.1:{port}", milvus_timeout=5.0,
+                                min_similarity=-1.0, min_bm25=0.5)
+    bench = Workbench(s, embedder=FunctionEmbedder("fake-8", _embed, _embed), progress=False)
+    question = "Em quanto tempo o PX-7 é ativado?"
+    server = _server(tmp_path / "srv", port)
+    try:
+        bench.load_corpus(corpus)
+        up = bench.ask(question, {"tenant": "lumen"})
+        assert up.tier == "rrf_only" and up.lexical.note is None
+        assert [i.parent_id for i in up.lexical.items] == ["a1", "a2"]
+    finally:
+        server.kill()
+        server.wait()
+    down = bench.ask(question, {"tenant": "lumen"})
+    assert down.tier == "lexical_only"
+    assert down.tier_reason.startswith("dense search failed: MilvusException")
+    assert "in-process BM25" in down.lexical.note
+    assert _ids(down.lexical) == _ids(up.lexical)
+    assert [i.score for i in down.lexical.items] == pytest.approx([i.score for i in up.lexical.items], rel=1e-6)
+    assert [f.parent_id for f in down.final][:1] == ["a1"] and down.gate["kind"] == "bm25"
+    # Loading while the server is down: the in-process BM25 and the reason, never an exception.
+    state = bench.load_corpus(corpus)
+    assert state.store is None and state.store_reason.startswith("vector store sync failed: MilvusException")
+    assert "Fail connecting to server" in state.store_reason
+    again = bench.ask(question, {"tenant": "lumen"})
+    assert again.tier == "lexical_only" and [f.parent_id for f in again.final][:1] == ["a1"]
+    # The server back (a new process over the same data): the collection is loaded again, nothing is written.
+    server = _server(tmp_path / "srv", port)
+    try:
+        client = open_client(s.milvus_uri, None, 2.0)
+        for _ in range(60):  # gRPC reconnects with a backoff of a second or two
+            try:
+                client.list_collections(timeout=2.0)
+                break
+            except Exception:  # noqa: BLE001
+                time.sleep(0.5)
+        state = bench.load_corpus(corpus)
+        assert state.store_reason == "ok"
+        assert (state.sync.added, state.sync.updated, state.sync.removed, state.sync.unchanged) == (0, 0, 0, 4)
+        back = bench.ask(question, {"tenant": "lumen"})
+        assert back.tier == "rrf_only" and _ids(back.lexical) == _ids(up.lexical) and _ids(back.dense) == _ids(up.dense)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_cli_index_status_on_milvus_and_unreachable_server_exits_2(tmp_path):
+    from _paths import ROOT
+
+    def run(uri):
+        env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_")}
+        env.update(RETRIEVAL_BACKEND="milvus", RETRIEVAL_MILVUS_URI=uri)
+        return subprocess.run([sys.executable, "-m", "retrieval", "index", "--status"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    fresh = run(str(tmp_path / "empty.db"))
+    assert fresh.returncode == 0 and "not indexed (collection rw_" in fresh.stdout
+    down = run(f"http://127.0.0.1:{_free_port()}")
+    assert down.returncode == 2 and down.stdout == ""
+    lines = down.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: Milvus at http://127.0.0.1:") and "Traceback" not in down.stderr
