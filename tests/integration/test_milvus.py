@@ -32,7 +32,7 @@ def milvus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def milvus_bench(settings, lab_bench, milvus_dir):
     s = settings.with_overrides(backend="milvus", milvus_uri=str(milvus_dir / "lab.db"))
     bench = Workbench(s, embedder=lab_bench.embedder, progress=False)
-    bench._query_vectors = lab_bench._query_vectors  # the same model: both backends search the same vectors
+    bench.encoder = lab_bench.encoder  # the same model: both backends search the same query vectors
     bench.load_corpus()
     return bench
 
@@ -186,7 +186,7 @@ def test_server_side_rrf_gives_our_fused_order(milvus_bench, lab_questions, sett
         from retrieval.text import tokenize
 
         qs = lexical.query_vector(list(dict.fromkeys(tokenize(q.question))), tenant)
-        vec = milvus_bench._embed_query(q.question)
+        vec = milvus_bench.encoder.query(q.question)[0]
         sparse = [cid for cid, _ in store.sparse_search(qs, flt, tenant, window)] if qs else []
         dense = _ids(store.query(vec, flt, window))
         ours = rrf({"bm25": sparse, "dense": dense}, k)
