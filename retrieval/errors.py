@@ -19,3 +19,12 @@ class CorpusError(RetrievalError):
 
 class InvalidFilter(RetrievalError):
     """A filter names a field the corpus does not have, or a value of the wrong type."""
+
+
+class InvalidSetting(RetrievalError, ValueError):
+    """A setting has an invalid value, or names something that does not exist; the message names the setting,
+    the value and the rule, on one line."""
+
+
+class InvalidGlossary(RetrievalError, ValueError):
+    """A glossary file exists but is not a valid glossary; the message names the file."""

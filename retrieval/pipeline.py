@@ -32,8 +32,8 @@ from .filters import Filters, build_filters, field_types
 from .fusion import fuse, round_robin, rrf
 from .listcache import ListCache
 from .mmr import mmr
-from .transforms import (Glossary, LLMTransformer, checked, codes, decompose, invariant_flags, local_hyde,
-                         local_multi_query, local_rewrite, new_codes, self_query_filters)
+from .transforms import (Glossary, LLMTransformer, checked, codes, corpus_codes, decompose, invariant_flags,
+                         local_hyde, local_multi_query, local_rewrite, new_codes, self_query_filters)
 from .lexical import LexicalIndex
 from .rerank import Reranker, load_reranker
 from .settings import LAB_CORPUS, Settings
@@ -127,6 +127,11 @@ class IndexState:
         return sorted({c.metadata.get(self.lexical.tenant_field) for c in self.chunks} - {None}, key=str)
 
     @cached_property
+    def known_codes(self) -> frozenset[str]:
+        """The corpus' own letters-only codes (see :func:`retrieval.transforms.corpus_codes`), once per corpus."""
+        return corpus_codes(f"{c.title} {c.text}" for c in self.chunks)
+
+    @cached_property
     def _filter_values(self) -> dict[str, tuple[Any, ...]]:
         values: dict[str, set[Any]] = {}
         for c in self.chunks:
@@ -214,7 +219,7 @@ class Workbench:
         """
         started = time.perf_counter()
         path = Path(corpus_path or LAB_CORPUS).resolve()
-        docs = load_corpus(path)
+        docs = load_corpus(path, self.settings.tenant_field)  # reliability fix: the tenant field's types checked
         s = self.settings
         chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
         lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
@@ -435,6 +440,12 @@ class Workbench:
         wanted = [t for t in s.transforms if t in {"rewrite", "multi_query", "hyde", "decompose"}]
         if not wanted:
             return out
+        # --- reliability fix (decompose with other transforms) -------------------------------------------
+        # A decomposed question is fused part by part (round robin over the sub-questions), which has no place
+        # for rewrite / multi_query / hyde lists: decompose runs first, and when it splits the question the
+        # others are not searched (nor paid for) and say so in their query's flags and in costs.techniques.
+        wanted.sort(key=lambda t: t != "decompose")
+        # --- end of the fix -----------------------------------------------------------------------------------
         glossary = Glossary.load(s.glossary_path or state.corpus_path.parent / "glossary.json")
         llm = None
         if s.llm_configured:
@@ -442,6 +453,13 @@ class Workbench:
                                  s.llm_api_key.get_secret_value() if s.llm_api_key else None)
         for technique in wanted:
             started = time.perf_counter()
+            # --- reliability fix (decompose with other transforms), continued -------------------------------
+            if technique != "decompose" and len({n.split(":", 1)[1] for n in out if ":decompose" in n}) >= 2:
+                why = "not run: the question was decomposed into sub-questions, which are fused on their own"
+                queries.append(Query(question, technique, False, ("skipped:decomposed",)))
+                techniques[technique] = {**_cost(0, 0, started), "skipped": why}
+                continue
+            # --- end of the fix -------------------------------------------------------------------------------
             before = dict(llm.costs) if llm else None
             texts = self._variant_texts(technique, question, glossary, llm)
             calls = 0
@@ -523,10 +541,15 @@ class Workbench:
                 best = next((i for i in fuse(hop_lists, s.fusion, s.rrf_k, s.fusion_weight_map).items
                              if i.parent_id not in top_parents
                              and _has_code(state.chunk_by_id[i.chunk_id].indexed_text, code)), None)
-                if best is None:
+                # --- reliability fix (multi-hop insertion) ---------------------------------------------------
+                # An earlier insertion of this hop can push the referrer's parent out of the top_k; the hop's best
+                # may then be the referrer itself, which is already listed: nothing to insert (the old code
+                # removed it and then looked for it: StopIteration).
+                if best is None or best.chunk_id == referrer.chunk_id:
                     continue
                 items = [i for i in items if i.chunk_id != best.chunk_id]
-                at = next(n for n, i in enumerate(items) if i.chunk_id == referrer.chunk_id) + 1
+                at = next((n for n, i in enumerate(items) if i.chunk_id == referrer.chunk_id), len(items) - 1) + 1
+                # --- end of the fix ---------------------------------------------------------------------------
                 items.insert(at, best)
                 inserted = True
         techniques["multi_hop"] = _cost(calls, 0, started)
@@ -659,7 +682,7 @@ class Workbench:
         missing: list[str] = []
         if final and s.require_codes:
             texts = [state.chunk_by_id[f.chunk_id].indexed_text for f in final]
-            missing = [c for c in codes(question) if not any(_has_code(t, c) for t in texts)]
+            missing = [c for c in codes(question, state.known_codes) if not any(_has_code(t, c) for t in texts)]
             if missing:
                 rejected += len(final)
                 final = []

@@ -20,6 +20,10 @@ from .filters import Filters
 from .types import Chunk, RankedList, ScoredItem
 
 _PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
+#: Metadata keys the stores keep for themselves (ours, and Chroma's ``chroma:document``): refused at load,
+#: with keys that are empty or start with ``$`` (filter operators), ``#`` or ``chroma:`` (Chroma's own).
+RESERVED_KEYS = frozenset({_PARENT, _HASH, _POS, "chroma:document"})
+RESERVED_PREFIXES = ("$", "#", "chroma:")
 
 
 @dataclass(frozen=True)
