@@ -59,19 +59,21 @@ def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
         if not _encodable(key):
             raise CorpusError(f"{where}: metadata key {key!r} is not valid Unicode text")
         if not isinstance(value, _SCALARS):
-            raise CorpusError(f"{where}: metadata '{key}' must be a string, number or boolean")
+            raise CorpusError(f"{where}: metadata {key!r} must be a string, number or boolean")
         if isinstance(value, float) and not math.isfinite(value):
-            raise CorpusError(f"{where}: metadata '{key}' must be a finite number, got {value!r}")
+            raise CorpusError(f"{where}: metadata {key!r} must be a finite number, got {value!r}")
         if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
-            raise CorpusError(f"{where}: metadata '{key}' is an integer beyond 64 bits ({value})")
+            raise CorpusError(f"{where}: metadata {key!r} is an integer beyond 64 bits ({value})")
         if isinstance(value, str) and not _encodable(value):
-            raise CorpusError(f"{where}: metadata '{key}' is not valid Unicode text")
+            raise CorpusError(f"{where}: metadata {key!r} is not valid Unicode text")
     return dict(meta)
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # JSON Lines are separated by "\n" only: str.splitlines() would also cut at U+0085, U+2028 and other
+        # separators that a JSON string may hold unescaped.
+        lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
     for number, line in enumerate(lines, start=1):
@@ -92,16 +94,17 @@ def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Documen
         raise CorpusError(f"{where}: missing or empty '{id_key}'")
     text = record.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise CorpusError(f"{where}: document '{doc_id}' has an empty 'text'")
+        raise CorpusError(f"{where}: document {doc_id!r} has an empty 'text'")
     title = record.get("title") or ""
     if not isinstance(title, str):
         raise CorpusError(f"{where}: 'title' must be a string")
     if not all(_encodable(x) for x in (str(doc_id), title, text)):
-        raise CorpusError(f"{where}: document '{doc_id}' holds invalid Unicode (a lone surrogate)")
+        raise CorpusError(f"{where}: document {str(doc_id)!r} holds invalid Unicode (a lone surrogate)")
     return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where))
 
 
-def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEFAULT_TENANT_FIELD) -> list[Document]:
+def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEFAULT_TENANT_FIELD,
+            source: Path | None = None) -> list[Document]:
     """The documents, refusing duplicate ids and a tenant field that mixes JSON types.
 
     Tenant identity is exact in type: a corpus whose tenant values are ``1`` and ``true`` (or ``1`` and
@@ -112,7 +115,7 @@ def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEF
     out: list[Document] = []
     for where, doc in docs:
         if doc.id in seen:
-            raise CorpusError(f"{where}: duplicate id '{doc.id}' (first at {seen[doc.id]})")
+            raise CorpusError(f"{where}: duplicate id {doc.id!r} (first at {seen[doc.id]})")
         seen[doc.id] = where
         if tenant_field and tenant_field in doc.metadata:
             kind = _json_type(doc.metadata[tenant_field])
@@ -124,7 +127,7 @@ def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEF
                     f"{tenant_type[1]}: a tenant field must hold one JSON type (tenants are exact in value and type)")
         out.append(doc)
     if not out:
-        raise CorpusError("the corpus holds no document")
+        raise CorpusError(f"{source}: the corpus holds no document" if source else "the corpus holds no document")
     return out
 
 
@@ -206,7 +209,7 @@ def _squad(path: Path) -> tuple[list[Document], list[Question]]:
                 impossible = bool(qa.get("is_impossible"))
                 questions.append(Question(str(qa["id"]), qa["question"], "squad",
                                           () if impossible else (doc_id,), {}, None, answers))
-    return _unique(docs), questions
+    return _unique(docs, None, path), questions
 
 
 def _is_beir(path: Path) -> bool:
@@ -232,12 +235,13 @@ def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIEL
     if _is_beir(path):
         source = path / "corpus.jsonl"
         return _unique(((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source)),
-                       tenant_field)
+                       tenant_field, source)
     if path.is_dir():
-        return _unique(_folder_documents(path), tenant_field)
+        return _unique(_folder_documents(path), tenant_field, path)
     if path.suffix.lower() == ".json":
         return _squad(path)[0]
-    return _unique(((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path)), tenant_field)
+    return _unique(((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path)), tenant_field,
+                   path)
 
 
 def _beir_doc(record: dict[str, Any], where: str) -> Document:
@@ -286,7 +290,7 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
     seen: set[str] = set()
     for q in questions:
         if q.id in seen:
-            raise CorpusError(f"{path}: duplicate question id '{q.id}'")
+            raise CorpusError(f"{path}: duplicate question id {q.id!r}")
         seen.add(q.id)
     return questions
 

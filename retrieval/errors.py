@@ -2,7 +2,11 @@
 
 
 class RetrievalError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose. Its text is always one line (line breaks
+    and runs of spaces from quoted input or a wrapped library message are folded into single spaces)."""
+
+    def __str__(self) -> str:
+        return " ".join(super().__str__().split())
 
 
 class InvalidQuestion(RetrievalError):

@@ -93,8 +93,8 @@ def parse_weights(text: str) -> dict[str, float]:
     """``"bm25=1.0,dense=0.5"`` → ``{"bm25": 1.0, "dense": 0.5}`` (empty text → ``{}``).
 
     Raises:
-        InvalidSetting (a ``ValueError``): an entry without ``=``, an empty name, a name given twice, a weight
-            that is not a finite number ≥ 0, or weights that are all 0.
+        InvalidSetting (a ``ValueError``): an entry without ``=``, an empty name, a name given twice, or a
+            weight that is not a finite number ≥ 0.
     """
     weights: dict[str, float] = {}
     for entry in (text or "").split(","):
@@ -112,9 +112,6 @@ def parse_weights(text: str) -> dict[str, float]:
         if name.strip() in weights:
             raise InvalidSetting(f"fusion weight of '{name.strip()}' is given twice")
         weights[name.strip()] = weight
-    if weights and not any(weights.values()):
-        raise InvalidSetting("fusion weights are all 0: nothing would be ranked (drop a ranker by giving it 0, "
-                             "keep at least one above 0)")
     return weights
 
 
@@ -145,10 +142,14 @@ def check_weight_names(weights: Mapping[str, float]) -> None:
     """Refuse weights naming rankers that no request has (names are case-sensitive).
 
     Raises:
-        InvalidSetting: an unknown generator (``Dense``, ``bm2``) or variant (``bm25:hyde``, ``dense:foo``).
+        InvalidSetting: an unknown generator (``Dense``, ``bm2``) or variant (``bm25:hyde``, ``dense:foo``), or
+            weights that are all 0 (an unnamed generator weighs 1, so ``dense=0`` alone is fine).
     """
     for name in weights:
         variant_technique(name)
+    if all(g in weights for g in GENERATORS) and not any(weights.values()):
+        raise InvalidSetting("fusion weights are all 0: nothing would be ranked (a ranker is dropped by giving it "
+                             "0; keep at least one above 0)")
 
 
 def _weight_note(lists: Mapping[str, object], weights: Mapping[str, float],

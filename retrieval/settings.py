@@ -147,7 +147,7 @@ class Settings(BaseSettings):
         """
         unknown = set(overrides) - set(type(self).model_fields)
         if unknown:
-            raise InvalidSetting(f"unknown setting(s): {', '.join(sorted(unknown))} "
+            raise InvalidSetting(f"unknown setting(s): {', '.join(repr(u) for u in sorted(unknown))} "
                                  "(names are lower case, without the RETRIEVAL_ prefix)")
         data = self.model_dump()
         data.update(overrides)
