@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping, Sequence
@@ -45,7 +46,7 @@ CONDITIONS = ("exceto", "salvo", "a menos que", "desde que", "caso", "quando")
 
 
 def codes(text: str, known: Collection[str] | None = None) -> list[str]:
-    """Codes in ``text`` in their original spelling, in order (``PX-7``, ``E-42``, ``NF-e``).
+    """Codes in ``text`` in their original spelling (NFC), in order (``PX-7``, ``E-42``, ``NF-e``).
 
     A hyphenated word is a code only with evidence of being one: a digit (``PX-7``, ``E-42``); or, for a
     letters-only word, an acronym before the hyphen (two or more capitals: ``NF-e``, ``USB-C``) or being one
@@ -54,7 +55,8 @@ def codes(text: str, known: Collection[str] | None = None) -> list[str]:
     """
     folded = {k.casefold() for k in known or ()}
     out = []
-    for match in _CODE_RE.finditer(text):
+    # NFC first: in NFD a combining accent is not a word character, so "ÀA-0" would show a code "A-0".
+    for match in _CODE_RE.finditer(unicodedata.normalize("NFC", text)):
         candidate = match.group(1)
         if any(ch.isdigit() for ch in candidate) or _LETTER_CODE_RE.fullmatch(candidate) \
                 or candidate.casefold() in folded:
@@ -69,6 +71,7 @@ def corpus_codes(texts: Iterable[str]) -> frozenset[str]:
     capital: set[str] = set()
     lower: set[str] = set()
     for text in texts:
+        text = unicodedata.normalize("NFC", text)
         for match in _CODE_RE.finditer(text):
             candidate = match.group(1)
             if not any(ch.isdigit() for ch in candidate):

@@ -252,3 +252,36 @@ def test_cross_encoder_records_truncation_per_item():
                        {"truncated": True, "tokens": 12, "limit": 10}]
     assert truncation_of(reranker, "qual prazo", passages[:1]) == records[:1]
     assert truncation_of(object(), "q", ["p"]) is None  # not measured is None, never a guess
+
+
+# -- shrunk examples found by the property tests -----------------------------------------------------------
+def test_codes_read_nfc_and_nfd_alike():
+    """Found by the property test: in NFD the accent of "À" is not a word character, so "ÀA-0" showed a code."""
+    import unicodedata
+
+    assert codes("ÀA-0") == codes(unicodedata.normalize("NFD", "ÀA-0")) == []
+    assert codes(unicodedata.normalize("NFD", "Ativação do PX-7")) == ["PX-7"]
+
+
+def test_jsonl_lines_are_split_at_newlines_only(tmp_path):
+    """Found by the property test: a title holding U+0085 (or U+2028) unescaped cut its line in two."""
+    path = tmp_path / "c.jsonl"
+    rows = [{"id": "a", "title": "\x85", "text": "senha\u2028cofre", "metadata": {"tenant": False}},
+            {"id": "b", "text": "ok", "metadata": {"tenant": True}}]
+    path.write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    docs = load_corpus(path)
+    assert [(d.id, d.title, d.text) for d in docs] == [("a", "\x85", "senha\u2028cofre"), ("b", "", "ok")]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [*rows, {"id": "a", "text": "x"}]),
+                    encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:3: duplicate id 'a' \(first at .*c\.jsonl:1\)"):
+        load_corpus(path)
+
+
+def test_a_tenant_the_corpus_does_not_have_finds_nothing():
+    """Found by the CLI property test (``--filter tenant=``): the empty tenant is a value like any other, and
+    a tenant the corpus lacks finds nothing (no other tenant's chunk, and no list of tenant names either)."""
+    docs = [Document("a", "", "senha do cofre", {"tenant": "lumen"}), Document("b", "", "senha do cofre", {"tenant": ""})]
+    index = LexicalIndex(chunk_documents(docs, 50, 5), "tenant")
+    assert [i.parent_id for i in index.search("senha", Filters((("tenant", ("",)),)), 5).items] == ["b"]
+    assert index.search("senha", Filters((("tenant", ("lumn",)),)), 5).items == ()
+    assert index.search("senha", Filters((("tenant", ()),)), 5).items == ()  # an emptied clause never widens
