@@ -54,3 +54,34 @@ def test_capitalised_e_mail_is_not_a_code_for_the_gate(lab_bench):
     assert upper.gate["missing_codes"] == [] and lower.gate["missing_codes"] == []
     assert upper.tier == lower.tier
     assert [f.chunk_id for f in upper.final] == [f.chunk_id for f in lower.final]
+
+
+def test_chroma_where_keeps_tenants_of_equal_value_and_other_type_apart(tmp_path):
+    """Below the loader (which refuses such a corpus): chunks of tenants 1, True, 1.0 and "1" in one collection;
+    a dense query for each returns only its own, in Chroma's ``where`` and in the re-check after it."""
+    import sys
+
+    from _paths import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from _fuzz import HashEmbedder
+    from retrieval.corpus import chunk_documents
+    from retrieval.filters import Filters
+    from retrieval.store import VectorStore, open_client
+    from retrieval.types import Document
+
+    tenants = [1, True, 1.0, "1", 0, False]
+    docs = [Document(f"d{n}", "", f"A senha do cofre é segredo{n}.", {"tenant": t}) for n, t in enumerate(tenants)]
+    chunks = chunk_documents(docs, 50, 5)
+    embedder = HashEmbedder()
+    store = VectorStore(open_client(tmp_path / "chroma"), "mixed", embedder.name)
+    store.sync(chunks, embedder.embed_passages, progress=False)
+    vector = embedder.embed_queries(["Qual a senha do cofre?"])[0]
+    for n, tenant in enumerate(tenants):
+        flt = Filters((("tenant", (tenant,)),))
+        assert [i.parent_id for i in store.query(vector, flt, 10).items] == [f"d{n}"], tenant
+        assert [i.parent_id for i in store.query(vector, flt, 1).items] == [f"d{n}"], tenant  # a window of 1 stays full
+    # Why the re-check is needed: Chroma's own where compares numbers across int and float.
+    raw = store.collection.query(query_embeddings=[vector.tolist()], n_results=10,
+                                 where=Filters((("tenant", (1,)),)).chroma_where(), include=["metadatas"])
+    assert sorted(map(repr, (m["tenant"] for m in raw["metadatas"][0]))) == ["1", "1.0"]
