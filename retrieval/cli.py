@@ -362,10 +362,31 @@ MIN_BENCH_SIZE, MAX_BENCH_SIZE = 100, 10_000_000
 def main() -> None:
     """Entry point of ``python -m retrieval``: no traceback reaches a user. An error raised on purpose is one
     line and exit 2 in each command; anything else (a bug) is still one line naming its type, and exit 2."""
+    try:  # typer vendors click (its own exception classes); older typers use click's
+        from typer._click import exceptions as click_errors
+    except ImportError:  # pragma: no cover - depends on the typer version
+        from click import exceptions as click_errors
+    usage_error = getattr(click_errors, "UsageError", ())
+    click_error = getattr(click_errors, "ClickException", ())
+
     try:
-        app()
+        code = app(standalone_mode=False)
     except SystemExit:
         raise
+    except usage_error as exc:  # a bad option or argument: one line, not the usage block
+        if type(exc).__name__ == "NoArgsIsHelpError":  # no command at all: the help is the answer
+            typer.echo(exc.format_message())
+            sys.exit(2)
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "python -m retrieval"
+        typer.echo(f"error: {_one_line(exc.format_message())} (see {command} --help)", err=True)
+        sys.exit(2)
+    except click_error as exc:
+        typer.echo(f"error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(2)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         typer.echo("error: interrupted", err=True)
         sys.exit(130)
@@ -377,3 +398,4 @@ def main() -> None:
         typer.echo(f"error: internal error ({exc.__class__.__name__}{': ' + first if first else ''}); "
                    "please report it with the command that caused it", err=True)
         sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -128,3 +128,13 @@ def test_two_tenants_refused_and_multi_hop_answers(lab_bench, chroma_dir):
     trace = json.loads(result.stdout)
     assert all(i["chunk_id"].startswith("ventura-") for i in trace["fused"]["items"])
     assert [q["kind"] for q in trace["queries"]].count("multi_hop") >= 1
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["ask"], "Missing argument 'question'"),
+    (["ask", "PX-7", "--top-k", "abc"], "Invalid value for '--top-k'"),
+    (["nope"], "No such command 'nope'"),
+    (["index", "--bogus"], "No such option"),
+])
+def test_usage_errors_are_one_line_too(args, fragment):
+    one_error_line(run(*args), fragment, "--help")
