@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run index demo test test-fast bench bench-quick bench-1m clean
+.PHONY: install run index demo test test-fast fuzz stress bench bench-quick bench-1m clean
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,14 @@ test: install
 
 test-fast: install
 	$(PY) -m pytest tests/unit
+
+# Property-based tests with the long hypothesis profile: every budget × 20 (10,000+ generated examples).
+fuzz: install
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/property --hypothesis-show-statistics
+
+# Concurrency and fault tests (a shared workbench under 8 threads, a store removed, a re-index killed).
+stress: install
+	$(PY) -m pytest -q -m stress tests/stress
 
 # LangChain (the benchmark's comparison) coexists with our pins in the same venv: requirements-bench.txt.
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements-bench.txt | cksum | cut -d' ' -f1)

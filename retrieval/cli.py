@@ -27,13 +27,17 @@ TransformOpt = typer.Option([], "--transform", help="rewrite | multi_query | hyd
 MmrOpt = typer.Option(None, "--mmr", help="MMR λ in [0, 1] over the final candidates (1 = relevance order).")
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "unknown error"
+
+
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {_one_line(message)}", err=True)
     raise typer.Exit(2)
 
 
 def _settings(sets: list[str], **extra: Any):
-    from .settings import Settings
+    from .settings import describe_validation_error, load_settings
 
     overrides: dict[str, Any] = {}
     for item in sets:
@@ -43,10 +47,20 @@ def _settings(sets: list[str], **extra: Any):
         overrides[name.strip().lower()] = value
     overrides.update({k: v for k, v in extra.items() if v is not None})
     try:
-        return Settings().with_overrides(**overrides) if overrides else Settings()
-    except (ValidationError, ValueError) as exc:
-        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
-        _fail(f"invalid setting {first['loc'][0]}: {first['msg']}" if first and first.get("loc") else str(exc))
+        base = load_settings()
+        return base.with_overrides(**overrides) if overrides else base
+    except ValidationError as exc:  # not expected (with_overrides and load_settings translate), kept as a net
+        _fail(describe_validation_error(exc, overrides))
+    except (RetrievalError, ValueError) as exc:
+        _fail(str(exc))
+
+
+def _store_fail(settings, exc: BaseException) -> NoReturn:
+    """One line for a vector store that cannot be opened or read (a path that is a file, a read-only folder,
+    an unreachable server)."""
+    where = f"server {settings.chroma_host}" if settings.chroma_host else f"path {settings.chroma_path}"
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    _fail(f"vector store unavailable ({where}): {exc.__class__.__name__}" + (f": {first}" if first else ""))
 
 
 def _filters(items: list[str]) -> list[tuple[str, str]]:
@@ -109,23 +123,27 @@ def index(
                 _fail(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}")
             return
         if status or drop:
-            load_corpus(path)  # a clear error for an unreadable corpus
-            client = open_client(settings.chroma_path, settings.chroma_host)
+            load_corpus(path, settings.tenant_field)  # a clear error for an unreadable corpus
             name = collection_name(str(path), settings.embedding_model,
                                    index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
                                                  settings.passage_template))
-            exists = name in [getattr(c, "name", c) for c in client.list_collections()]
-            if drop:
-                if exists:
-                    client.delete_collection(name)
-                typer.echo(f"dropped {name}" if exists else f"no index for {path}")
-                return
-            if not exists:
-                typer.echo(f"{path}: not indexed (collection {name} absent)")
-                return
-            col = client.get_collection(name)
-            meta = col.metadata or {}
-            typer.echo(f"{path}: {col.count()} chunks in {name}, model {meta.get('embedding_model')}, "
+            try:
+                client = open_client(settings.chroma_path, settings.chroma_host)
+                exists = name in [getattr(c, "name", c) for c in client.list_collections()]
+                if drop:
+                    if exists:
+                        client.delete_collection(name)
+                    typer.echo(f"dropped {name}" if exists else f"no index for {path}")
+                    return
+                if not exists:
+                    typer.echo(f"{path}: not indexed (collection {name} absent)")
+                    return
+                col = client.get_collection(name)
+                meta = col.metadata or {}
+                count = col.count()
+            except Exception as exc:  # noqa: BLE001 - any store failure is one line, exit 2
+                _store_fail(settings, exc)
+            typer.echo(f"{path}: {count} chunks in {name}, model {meta.get('embedding_model')}, "
                        f"store {settings.chroma_host or settings.chroma_path}")
             return
         bench = _open(settings, path)
@@ -138,6 +156,8 @@ def index(
         + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"
            + (" (rebuilt: model changed)" if report.rebuilt else "") if report else f"no vectors: {state.store_reason}")
     )
+    if report is None:  # an index that failed to build its vectors is a failed index
+        _fail(f"the index has no vectors ({state.store_reason}); requests would run lexical_only")
 
 
 @app.command()
@@ -233,6 +253,11 @@ def eval_(
         cfgs = resolve_configs(names, settings, extra)
         if not cfgs:
             _fail("no configuration to evaluate")
+        for cfg in cfgs:  # every configuration's settings are validated before anything loads
+            try:
+                settings.with_overrides(**cfg.overrides)
+            except ValueError as exc:
+                _fail(f"config '{cfg.name}': {exc}")
         qs = load_questions(questions, qrels=qrels)
         report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis,
                                   sweep=sweep)
@@ -362,4 +387,42 @@ MIN_BENCH_SIZE, MAX_BENCH_SIZE = 100, 10_000_000
 
 
 def main() -> None:
-    app()
+    """Entry point of ``python -m retrieval``: no traceback reaches a user. An error raised on purpose is one
+    line and exit 2 in each command; anything else (a bug) is still one line naming its type, and exit 2."""
+    try:  # typer vendors click (its own exception classes); older typers use click's
+        from typer._click import exceptions as click_errors
+    except ImportError:  # pragma: no cover - depends on the typer version
+        from click import exceptions as click_errors
+    usage_error = getattr(click_errors, "UsageError", ())
+    click_error = getattr(click_errors, "ClickException", ())
+
+    try:
+        code = app(standalone_mode=False)
+    except SystemExit:
+        raise
+    except usage_error as exc:  # a bad option or argument: one line, not the usage block
+        if type(exc).__name__ == "NoArgsIsHelpError":  # no command at all: the help is the answer
+            typer.echo(exc.format_message())
+            sys.exit(2)
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "python -m retrieval"
+        typer.echo(f"error: {_one_line(exc.format_message())} (see {command} --help)", err=True)
+        sys.exit(2)
+    except click_error as exc:
+        typer.echo(f"error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(2)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except RetrievalError as exc:
+        typer.echo(f"error: {_one_line(str(exc))}", err=True)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - the last net: one line, never a traceback
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        typer.echo(f"error: internal error ({exc.__class__.__name__}{': ' + first if first else ''}); "
+                   "please report it with the command that caused it", err=True)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -19,26 +20,60 @@ from .text import fold, split_sentences
 from .types import Chunk, Document, Question
 
 _SCALARS = (str, int, float, bool)
+_INT64 = (-(2**63), 2**63 - 1)
+#: The tenant field checked at load when the caller does not name another (RETRIEVAL_TENANT_FIELD's default).
+DEFAULT_TENANT_FIELD = "tenant"
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "-", fold(text)).strip("-") or "doc"
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON)
+        return False
+    return True
+
+
 def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
+    """Metadata as a dict of scalars whose keys the stores accept.
+
+    Raises:
+        CorpusError (with ``where``): not an object; a key empty, starting with ``$`` / ``#`` / ``chroma:`` or
+            reserved by the stores; a value that is not a string, boolean, 64-bit integer or finite number.
+    """
+    from .store import RESERVED_KEYS, RESERVED_PREFIXES
+
     if meta is None:
         return {}
     if not isinstance(meta, dict):
         raise CorpusError(f"{where}: 'metadata' must be an object")
     for key, value in meta.items():
+        if not isinstance(key, str) or not key.strip():
+            raise CorpusError(f"{where}: metadata key {key!r} is empty")
+        if key.startswith(RESERVED_PREFIXES) or key in RESERVED_KEYS:
+            raise CorpusError(f"{where}: metadata key {key!r} is reserved by the stores (keys may not start "
+                              f"with {', '.join(RESERVED_PREFIXES)} nor be {', '.join(sorted(RESERVED_KEYS))})")
+        if not _encodable(key):
+            raise CorpusError(f"{where}: metadata key {key!r} is not valid Unicode text")
         if not isinstance(value, _SCALARS):
-            raise CorpusError(f"{where}: metadata '{key}' must be a string, number or boolean")
+            raise CorpusError(f"{where}: metadata {key!r} must be a string, number or boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CorpusError(f"{where}: metadata {key!r} must be a finite number, got {value!r}")
+        if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+            raise CorpusError(f"{where}: metadata {key!r} is an integer beyond 64 bits ({value})")
+        if isinstance(value, str) and not _encodable(value):
+            raise CorpusError(f"{where}: metadata {key!r} is not valid Unicode text")
     return dict(meta)
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # JSON Lines are separated by "\n" only: str.splitlines() would also cut at U+0085, U+2028 and other
+        # separators that a JSON string may hold unescaped.
+        lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
     for number, line in enumerate(lines, start=1):
@@ -59,24 +94,45 @@ def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Documen
         raise CorpusError(f"{where}: missing or empty '{id_key}'")
     text = record.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise CorpusError(f"{where}: document '{doc_id}' has an empty 'text'")
+        raise CorpusError(f"{where}: document {doc_id!r} has an empty 'text'")
     title = record.get("title") or ""
     if not isinstance(title, str):
         raise CorpusError(f"{where}: 'title' must be a string")
+    if not all(_encodable(x) for x in (str(doc_id), title, text)):
+        raise CorpusError(f"{where}: document {str(doc_id)!r} holds invalid Unicode (a lone surrogate)")
     return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where))
 
 
-def _unique(docs: Iterable[tuple[str, Document]]) -> list[Document]:
+def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEFAULT_TENANT_FIELD,
+            source: Path | None = None) -> list[Document]:
+    """The documents, refusing duplicate ids and a tenant field that mixes JSON types.
+
+    Tenant identity is exact in type: a corpus whose tenant values are ``1`` and ``true`` (or ``1`` and
+    ``"1"``, or ``1`` and ``1.0``) is refused here, naming the first line of each type.
+    """
     seen: dict[str, str] = {}
+    tenant_type: tuple[str, str] | None = None
     out: list[Document] = []
     for where, doc in docs:
         if doc.id in seen:
-            raise CorpusError(f"{where}: duplicate id '{doc.id}' (first at {seen[doc.id]})")
+            raise CorpusError(f"{where}: duplicate id {doc.id!r} (first at {seen[doc.id]})")
         seen[doc.id] = where
+        if tenant_field and tenant_field in doc.metadata:
+            kind = _json_type(doc.metadata[tenant_field])
+            if tenant_type is None:
+                tenant_type = (kind, where)
+            elif kind != tenant_type[0]:
+                raise CorpusError(
+                    f"{where}: tenant field '{tenant_field}' is a {kind} here but a {tenant_type[0]} at "
+                    f"{tenant_type[1]}: a tenant field must hold one JSON type (tenants are exact in value and type)")
         out.append(doc)
     if not out:
-        raise CorpusError("the corpus holds no document")
+        raise CorpusError(f"{source}: the corpus holds no document" if source else "the corpus holds no document")
     return out
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number with a fraction", str: "string"}.get(type(value), "value")
 
 
 def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
@@ -124,43 +180,68 @@ def _squad(path: Path) -> tuple[list[Document], list[Question]]:
     docs: list[tuple[str, Document]] = []
     questions: list[Question] = []
     for a, article in enumerate(data["data"]):
+        if not isinstance(article, dict):
+            raise CorpusError(f"{path}: data[{a}] must be an object with 'title' and 'paragraphs'")
         title = str(article.get("title", f"article-{a}"))
-        for p, paragraph in enumerate(article.get("paragraphs", [])):
+        paragraphs = article.get("paragraphs", [])
+        if not isinstance(paragraphs, list):
+            raise CorpusError(f"{path}: data[{a}].paragraphs must be a list")
+        for p, paragraph in enumerate(paragraphs):
             doc_id = f"{_slug(title)}-p{p}"
             where = f"{path}: data[{a}].paragraphs[{p}]"
+            if not isinstance(paragraph, dict) or not isinstance(paragraph.get("context", ""), str):
+                raise CorpusError(f"{where} must be an object with a 'context' string")
             docs.append((where, _document({"id": doc_id, "title": title.replace("_", " "),
                                            "text": paragraph.get("context", ""),
                                            "metadata": {"article": title}}, where)))
-            for qa in paragraph.get("qas", []):
-                answers = tuple(dict.fromkeys(x["text"] for x in qa.get("answers", []) if x.get("text")))
+            qas = paragraph.get("qas", [])
+            if not isinstance(qas, list):
+                raise CorpusError(f"{where}.qas must be a list")
+            for n, qa in enumerate(qas):
+                spot = f"{where}.qas[{n}]"
+                if not isinstance(qa, dict) or "id" not in qa or not isinstance(qa.get("question"), str) \
+                        or not qa["question"].strip():
+                    raise CorpusError(f"{spot} must be an object with an 'id' and a non-empty 'question'")
+                raw_answers = qa.get("answers", [])
+                if not isinstance(raw_answers, list) or not all(isinstance(x, dict) for x in raw_answers):
+                    raise CorpusError(f"{spot}.answers must be a list of objects")
+                answers = tuple(dict.fromkeys(str(x["text"]) for x in raw_answers if x.get("text")))
                 impossible = bool(qa.get("is_impossible"))
                 questions.append(Question(str(qa["id"]), qa["question"], "squad",
                                           () if impossible else (doc_id,), {}, None, answers))
-    return _unique(docs), questions
+    return _unique(docs, None, path), questions
 
 
 def _is_beir(path: Path) -> bool:
     return path.is_dir() and (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file()
 
 
-def load_corpus(path: str | Path) -> list[Document]:
+def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIELD) -> list[Document]:
     """Read parent documents from ``path`` (JSONL file, folder, BEIR folder or SQuAD JSON).
+
+    Args:
+        tenant_field: the metadata field naming the tenant (``RETRIEVAL_TENANT_FIELD``); its values must all
+            have one JSON type.
 
     Raises:
         CorpusError: unreadable file, invalid JSON (with file:line), missing/empty id or text, duplicate id
-            (naming both places), non-scalar metadata, or an empty corpus.
+            (naming both places), non-scalar metadata, a metadata key that is empty, starts with ``$`` or is
+            reserved by the stores, a tenant field mixing JSON types, a malformed SQuAD file, or an empty
+            corpus.
     """
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
     if _is_beir(path):
         source = path / "corpus.jsonl"
-        return _unique((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source))
+        return _unique(((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source)),
+                       tenant_field, source)
     if path.is_dir():
-        return _unique(_folder_documents(path))
+        return _unique(_folder_documents(path), tenant_field, path)
     if path.suffix.lower() == ".json":
         return _squad(path)[0]
-    return _unique((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path))
+    return _unique(((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path)), tenant_field,
+                   path)
 
 
 def _beir_doc(record: dict[str, Any], where: str) -> Document:
@@ -196,6 +277,12 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
             if not isinstance(relevant, list) or not isinstance(filters, dict):
                 raise CorpusError(f"{where}: 'relevant' must be a list and 'filters' an object")
             graded = rec.get("graded")
+            if graded is not None and (not isinstance(graded, dict) or not all(
+                    type(v) is int and 0 <= v <= 3 for v in graded.values())):
+                raise CorpusError(f"{where}: 'graded' must be an object of parent id → grade 0-3")
+            answers = rec.get("answers") or []
+            if not isinstance(answers, list) or not all(isinstance(x, str) for x in answers):
+                raise CorpusError(f"{where}: 'answers' must be a list of strings")
             questions.append(Question(str(rec["id"]), rec["question"], str(rec.get("group") or "default"),
                                       tuple(str(r) for r in relevant), dict(filters),
                                       {str(k): int(v) for k, v in graded.items()} if graded else None,
@@ -203,7 +290,7 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
     seen: set[str] = set()
     for q in questions:
         if q.id in seen:
-            raise CorpusError(f"{path}: duplicate question id '{q.id}'")
+            raise CorpusError(f"{path}: duplicate question id {q.id!r}")
         seen.add(q.id)
     return questions
 

@@ -2,7 +2,11 @@
 
 
 class RetrievalError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose. Its text is always one line (line breaks
+    and runs of spaces from quoted input or a wrapped library message are folded into single spaces)."""
+
+    def __str__(self) -> str:
+        return " ".join(super().__str__().split())
 
 
 class InvalidQuestion(RetrievalError):
@@ -21,5 +25,10 @@ class InvalidFilter(RetrievalError):
     """A filter names a field the corpus does not have, or a value of the wrong type."""
 
 
-class SettingsError(RetrievalError):
-    """A setting that cannot take effect where it was given (e.g. an index-level setting on a request)."""
+class InvalidSetting(RetrievalError, ValueError):
+    """A setting has an invalid value, or names something that does not exist; the message names the setting,
+    the value and the rule, on one line."""
+
+
+class InvalidGlossary(RetrievalError, ValueError):
+    """A glossary file exists but is not a valid glossary; the message names the file."""

@@ -78,8 +78,17 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
     queries: list[Query] = []
     lists: dict[RankerKey, tuple[Query, RankedList]] = {}
     techniques: dict[str, dict[str, Any]] = {}
+    # A decomposed question is fused part by part (round robin over the sub-questions), which has no place for
+    # rewrite / multi-query / HyDE lists: decompose runs first, and when it splits the question the others are
+    # not searched (nor paid for) and say so in their query's flags and in costs.techniques.
+    wanted.sort(key=lambda t: t != "decompose")
     for technique in wanted:
         started = time.perf_counter()
+        if technique != "decompose" and len({k.query_part for k in lists if k.kind == "decompose"}) >= 2:
+            queries.append(Query(question, technique, False, ("skipped:decomposed",)))
+            techniques[technique] = {**cost(0, 0, started), "skipped": "not run: the question was decomposed "
+                                     "into sub-questions, which are fused on their own"}
+            continue
         before = dict(llm.costs) if llm else None
         texts = variant_texts(technique, question, glossary, llm)
         calls = 0

@@ -1,19 +1,54 @@
-"""Metadata filters: keys combine with AND, a list of values for one key means IN (DESIGN.md, "Tenancy")."""
+"""Metadata filters: keys combine with AND, a list of values for one key means IN (DESIGN.md, "Tenancy").
+
+Identity is exact in value **and type** on every path: ``True``, ``1``, ``1.0`` and ``"1"`` are four values
+(Python's ``True == 1`` and ``hash(True) == hash(1)`` never merge them): membership, equality and hashing of
+:class:`Filters` go through :func:`typed`. A request names exactly one tenant.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from .errors import InvalidFilter, TenantRequired
 from .types import Chunk, MetadataValue
 
 
-@dataclass(frozen=True)
+def typed(value: Any) -> tuple[str, Any]:
+    """A metadata value's exact identity: ``(type name, value)``, so ``typed(True) != typed(1)``."""
+    return (type(value).__name__, value)
+
+
+def typed_set(values: Iterable[Any]) -> frozenset[tuple[str, Any]]:
+    return frozenset(typed(v) for v in values)
+
+
+@dataclass(frozen=True, eq=False)
 class Filters:
-    """Normalized filters: ``{field: (value, …)}``, values already of the corpus' metadata types."""
+    """Normalized filters: ``{field: (value, …)}``, values already of the corpus' metadata types.
+
+    Equality and hashing are exact in type (so caches keyed by a ``Filters`` never merge ``tenant=True``
+    with ``tenant=1``)."""
 
     clauses: tuple[tuple[str, tuple[MetadataValue, ...]], ...] = ()
+
+    @cached_property
+    def key(self) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+        """The clauses with typed values: the identity used by ``==``, ``hash`` and caches."""
+        return tuple((k, tuple(typed(v) for v in values)) for k, values in self.clauses)
+
+    @cached_property
+    def _sets(self) -> tuple[tuple[str, frozenset[tuple[str, Any]]], ...]:
+        return tuple((k, typed_set(values)) for k, values in self.clauses)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Filters) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (v[0] if len(v) == 1 else list(v)) for k, v in self.clauses}
@@ -22,47 +57,76 @@ class Filters:
         return next((v for k, v in self.clauses if k == key), None)
 
     def matches(self, metadata: Mapping[str, MetadataValue]) -> bool:
-        """True when every clause holds for ``metadata`` (a missing field never matches)."""
-        return all(key in metadata and metadata[key] in values for key, values in self.clauses)
+        """True when every clause holds for ``metadata`` exactly (value and type; a missing field never matches)."""
+        return all(key in metadata and typed(metadata[key]) in values for key, values in self._sets)
 
     def chroma_where(self) -> dict[str, Any] | None:
-        """The same filters as a Chroma ``where`` clause (``$and`` of ``$eq`` / ``$in``), or ``None``."""
-        parts = [{k: {"$eq": v[0]}} if len(v) == 1 else {k: {"$in": list(v)}} for k, v in self.clauses]
+        """The same filters as a Chroma ``where`` clause (``$and`` of ``$eq`` / ``$in``), or ``None``.
+
+        ``$in`` is used only over values of one type; values of mixed types become an ``$or`` of ``$eq``
+        (Chroma compares per type; :meth:`matches` re-checks every returned item exactly)."""
+        parts = [self._chroma_clause(k, v) for k, v in self.clauses]
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else {"$and": parts}
 
+    @staticmethod
+    def _chroma_clause(key: str, values: tuple[MetadataValue, ...]) -> dict[str, Any]:
+        if len(values) == 1:
+            return {key: {"$eq": values[0]}}
+        if len({type(v) for v in values}) == 1:
+            return {key: {"$in": list(values)}}
+        return {"$or": [{key: {"$eq": v}} for v in values]}
+
     def narrowed(self, key: str, values: Iterable[MetadataValue]) -> "Filters":
-        """Add or intersect a clause; never widens an existing one."""
+        """Add or intersect a clause (exactly, by value and type); never widens an existing one."""
         values = tuple(values)
         current = self.get(key)
         if current is not None:
-            values = tuple(v for v in current if v in values)
+            allowed = typed_set(values)
+            values = tuple(v for v in current if typed(v) in allowed)
         rest = tuple((k, v) for k, v in self.clauses if k != key)
         return Filters(rest + ((key, values),))
 
 
-def _coerce(key: str, raw: Any, types: set[type]) -> MetadataValue:
-    if isinstance(raw, bool) or type(raw) in types:
-        if isinstance(raw, bool) and bool not in types and types:
-            raise InvalidFilter(f"filter '{key}': {raw!r} is not a {'/'.join(sorted(t.__name__ for t in types))}")
-        return raw
-    text = str(raw).strip()
+#: Plain ASCII numerals only (Python's int() also reads "1_0" and other scripts' digits).
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _type_names(types: set[type]) -> str:
+    return "/".join(sorted(t.__name__ for t in types))
+
+
+def _coerce(key: str, raw: Any, types: set[type]) -> list[MetadataValue]:
+    """The typed values a raw filter value stands for in a field of the given types.
+
+    A value that already has a type (a question file's JSON, the app, the API) keeps it exactly: ``True`` is
+    never read as ``1``; an int may match a float field (``2024`` → ``2024.0``) only where the field holds no
+    int. Text (``--filter year=2024``) takes each of the field's types it parses as (``"1"`` in a field of
+    ints and strings means ``1`` or ``"1"``).
+    """
+    if not isinstance(raw, str):
+        if isinstance(raw, (bool, int, float)) and type(raw) in types:
+            return [raw]
+        if type(raw) is int and float in types and int not in types:
+            return [float(raw)]
+        raise InvalidFilter(f"filter '{key}': {raw!r} ({type(raw).__name__}) is not a {_type_names(types)}")
+    text = raw.strip()
+    out: list[MetadataValue] = []
     if bool in types and text.lower() in {"true", "false"}:
-        return text.lower() == "true"
-    if int in types:
-        try:
-            return int(text)
-        except ValueError:
-            pass
-    if float in types:
-        try:
-            return float(text)
-        except ValueError:
-            pass
+        out.append(text.lower() == "true")
+    if int in types and _INT_RE.fullmatch(text):
+        out.append(int(text))
+    if float in types and _FLOAT_RE.fullmatch(text):
+        number = float(text)
+        if math.isfinite(number):
+            out.append(number)
     if str in types:
-        return text
-    raise InvalidFilter(f"filter '{key}': {raw!r} is not a {'/'.join(sorted(t.__name__ for t in types))}")
+        out.append(raw)
+    if not out:
+        raise InvalidFilter(f"filter '{key}': {raw!r} is not a {_type_names(types)}")
+    return out
 
 
 def field_types(chunks: Iterable[Chunk]) -> dict[str, set[type]]:
@@ -87,22 +151,38 @@ def build_filters(
         tenant_field: when the corpus has this field, a request without it is refused.
 
     Raises:
-        InvalidFilter: unknown field, or a value that cannot take the field's type.
+        InvalidFilter: unknown field, a value that cannot take the field's type, or two tenants (a request
+            names exactly one: nothing is ever searched across tenants).
         TenantRequired: the corpus is multi-tenant and no tenant was given.
     """
-    pairs = list(raw.items()) if isinstance(raw, Mapping) else list(raw or [])
+    if raw is not None and not isinstance(raw, Mapping):
+        try:
+            pairs = [tuple(p) for p in raw]
+        except TypeError:
+            raise InvalidFilter("filters must be a mapping {field: value} or (field, value) pairs") from None
+        if any(len(p) != 2 for p in pairs):
+            raise InvalidFilter("filters must be a mapping {field: value} or (field, value) pairs")
+    else:
+        pairs = list((raw or {}).items())
     merged: dict[str, list[MetadataValue]] = {}
+    seen: dict[str, set[tuple[str, Any]]] = {}
     for key, value in pairs:
-        if key not in types:
+        if not isinstance(key, str) or key not in types:
             known = ", ".join(sorted(types)) or "none"
-            raise InvalidFilter(f"unknown filter field '{key}' (the corpus has: {known})")
-        values = value if isinstance(value, (list, tuple, set)) else [value]
+            raise InvalidFilter(f"unknown filter field {key!r} (the corpus has: {known})")
+        values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
         for v in values:
-            typed = _coerce(key, v, types[key])
-            if typed not in merged.setdefault(key, []):
-                merged[key].append(typed)
+            for typed_value in _coerce(key, v, types[key]):
+                if typed(typed_value) not in seen.setdefault(key, set()):
+                    seen[key].add(typed(typed_value))
+                    merged.setdefault(key, []).append(typed_value)
     if tenant_field in types and not merged.get(tenant_field):
         raise TenantRequired(
             f"this corpus is multi-tenant: name a tenant with --filter {tenant_field}=VALUE (or pick one in the app)"
         )
+    tenants = merged.get(tenant_field) or []
+    if len(tenants) > 1:
+        shown = ", ".join(repr(t) for t in tenants[:5])
+        raise InvalidFilter(f"a request names exactly one tenant; got {len(tenants)} ({shown}): nothing is "
+                            "searched across tenants")
     return Filters(tuple((k, tuple(v)) for k, v in merged.items()))

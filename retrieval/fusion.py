@@ -7,14 +7,33 @@ weighted form, and CombSUM over min-max normalized scores (labelled ``normalized
 Fusion runs over the generators' whole windows, never lists already cut to top_k. An item found by several
 rankers appears once with one contribution per ranker. Ties are broken by the best rank the item got in any
 single list, then by chunk id. Inputs are never mutated.
+
+Weights (``fusion_weights``, for ``weighted_rrf`` and ``combsum``) name rankers: the generators ``bm25`` and
+``dense``, or one list of a transform, ``<generator>:<variant>`` (``bm25:rewrite``, ``dense:hyde``,
+``bm25:multi_query#2``, ``dense:decompose#1``, ``bm25:hop1:PX-7``); a variant list takes its generator's
+weight unless named itself. A weight either takes effect or is refused:
+
+* a name that no request can have (``Dense``, ``bm2``, ``bm25:hyde``) is refused (:func:`check_weight_names`,
+  run when the settings are validated; a transform's name also needs that transform configured);
+* weights that are all 0 are refused (nothing would be ranked);
+* a ranker of weight 0 is **dropped from the fusion** (its items are neither listed nor ordered by it) and the
+  fused list's note says so;
+* a named ranker that this request has no list for (the dense side in ``lexical_only``, a transform that
+  fell back to the original query) is reported in the fused list's note.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping
 
+from .errors import InvalidSetting
 from .types import RankedList, ScoredItem
+
+#: The generators' ranker names.
+GENERATORS = ("bm25", "dense")
+_VARIANT_RE = re.compile(r"(?P<t>rewrite|hyde|multi_query|decompose)(?:#[1-9][0-9]*)?|hop[1-9][0-9]*(?::.+)?")
 
 
 def rrf(
@@ -74,7 +93,8 @@ def parse_weights(text: str) -> dict[str, float]:
     """``"bm25=1.0,dense=0.5"`` → ``{"bm25": 1.0, "dense": 0.5}`` (empty text → ``{}``).
 
     Raises:
-        ValueError: an entry without ``=``, an empty name, or a weight that is not a finite number ≥ 0.
+        InvalidSetting (a ``ValueError``): an entry without ``=``, an empty name, a name given twice, or a
+            weight that is not a finite number ≥ 0.
     """
     weights: dict[str, float] = {}
     for entry in (text or "").split(","):
@@ -82,22 +102,87 @@ def parse_weights(text: str) -> dict[str, float]:
             continue
         name, sep, value = entry.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"fusion weight '{entry.strip()}' is not name=number")
+            raise InvalidSetting(f"fusion weight '{entry.strip()}' is not name=number")
         try:
             weight = float(value)
         except ValueError:
-            raise ValueError(f"fusion weight of '{name.strip()}' is not a number: '{value.strip()}'") from None
+            raise InvalidSetting(f"fusion weight of '{name.strip()}' is not a number: '{value.strip()}'") from None
         if not math.isfinite(weight) or weight < 0:
-            raise ValueError(f"fusion weight of '{name.strip()}' must be a finite number ≥ 0")
+            raise InvalidSetting(f"fusion weight of '{name.strip()}' must be a finite number ≥ 0, got '{value.strip()}'")
+        if name.strip() in weights:
+            raise InvalidSetting(f"fusion weight of '{name.strip()}' is given twice")
         weights[name.strip()] = weight
     return weights
 
 
+def variant_technique(name: str) -> str | None:
+    """The transform whose lists a ranker name denotes (``bm25:hop1:PX-7`` → ``multi_hop``), ``None`` for a
+    generator (``bm25``).
+
+    Raises:
+        InvalidSetting: a name that no request can have (see :func:`check_weight_names`).
+    """
+    generator, sep, variant = name.partition(":")
+    if generator not in GENERATORS:
+        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' (rankers: bm25, dense, or "
+                             "bm25:<variant> / dense:<variant> such as bm25:rewrite, dense:hyde, bm25:multi_query#2)")
+    if not sep:
+        return None
+    match = _VARIANT_RE.fullmatch(variant)
+    if match is None:
+        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' (variants: rewrite, multi_query[#n], "
+                             "hyde, decompose[#n], hop<n>[:CODE])")
+    technique = match.group("t") or "multi_hop"
+    if technique == "hyde" and generator == "bm25":
+        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' (HyDE adds a dense list only: dense:hyde)")
+    return technique
+
+
+def check_weight_names(weights: Mapping[str, float]) -> None:
+    """Refuse weights naming rankers that no request has (names are case-sensitive).
+
+    Raises:
+        InvalidSetting: an unknown generator (``Dense``, ``bm2``) or variant (``bm25:hyde``, ``dense:foo``), or
+            weights that are all 0 (an unnamed generator weighs 1, so ``dense=0`` alone is fine).
+    """
+    for name in weights:
+        variant_technique(name)
+    if all(g in weights for g in GENERATORS) and not any(weights.values()):
+        raise InvalidSetting("fusion weights are all 0: nothing would be ranked (a ranker is dropped by giving it "
+                             "0; keep at least one above 0)")
+
+
+def _weight_note(lists: Mapping[str, object], weights: Mapping[str, float],
+                 resolved: Mapping[str, float]) -> tuple[dict[str, object], str | None]:
+    """Drop the weight-0 rankers; say which were dropped and which named rankers had no list."""
+    dropped = [r for r in lists if resolved[r] == 0]
+    kept = {r: lst for r, lst in lists.items() if resolved[r] != 0}
+    unused = [n for n in weights if not any(n in _names_of(r) for r in lists)]
+    parts = []
+    if dropped:
+        parts.append(f"dropped from the fusion (weight 0): {', '.join(dropped)}")
+    if unused:
+        parts.append(f"weights with no list in this request: {', '.join(unused)}")
+    return kept, ("; ".join(parts) or None)
+
+
+def _names_of(ranker: str) -> list[str]:
+    """The names that can weigh ``ranker``, most specific first:
+    ``bm25:multi_query#2`` → ``bm25:multi_query#2``, ``bm25:multi_query``, ``bm25``."""
+    names = [ranker]
+    base = re.sub(r"#[0-9]+$", "", ranker)
+    while True:
+        if base not in names:
+            names.append(base)
+        if ":" not in base:
+            return names
+        base = base.rsplit(":", 1)[0]
+
+
 def _weight_of(ranker: str, weights: Mapping[str, float]) -> float:
-    """A ranker's weight: its own name, else the generator before ``:`` (``bm25:rewrite`` → ``bm25``), else 1."""
-    if ranker in weights:
-        return float(weights[ranker])
-    return float(weights.get(ranker.split(":", 1)[0], 1.0))
+    """A ranker's weight: its own name, else the same without ``#n``, else its generator (``bm25:rewrite`` →
+    ``bm25``), else 1."""
+    return float(next((weights[n] for n in _names_of(ranker) if n in weights), 1.0))
 
 
 def weighted_rrf(
@@ -109,12 +194,15 @@ def weighted_rrf(
     """RRF with one weight per ranker: score(d) = Σ_r w_r / (k + rank_r(d)), ranks from 1.
 
     A ranker named ``bm25:rewrite`` takes the weight of ``bm25`` unless it is named itself; an unnamed
-    ranker weighs 1. Same ties, same output as :func:`rrf` (score kind ``weighted rrf``).
+    ranker weighs 1. A ranker of weight 0 is left out of the fusion entirely (its items are not listed, and
+    do not order the others), and the list's note names it. Same ties, same output as :func:`rrf` (score
+    kind ``weighted rrf``).
     """
     weights = weights or {}
     resolved = {ranker: _weight_of(ranker, weights) for ranker in lists}
-    fused = rrf(lists, k=k, weights=resolved, parents=parents)
-    return RankedList("fused", "weighted rrf", fused.items, fused.note)
+    kept, note = _weight_note(lists, weights, resolved)
+    fused = rrf(kept, k=k, weights=resolved, parents=parents)
+    return RankedList("fused", "weighted rrf", fused.items, note)
 
 
 def combsum(
@@ -130,10 +218,13 @@ def combsum(
     window. The score kind says so (``combsum (min-max normalized)``); ``contributions`` hold
     ``w_r · norm_r(d)``. Ties: best single rank, then chunk id.
 
+    A ranker of weight 0 is left out (see :func:`weighted_rrf`), and the note names it.
+
     Raises:
         ValueError: a plain id list (CombSUM needs scores), or a list naming the same id twice.
     """
     weights = weights or {}
+    lists, note = _weight_note(lists, weights, {r: _weight_of(r, weights) for r in lists})
     contributions: dict[str, dict[str, float]] = {}
     ranks: dict[str, dict[str, int]] = {}
     parent_of: dict[str, str] = {}
@@ -159,7 +250,7 @@ def combsum(
                    contributions=dict(contributions[cid]), ranks=dict(ranks[cid]))
         for rank, cid in enumerate(order, start=1)
     )
-    return RankedList("fused", "combsum (min-max normalized)", items)
+    return RankedList("fused", "combsum (min-max normalized)", items, note)
 
 
 def fuse(lists: Mapping[str, RankedList], method: str = "rrf", k: int = 60,

@@ -76,8 +76,12 @@ def question_cosines(selected: Sequence[ScoredItem], dense: RankedList, q_vec: n
 
 
 def decide(selected: Sequence[ScoredItem], cosines: Cosines, lexical: RankedList, chunks: Mapping[str, Chunk],
-           question: str, min_similarity: float, min_bm25: float, require_codes: bool) -> GateResult:
-    """Keep the selected chunks that support an answer (see the module docstring); pure."""
+           question: str, min_similarity: float, min_bm25: float, require_codes: bool,
+           known_codes: frozenset[str] = frozenset()) -> GateResult:
+    """Keep the selected chunks that support an answer (see the module docstring); pure.
+
+    ``known_codes`` are the corpus' own letters-only codes (a hyphenated word is a code only with evidence:
+    a digit, an acronym, or being one of these; see :func:`retrieval.transforms.codes`)."""
     bm25 = {i.chunk_id: i.score for i in lexical.items}
     final: list[FinalItem] = []
     rejected, values = 0, []
@@ -101,7 +105,7 @@ def decide(selected: Sequence[ScoredItem], cosines: Cosines, lexical: RankedList
     missing: list[str] = []
     if final and require_codes:
         texts = [chunks[f.chunk_id].indexed_text for f in final]
-        missing = [c for c in codes(question) if not any(has_code(t, c) for t in texts)]
+        missing = [c for c in codes(question, known_codes) if not any(has_code(t, c) for t in texts)]
         if missing:
             rejected += len(final)
             final = []

@@ -22,6 +22,7 @@ from .filters import field_types
 from .lexical import LexicalIndex
 from .settings import LAB_CORPUS, Settings
 from .store import DenseStore, SyncReport, VectorStore, index_variant
+from .transforms import corpus_codes
 from .types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,11 @@ class IndexState:
     def tenants(self) -> list[Any]:
         """Tenant values present in the corpus, sorted (computed once per loaded corpus: O(chunks))."""
         return sorted({c.metadata.get(self.lexical.tenant_field) for c in self.chunks} - {None}, key=str)
+
+    @cached_property
+    def known_codes(self) -> frozenset[str]:
+        """The corpus' own letters-only codes (see :func:`retrieval.transforms.corpus_codes`), once per corpus."""
+        return corpus_codes(f"{c.title} {c.text}" for c in self.chunks)
 
     @cached_property
     def _filter_values(self) -> dict[str, tuple[Any, ...]]:
@@ -79,7 +85,7 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     """
     started = time.perf_counter()
     path = Path(corpus_path or LAB_CORPUS).resolve()
-    docs = load_corpus(path)
+    docs = load_corpus(path, settings.tenant_field)  # the tenant field's types are checked at load
     s = settings
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .filters import Filters
+from .filters import Filters, typed
 from .text import tokenize
 from .types import Chunk, RankedList, ScoredItem
 
@@ -201,12 +201,13 @@ class _TenantIndex:
         self._lock = threading.Lock()  # requests share the index
 
     def column(self, key: str) -> tuple[np.ndarray, dict[Any, int]]:
-        """Codes of ``key``'s value per chunk (-1 when absent) and the value → code map."""
+        """Codes of ``key``'s value per chunk (-1 when absent) and the typed value → code map (keyed by
+        :func:`retrieval.filters.typed`, so ``True`` and ``1`` get different codes)."""
         if key not in self._columns:
             codes: dict[Any, int] = {}
             missing = object()
             values = (c.metadata.get(key, missing) for c in self.chunks)
-            column = np.fromiter((-1 if v is missing else codes.setdefault(v, len(codes)) for v in values),
+            column = np.fromiter((-1 if v is missing else codes.setdefault(typed(v), len(codes)) for v in values),
                                  dtype=np.int32, count=len(self.chunks))
             self._columns[key] = (column, codes)
         return self._columns[key]
@@ -232,12 +233,12 @@ class _TenantIndex:
         return mask
 
     def _clause_mask(self, key: str, values: tuple[Any, ...]) -> np.ndarray:
-        cache_key = (key, values)
+        cache_key = (key, tuple(typed(v) for v in values))
         with self._lock:
             found = self._masks.get(cache_key)
             if found is None:
                 column, codes = self.column(key)
-                wanted = [codes[v] for v in values if v in codes]
+                wanted = [codes[t] for t in cache_key[1] if t in codes]
                 found = np.isin(column, wanted) if wanted else np.zeros(len(column), dtype=bool)
                 if len(self._masks) >= 32:
                     self._masks.pop(next(iter(self._masks)))
@@ -259,14 +260,16 @@ class LexicalIndex:
             raise ValueError(f"unknown BM25 engine '{engine}' (use one of {', '.join(ENGINES)})")
         self.engine = engine
         self.tenant_field = tenant_field
-        groups: dict[object, list[Chunk]] = {}
+        # Keyed by the tenant's exact identity (type and value): tenants True and 1 get two indexes.
+        groups: dict[tuple[str, object], list[Chunk]] = {}
         for chunk in chunks:
-            groups.setdefault(chunk.metadata.get(tenant_field), []).append(chunk)
+            groups.setdefault(typed(chunk.metadata.get(tenant_field)), []).append(chunk)
         self._indexes = {tenant: _TenantIndex(group, engine) for tenant, group in groups.items()}
 
     def size(self, tenant: object = None) -> int:
-        """Number of chunks in the index of ``tenant`` (``None`` for a corpus without tenants)."""
-        index = self._indexes.get(tenant)
+        """Number of chunks in the index of ``tenant``, matched exactly in type and value (``None`` for a corpus
+        without tenants)."""
+        index = self._indexes.get(typed(tenant))
         return len(index.chunks) if index else 0
 
     def search(self, query_text: str, filters: Filters, window: int) -> RankedList:
@@ -282,7 +285,7 @@ class LexicalIndex:
             Each item's ``score`` is the sum of its ``terms``. Ties are broken by chunk id.
         """
         tenants = filters.get(self.tenant_field)
-        keys = list(tenants) if tenants else list(self._indexes)
+        keys = [typed(t) for t in tenants] if tenants is not None else list(self._indexes)
         query = list(dict.fromkeys(tokenize(query_text)))
         found: list[tuple[float, str, ScoredItem]] = []
         if query and window > 0:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .answer import Answer, answer_stage
 from .embedders import Embedder, load_embedder
-from .errors import InvalidQuestion, SettingsError
+from .errors import InvalidQuestion, InvalidSetting
 from .expand import expand, fuse_expanded, multi_hop, self_query, variants
 from .filters import Filters, build_filters
 from .gate import decide, question_cosines
@@ -128,13 +128,13 @@ class Workbench:
         """``settings`` for one request, refused when it changes an index-level setting of this Workbench.
 
         Raises:
-            SettingsError: an index-level setting differs (it would be silently ignored otherwise).
+            InvalidSetting: an index-level setting differs (it would be silently ignored otherwise).
         """
         if settings is None:
             return self.settings
         conflicts = settings.request_conflicts(self.settings)
         if conflicts:
-            raise SettingsError(f"{', '.join(conflicts)}: index-level setting(s) cannot change per request; "
+            raise InvalidSetting(f"{', '.join(conflicts)}: index-level setting(s) cannot change per request; "
                                 "load a Workbench (or an index) built with them")
         return settings
 
@@ -150,7 +150,7 @@ class Workbench:
             lists: a generator-list cache shared by several requests (the evaluation's), or ``None``.
 
         Raises:
-            InvalidQuestion, TenantRequired, InvalidFilter, SettingsError: bad input, before any search runs.
+            InvalidQuestion, TenantRequired, InvalidFilter, InvalidSetting: bad input, before any search runs.
             RuntimeError: no corpus loaded.
         """
         state = self.state
@@ -169,7 +169,8 @@ class Workbench:
                                   s.mmr_lambda, mmr_vectors)
             with timer.stage("gate"):
                 gate = decide(selected, question_cosines(selected, c.dense, c.vector, state.store), c.lexical,
-                              state.chunk_by_id, question, s.min_similarity, s.min_bm25, s.require_codes)
+                              state.chunk_by_id, question, s.min_similarity, s.min_bm25, s.require_codes,
+                              state.known_codes)
             if not gate.final:
                 tier, reason = "refusal", gate.reason
             _assert_no_hypothesis(gate.final, c.queries)

@@ -35,7 +35,22 @@ class Reranker(Protocol):
         ...
 
 
+def truncation_of(reranker: object, question: str, passages: Sequence[str]) -> list[dict[str, object]] | None:
+    """Per-passage truncation records of a reranker that can report them (a cross-encoder), else ``None``
+    (not measured). For the trace: ``reranked.items[j].truncated``."""
+    report = getattr(reranker, "truncation", None)
+    return report(question, passages) if callable(report) else None
+
+
 class CrossEncoderReranker:
+    """A sentence-transformers ``CrossEncoder`` over (question, passage) pairs.
+
+    The model reads at most ``max_length`` tokens of each pair (question and passage together, special
+    tokens included) and silently drops the rest: two passages that differ only past the limit score the same.
+    :meth:`truncation` says, per passage, whether that happened, so the trace can show it; :meth:`score_items`
+    returns both.
+    """
+
     kind = "cross-encoder"
 
     def __init__(self, name: str, model: object) -> None:
@@ -45,6 +60,30 @@ class CrossEncoderReranker:
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
         pairs = [(question, p) for p in passages]
         return np.asarray(self._model.predict(pairs, show_progress_bar=False), dtype=np.float64).reshape(-1)
+
+    @property
+    def max_length(self) -> int | None:
+        """Tokens the model reads per pair (``None`` when the model states no limit)."""
+        limit = getattr(self._model, "max_length", None)
+        if limit is None:
+            limit = getattr(getattr(self._model, "tokenizer", None), "model_max_length", None)
+        return int(limit) if isinstance(limit, (int, np.integer)) and 0 < limit < 1_000_000 else None
+
+    def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]] | None:
+        """Per passage: ``{"truncated": bool, "tokens": n, "limit": max_length}``, where ``tokens`` counts the
+        pair as the model's tokenizer encodes it (special tokens included). ``None`` when the model has no
+        tokenizer or no limit (not measured, never guessed)."""
+        tokenizer, limit = getattr(self._model, "tokenizer", None), self.max_length
+        if tokenizer is None or limit is None or not passages:
+            return None if tokenizer is None or limit is None else []
+        encoded = tokenizer([question] * len(passages), list(passages), truncation=False, padding=False,
+                            add_special_tokens=True)
+        lengths = [len(ids) for ids in encoded["input_ids"]]
+        return [{"truncated": n > limit, "tokens": n, "limit": limit} for n in lengths]
+
+    def score_items(self, question: str, passages: Sequence[str]) -> tuple[np.ndarray, list[dict[str, object]] | None]:
+        """:meth:`score` and :meth:`truncation` of the same passages."""
+        return self.score(question, passages), self.truncation(question, passages)
 
 
 class BiEncoderReranker:

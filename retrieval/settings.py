@@ -7,10 +7,12 @@ environment themselves; they receive a :class:`Settings`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import InvalidSetting
 
 #: Where the project's own lab corpus lives (the default corpus of ``ask`` and of the app).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -103,9 +105,9 @@ class Settings(BaseSettings):
     @field_validator("fusion_weights")
     @classmethod
     def _valid_weights(cls, value: str) -> str:
-        from .fusion import parse_weights
+        from .fusion import check_weight_names, parse_weights
 
-        parse_weights(value)
+        check_weight_names(parse_weights(value))
         return value
 
     @property
@@ -123,7 +125,25 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "Settings":
         if self.chunk_overlap >= self.chunk_tokens:
-            raise ValueError("chunk_overlap must be smaller than chunk_tokens")
+            raise ValueError(f"chunk_overlap={self.chunk_overlap}: must be smaller than chunk_tokens "
+                             f"({self.chunk_tokens})")
+        return self
+
+    @model_validator(mode="after")
+    def _weights_take_effect(self) -> "Settings":
+        """A weight either takes effect or is refused: weights need a weighted fusion, and a weight named for a
+        transform's lists (``bm25:hyde``) needs that transform."""
+        from .fusion import variant_technique
+
+        weights = self.fusion_weight_map
+        if weights and self.fusion == "rrf":
+            raise ValueError(f"fusion_weights={self.fusion_weights!r}: weights need fusion=weighted_rrf or "
+                             "combsum (plain rrf ignores them)")
+        for name in weights:
+            technique = variant_technique(name)
+            if technique is not None and technique not in self.transforms:
+                raise ValueError(f"fusion_weights={self.fusion_weights!r}: '{name}' weighs the lists of the "
+                                 f"'{technique}' transform, which this configuration does not run")
         return self
 
     @property
@@ -139,14 +159,19 @@ class Settings(BaseSettings):
         """Return a new validated Settings with ``overrides`` applied (names in lower case, no prefix).
 
         Raises:
-            ValueError: an unknown setting name or an invalid value.
+            InvalidSetting: an unknown setting name or an invalid value (one line naming the setting, the
+                value and the rule; also a ``ValueError``).
         """
         unknown = set(overrides) - set(type(self).model_fields)
         if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+            raise InvalidSetting(f"unknown setting(s): {', '.join(repr(u) for u in sorted(unknown))} "
+                                 "(names are lower case, without the RETRIEVAL_ prefix)")
         data = self.model_dump()
         data.update(overrides)
-        return type(self).model_validate(data)
+        try:
+            return type(self).model_validate(data)
+        except ValidationError as exc:
+            raise InvalidSetting(describe_validation_error(exc, overrides)) from None
 
     def index_settings(self) -> dict[str, object]:
         """The index-level settings (:data:`INDEX_SETTINGS`) as JSON-safe values, the store path resolved."""
@@ -169,3 +194,33 @@ class Settings(BaseSettings):
         data["llm_api_key_set"] = self.llm_api_key is not None
         data["milvus_token_set"] = self.milvus_token is not None
         return data
+
+
+def describe_validation_error(exc: ValidationError, given: Mapping[str, object] | None = None) -> str:
+    """One line for a settings validation error: the setting, the value given and the rule it breaks
+    (``invalid setting top_k='0': Input should be greater than or equal to 1``), never pydantic's dump."""
+    errors = exc.errors(include_url=False)
+    if not errors:
+        return _one_line(str(exc))
+    first = errors[0]
+    message = _one_line(str(first.get("msg", ""))).removeprefix("Value error, ")
+    loc = first.get("loc") or ()
+    name = str(loc[0]) if loc else ""
+    if not name:  # a rule over several settings: its message names them and their values
+        return f"invalid settings: {message}"
+    value = (given or {}).get(name, first.get("input"))
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"invalid setting {name}={_one_line(repr(value))[:120]}: {message}{more}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_settings(**kwargs: object) -> Settings:
+    """``Settings(**kwargs)`` (from the environment and ``.env``), with a one-line :class:`InvalidSetting` in
+    place of pydantic's multi-line error (an invalid ``RETRIEVAL_*`` variable)."""
+    try:
+        return Settings(**kwargs)
+    except ValidationError as exc:
+        raise InvalidSetting(describe_validation_error(exc) + " (from the environment, RETRIEVAL_<NAME>, or .env)") from None

@@ -20,6 +20,10 @@ from .filters import Filters
 from .types import Chunk, RankedList, ScoredItem
 
 _PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
+#: Metadata keys the stores keep for themselves (ours, and Chroma's ``chroma:document``): refused at load,
+#: with keys that are empty or start with ``$`` (filter operators), ``#`` or ``chroma:`` (Chroma's own).
+RESERVED_KEYS = frozenset({_PARENT, _HASH, _POS, "chroma:document"})
+RESERVED_PREFIXES = ("$", "#", "chroma:")
 
 
 @dataclass(frozen=True)
@@ -196,20 +200,29 @@ class VectorStore:
             A ``RankedList`` (stage ``dense``, score kind ``cosine``: similarity in [-1, 1], higher is better).
         """
         catalog = self.catalog
-        result = self.collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()], n_results=window,
-            where=filters.chroma_where(), include=["distances"] if catalog is not None else ["metadatas", "distances"],
-        )
-        ids, dists = result["ids"][0], result["distances"][0]
-        if not ids and self.count() == 0:  # a second round trip only when nothing came back
-            return RankedList("dense", "cosine", (), note="the vector store is empty")
-        if catalog is not None:  # ids stored by another writer since our sync are left out
-            rows = [(cid, catalog[cid].parent_id, catalog[cid].metadata, d) for cid, d in zip(ids, dists)
-                    if cid in catalog]
-        else:
-            rows = [(cid, str(meta[_PARENT]), meta, d) for cid, meta, d in zip(ids, result["metadatas"][0], dists)]
-        # The filters are checked again on our side: a tenant filter holds even if the store ignored it.
-        rows = sorted((r for r in rows if filters.matches(r[2])), key=lambda r: (r[3], r[0]))
+        where = filters.chroma_where()
+        asked = window
+        for attempt in range(4):
+            result = self.collection.query(
+                query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()], n_results=asked,
+                where=where, include=["distances"] if catalog is not None else ["metadatas", "distances"],
+            )
+            ids, dists = result["ids"][0], result["distances"][0]
+            if not ids and self.count() == 0:  # a second round trip only when nothing came back
+                return RankedList("dense", "cosine", (), note="the vector store is empty")
+            if catalog is not None:  # ids stored by another writer since our sync are left out
+                rows = [(cid, catalog[cid].parent_id, catalog[cid].metadata, d) for cid, d in zip(ids, dists)
+                        if cid in catalog]
+            else:
+                rows = [(cid, str(meta[_PARENT]), meta, d) for cid, meta, d in zip(ids, result["metadatas"][0], dists)]
+            # The filters are checked again on our side, exactly in value and type: Chroma's ``where`` compares
+            # numbers across int and float (``$eq: 1`` matches a stored 1.0), and a tenant filter must hold even
+            # if the store ignored it.
+            kept = [r for r in rows if filters.matches(r[2])]
+            if len(kept) >= window or len(ids) < asked or len(kept) == len(rows):
+                break
+            asked *= 4  # the re-check dropped some of a full window: ask for more, so the window stays full
+        rows = sorted(kept, key=lambda r: (r[3], r[0]))[:window]
         items = tuple(ScoredItem(cid, parent, rank, 1.0 - float(dist))
                       for rank, (cid, parent, _, dist) in enumerate(rows, start=1))
         return RankedList("dense", "cosine", items)

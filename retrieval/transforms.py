@@ -24,25 +24,60 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
+from .errors import InvalidGlossary
 from .text import fold, tokenize
 from .types import Query
 
 TECHNIQUES = ("rewrite", "multi_query", "hyde", "decompose", "multi_hop", "self_query")
 
-#: A code: letters, a hyphen, then letters/digits, with a digit or an upper-case letter after the hyphen in
-#: the original spelling (PX-7, E-42, NF-e's family is matched by the explicit list below).
+#: A code candidate: letters, a hyphen, then letters/digits (``PX-7``, ``E-42``, ``NF-e``, but also ``E-mail``).
+#: Being a candidate is not evidence; :func:`codes` decides.
 _CODE_RE = re.compile(r"(?<![\w-])([A-Za-z]{1,6}-[0-9][0-9A-Za-z]*|[A-Z]{1,6}-[A-Za-z][0-9A-Za-z]*)(?![\w-])")
+#: Letters-only codes without a corpus to ask: at least two capitals before the hyphen (``NF-e``, ``USB-C``),
+#: so a capitalised word (``E-mail``, ``T-shirt``, ``K-pop``) is not a code.
+_LETTER_CODE_RE = re.compile(r"[A-Z]{2,6}-[A-Za-z]+")
 NEGATIONS = ("não", "nunca", "nem", "sem", "apesar")  # "apesar" covers apesar de / do / da
 CONDITIONS = ("exceto", "salvo", "a menos que", "desde que", "caso", "quando")
 
 
-def codes(text: str) -> list[str]:
-    """Codes in ``text`` in their original spelling, in order (``PX-7``, ``E-42``, ``NF-e``)."""
-    return list(dict.fromkeys(m.group(1) for m in _CODE_RE.finditer(text)))
+def codes(text: str, known: Collection[str] | None = None) -> list[str]:
+    """Codes in ``text`` in their original spelling (NFC), in order (``PX-7``, ``E-42``, ``NF-e``).
+
+    A hyphenated word is a code only with evidence of being one: a digit (``PX-7``, ``E-42``); or, for a
+    letters-only word, an acronym before the hyphen (two or more capitals: ``NF-e``, ``USB-C``) or being one
+    of the corpus' own codes (``known``, case-insensitive, from :func:`corpus_codes`). A capital and a hyphen
+    are not evidence: ``E-mail``, ``T-shirt`` and ``K-pop`` are words, not codes.
+    """
+    folded = {k.casefold() for k in known or ()}
+    out = []
+    # NFC first: in NFD a combining accent is not a word character, so "ÀA-0" would show a code "A-0".
+    for match in _CODE_RE.finditer(unicodedata.normalize("NFC", text)):
+        candidate = match.group(1)
+        if any(ch.isdigit() for ch in candidate) or _LETTER_CODE_RE.fullmatch(candidate) \
+                or candidate.casefold() in folded:
+            out.append(candidate)
+    return list(dict.fromkeys(out))
+
+
+def corpus_codes(texts: Iterable[str]) -> frozenset[str]:
+    """The corpus' own letters-only codes (case-folded): hyphenated words it writes with a capital before the
+    hyphen (``NF-e``) and never in lower case (a corpus that also writes ``e-mail`` shows ``E-mail`` is a word
+    capitalised at a sentence start). Codes with digits need no such evidence."""
+    capital: set[str] = set()
+    lower: set[str] = set()
+    for text in texts:
+        text = unicodedata.normalize("NFC", text)
+        for match in _CODE_RE.finditer(text):
+            candidate = match.group(1)
+            if not any(ch.isdigit() for ch in candidate):
+                capital.add(candidate.casefold())
+        lower.update(m.group(0) for m in re.finditer(r"(?<![\w-])[a-z]{1,6}-[a-z][0-9a-z]*(?![\w-])", text))
+    return frozenset(capital - lower)
 
 
 def _has_phrase(text: str, phrase: str) -> bool:
@@ -76,17 +111,47 @@ class Glossary:
         """Read a glossary JSON file; a missing path gives an empty glossary.
 
         Raises:
-            ValueError: the file exists but is not a valid glossary.
+            InvalidGlossary (a ``ValueError``): the file exists but cannot be read, is not JSON, is not an
+                object, or a section has the wrong shape (``abbreviations`` / ``spelling``: word → text;
+                ``synonyms``: word → list of texts); one line naming the file.
         """
         if path is None or not Path(path).is_file():
             return cls({}, {}, {})
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: invalid glossary ({exc})") from exc
-        return cls({fold(k): v for k, v in (data.get("abbreviations") or {}).items()},
-                   {fold(k): v for k, v in (data.get("spelling") or {}).items()},
-                   {fold(k): list(v) for k, v in (data.get("synonyms") or {}).items()})
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidGlossary(f"{path}: cannot read the glossary ({exc.__class__.__name__})") from None
+        except json.JSONDecodeError as exc:
+            raise InvalidGlossary(f"{path}: invalid glossary JSON ({exc.msg} at line {exc.lineno}, "
+                                  f"column {exc.colno})") from None
+        if not isinstance(data, dict):
+            raise InvalidGlossary(f"{path}: a glossary is a JSON object with 'abbreviations', 'spelling' and "
+                                  f"'synonyms', not a {type(data).__name__}")
+        unknown = sorted(set(data) - {"abbreviations", "spelling", "synonyms"})
+        if unknown:
+            raise InvalidGlossary(f"{path}: unknown glossary section(s) {', '.join(map(repr, unknown))} "
+                                  "(use abbreviations, spelling, synonyms)")
+
+        def section(name: str, lists: bool) -> dict[str, Any]:
+            value = data.get(name) or {}
+            if not isinstance(value, dict):
+                raise InvalidGlossary(f"{path}: glossary '{name}' must be an object, not a {type(value).__name__}")
+            out: dict[str, Any] = {}
+            for word, entry in value.items():
+                if not word.strip():
+                    raise InvalidGlossary(f"{path}: glossary '{name}' has an empty word")
+                if lists:
+                    if not isinstance(entry, list) or not all(isinstance(x, str) and x.strip() for x in entry):
+                        raise InvalidGlossary(f"{path}: glossary synonyms of {word!r} must be a list of texts, "
+                                              f"not {json.dumps(entry, ensure_ascii=False)[:60]}")
+                    out[fold(word)] = list(entry)
+                else:
+                    if not isinstance(entry, str) or not entry.strip():
+                        raise InvalidGlossary(f"{path}: glossary '{name}' entry {word!r} must be a non-empty text")
+                    out[fold(word)] = entry
+            return out
+
+        return cls(section("abbreviations", False), section("spelling", False), section("synonyms", True))
 
 
 def _replace_words(text: str, table: Mapping[str, str]) -> str:
@@ -225,4 +290,5 @@ class LLMTransformer:
 
 def has_code(text: str, code: str) -> bool:
     """``code`` appears in ``text`` as a whole token, case-insensitively (``PX-7`` is not in ``PX-17``)."""
+    text, code = unicodedata.normalize("NFC", text), unicodedata.normalize("NFC", code)
     return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None

@@ -6,6 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings as hypothesis_settings
+
+# Property-based tests: each test sets its own example budget through ``_fuzz.budget`` (the default run holds
+# 500+ examples in all); ``make fuzz`` loads the "fuzz" profile, which multiplies every budget by 20 (10,000+).
+# No per-example deadline (a shared store's first write can take a while); the budgets bound the time.
+for _name in ("default", "fuzz"):
+    hypothesis_settings.register_profile(
+        _name, deadline=None, print_blob=True,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(scope="session")

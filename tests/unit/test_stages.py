@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from retrieval.errors import SettingsError
+from retrieval.errors import InvalidSetting
 from retrieval.expand import Expansion, fuse_expanded, multi_hop
 from retrieval.filters import Filters, build_filters
 from retrieval.gate import Cosines, decide, question_cosines
@@ -217,7 +217,7 @@ def test_timer_accounts_for_the_whole_request():
 def test_a_request_cannot_change_an_index_level_setting(state):
     bench = Workbench(Settings(_env_file=None), embedder=None, progress=False)
     bench.state = state
-    with pytest.raises(SettingsError, match="chunk_tokens, contextual"):
+    with pytest.raises(InvalidSetting, match="chunk_tokens, contextual"):
         bench.ask("Quando o PX-7 ativa?", {"tenant": "t1"},
                   settings=bench.settings.with_overrides(contextual=True, chunk_tokens=200))
     trace = bench.ask("Quando o PX-7 ativa?", {"tenant": "t1"}, settings=bench.settings.with_overrides(top_k=1, min_bm25=0.0))

@@ -141,7 +141,7 @@ def test_bm25s_maxscore_pruning_keeps_the_exhaustive_ranking():
                 ra, rb = exhaustive.search(question, flt, window).items, pruned.search(question, flt, window).items
                 assert [i.chunk_id for i in ra] == [i.chunk_id for i in rb], (question, window, flt)
                 assert [i.score for i in ra] == pytest.approx([i.score for i in rb], rel=1e-6)
-    engine = pruned._indexes["A"].engine
+    engine = pruned._indexes[("str", "A")].engine  # keyed by the exact tenant (type, value)
     positions, _ = engine.top(tokenize("garantia prazo defeito"), 2)
     assert positions.tolist() == [0, 13, 26, 39]  # only the "defeito" chunks were scored: 36 others pruned
     positions, _ = engine.top(tokenize("garantia prazo"), 2)

@@ -1,0 +1,92 @@
+"""Helpers of the property-based tests: a cheap deterministic embedder, the example budget, and the invariants
+every trace must hold (a plain module, imported by name like ``_paths``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+#: ``HYPOTHESIS_PROFILE=fuzz`` (``make fuzz``) multiplies every test's example budget by this factor.
+FUZZ_FACTOR = 20
+FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
+
+
+def budget(examples: int) -> int:
+    """The test's example count: ``examples`` in the default run, ``FUZZ_FACTOR`` times that in ``make fuzz``."""
+    return examples * FUZZ_FACTOR if FUZZ else examples
+
+
+class HashEmbedder:
+    """A bag-of-tokens embedder: each BM25 token (the project's tokenizer, so NFC and NFD agree) is hashed to
+    one of ``dim`` signed coordinates; vectors are L2-normalized. Deterministic, no model: the real model is
+    not what these tests are about. The empty bag maps to a fixed unit vector."""
+
+    name = "test-hash-64"
+    batch = 64
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+
+    def _one(self, text: str) -> np.ndarray:
+        from retrieval.text import tokenize
+
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for token in tokenize(text):
+            digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+            vector[digest[0] % self.dim] += 1.0 if digest[1] % 2 else -1.0
+        if not vector.any():
+            vector[0] = 1.0
+        return vector / np.linalg.norm(vector)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_queries(texts)
+
+
+def typed(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+def trace_chunk_ids(data: dict[str, Any]) -> list[str]:
+    """Every chunk id a trace names: the four lists, every variant's lists, the final list and the citations."""
+    ids = []
+    for name in ("lexical", "dense", "fused", "reranked"):
+        ids += [i["chunk_id"] for i in data[name]["items"]]
+    for variant in data["variants"]:
+        for side in ("lexical", "dense"):
+            ids += [i["chunk_id"] for i in (variant.get(side) or {}).get("items", [])]
+    ids += [f["chunk_id"] for f in data["final"]]
+    ids += list(data["answer"].get("citations") or [])
+    for sentence in data["answer"].get("sentences") or []:
+        ids += list(sentence.get("citations") or [])
+    return ids
+
+
+def assert_trace_invariants(trace: Any, chunk_by_id: dict[str, Any], filters: dict[str, Iterable[Any]]) -> None:
+    """The tier is one of the five; every chunk the trace names exists and satisfies every filter exactly
+    (value and type: no item of another tenant anywhere); citations name only final chunks."""
+    from retrieval.pipeline import TIERS
+
+    data = trace.to_dict()
+    assert data["tier"] in TIERS, data["tier"]
+    wanted = {key: {typed(v) for v in values} for key, values in filters.items()}
+    for cid in trace_chunk_ids(data):
+        chunk = chunk_by_id[cid]
+        for key, allowed in wanted.items():
+            assert key in chunk.metadata and typed(chunk.metadata[key]) in allowed, (cid, key, chunk.metadata)
+    final = {f["chunk_id"] for f in data["final"]}
+    assert set(data["answer"].get("citations") or []) <= final
+
+
+def lists_of(trace: Any) -> dict[str, list[tuple[str, float]]]:
+    """The ranked lists of a trace as (chunk id, rounded score) pairs, for NFC = NFD comparisons."""
+    data = trace.to_dict()
+    out = {name: [(i["chunk_id"], round(i["score"], 6)) for i in data[name]["items"]]
+           for name in ("lexical", "dense", "fused", "reranked")}
+    out["final"] = [(f["chunk_id"], round(f["score"], 6)) for f in data["final"]]
+    return out
