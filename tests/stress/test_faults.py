@@ -27,7 +27,8 @@ def _corpus(path, docs, tag):
 
 
 def test_store_folder_removed_between_index_and_ask_gives_its_tier_and_reason(tmp_path):
-    from retrieval.pipeline import TIERS, Workbench
+    from retrieval.pipeline import Workbench
+    from retrieval.tiers import TIERS
     from retrieval.settings import Settings
 
     chroma = tmp_path / "chroma"
