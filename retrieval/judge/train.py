@@ -50,7 +50,7 @@ TOP_K = 5
 
 
 def _heldout_split(question_id: str) -> str:
-    from ..evaluate import split_of  # the evaluation's fixed split (imported late: evaluate is heavy)
+    from ..evaluation.configs import split_of  # the evaluation's fixed split
 
     return split_of(question_id)
 
@@ -83,14 +83,13 @@ def leave_evidence_out(lists: Mapping[str, RankedList], removed: Iterable[str], 
     out = {}
     for name, lst in lists.items():
         kept = [i for i in lst.items if i.parent_id not in gone][:window]
-        out[name] = RankedList(lst.stage, lst.score_kind,
-                               tuple(ScoredItem(i.chunk_id, i.parent_id, r, i.score, terms=i.terms)
-                                     for r, i in enumerate(kept, start=1)), note=lst.note)
+        out[name] = replace(lst, items=tuple(ScoredItem(i.chunk_id, i.parent_id, r, i.score, terms=i.terms)
+                                             for r, i in enumerate(kept, start=1)))
     return out
 
 
 def cut(lst: RankedList, window: int) -> RankedList:
-    return RankedList(lst.stage, lst.score_kind, lst.items[:window], note=lst.note)
+    return replace(lst, items=lst.items[:window])
 
 
 @dataclass
@@ -192,7 +191,7 @@ def collect(bench: Any, questions: Sequence[Question], corpus_name: str, splits:
     cases: list[Case] = []
     for q in questions:
         trace = bench.ask(q.question, dict(q.filters), settings=s)
-        q_vec = bench._embed_query(trace.question) if trace.tier != "lexical_only" else None  # noqa: SLF001
+        q_vec = bench.encoder.query(trace.question)[0] if trace.tier != "lexical_only" and bench.encoder else None
         tenant = q.filters.get(s.tenant_field) if q.filters else None
         stats = tenant_stats(state.lexical, tenant)
         base = {"bm25": trace.lexical, "dense": trace.dense}

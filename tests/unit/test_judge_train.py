@@ -57,7 +57,7 @@ def test_leave_evidence_out_never_leaks_into_lists_or_rows(traced):
 
 
 def test_split_is_by_parent():
-    from retrieval.evaluate import split_of
+    from retrieval.evaluation import split_of
     from retrieval.types import Question
 
     qs = [Question(f"q{i}", "x", "g", (f"p{i % 7}",)) for i in range(60)]
