@@ -44,7 +44,7 @@ class Settings(BaseSettings):
         "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights) or 'combsum' (min-max normalized scores).")
     fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5'.")
     reranker_model: str = Field(
-        "none",
+        "ltr",
         description=(
             "'ltr' (the learned ranker of RETRIEVAL_JUDGE_PATH; 'ltr:PATH' for another model folder), 'none' "
             "(rrf_only), 'bi-encoder:use-m3' (offline rescoring, labelled bi-encoder), or a "

@@ -165,6 +165,23 @@ def tenant_stats(lexical: LexicalIndex, tenant: Any = None) -> TenantStats:
     return TenantStats(len(index.chunks), _CountDF(counts))
 
 
+def stats_without(stats: TenantStats, chunks: Sequence[Chunk]) -> TenantStats:
+    """``stats`` of the same index with ``chunks`` taken out (what the tenant's index would hold without
+    them): used by leave-the-evidence-out cases, so a token found only in the removed evidence is unseen."""
+    removed = Counter(t for c in chunks for t in set(tokenize(c.indexed_text)))
+    return TenantStats(max(stats.n_docs - len(chunks), 0), _MinusDF(stats.doc_freq, removed))
+
+
+class _MinusDF:
+    """Document frequency of a base index minus the chunks taken out."""
+
+    def __init__(self, base: Callable[[str], int], removed: Mapping[str, int]) -> None:
+        self.base, self.removed = base, removed
+
+    def __call__(self, token: str) -> int:
+        return max(self.base(token) - int(self.removed.get(token, 0)), 0)
+
+
 class _PostingDF:
     """Document frequency from bm25s posting lists (a posting list's length)."""
 
