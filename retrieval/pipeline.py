@@ -178,7 +178,10 @@ class Workbench:
             flt = build_filters(filters, state.field_types, s.tenant_field)
         with _tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
-            judged = self._judge_run(question, c, state, s) if self._wants_judge(c.tier, s) else None  # judge hook
+            judged = None
+            if self._wants_judge(c.tier, s):  # judge hook: the window's features, once per request
+                with timer.stage("judge_features"):
+                    judged = self._judge_run(question, c, state, s)
             tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer, judged)
             with timer.stage("dedup"):
                 mmr_vectors = state.store.vectors if c.vector is not None and state.store else None
