@@ -176,6 +176,9 @@ def load_reranker(spec: str, allow_downloads: bool = False,
             raise
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         reason = f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
+        if not allow_downloads:
+            reason += (f" (not on disk? fetch it with `python -m retrieval models pull {spec}` where a model hub "
+                       "is reachable, or set RETRIEVAL_ALLOW_DOWNLOADS=true)")
         log.warning(reason)
         return None, reason
 
