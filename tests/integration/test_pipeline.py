@@ -167,7 +167,11 @@ def test_trace_json_contract(lab_bench):
     assert set(data["fused"]["items"][0]) == {"chunk_id", "parent_id", "rank", "score", "contributions", "ranks"}
     assert set(data["final"][0]) == {"chunk_id", "parent_id", "rank", "score", "similarity", "text"}
     assert set(data["answer"]) >= {"text", "sentences", "citations", "abstained", "adapter", "dropped_citations"}
-    assert data["timings_ms"]["rerank"] is None and data["timings_ms"]["total"] > 0
+    # The learned ranker ran by default: timed, and each reranked item carries its feature contributions.
+    assert data["timings_ms"]["rerank"] > 0 and data["timings_ms"]["judge_features"] > 0
+    assert data["timings_ms"]["total"] > 0
+    assert set(data["reranked"]["items"][0]) == {"chunk_id", "parent_id", "rank", "score", "fused_rank",
+                                                 "feature_contributions"}
     assert "llm_api_key" not in data["settings"]
     json.dumps(data)
 
@@ -211,8 +215,13 @@ def test_code_identity_gate_abstains_on_an_unknown_code(lab_bench):
     trace = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"})
     assert trace.tier == "refusal" and "PX-70" in trace.tier_reason
     assert trace.gate["missing_codes"] == ["PX-70"] and trace.answer.abstained and trace.final == []
+    # Without the code check, the learned support gate still refuses (it reads code identity too) ...
+    learned = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"},
+                            settings=lab_bench.settings.with_overrides(require_codes=False))
+    assert learned.tier == "refusal" and learned.gate["support"]["passes"] is False
+    # ... and with both off, the cosine gate alone lets it through.
     loose = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"},
-                          settings=lab_bench.settings.with_overrides(require_codes=False))
+                          settings=lab_bench.settings.with_overrides(require_codes=False, support_gate=False))
     assert loose.tier == "full" and loose.final
     # a code of the other tenant is unknown here too
     assert lab_bench.ask("Como resolver o erro VT-3 no PX-17?", {"tenant": "lumen"}).tier == "refusal"
