@@ -63,8 +63,9 @@ def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:
     # A labeled question: relevance marks, and the submit → rendered time measured in the app.
     assert any("✓ relevant" in m.value for m in at.markdown)
     assert any(c.value.startswith("Submit → page laid out") for c in at.caption)
-    # The learned ranker ran: no "no rerank ran" notice.
+    # The learned ranker ran: no "no rerank ran" notice, and each reranked item says why it moved.
     assert not any("no reranker configured" in i.value for i in at.info)
+    assert any(e.label == "Why it moved (learned ranker)" for e in at.expander)
     # Fused panel: per-ranker contributions as a chart; downloads of the trace and the four lists.
     assert len(at.get("vega_lite_chart")) >= 1
     assert [b.label for b in at.get("download_button")] == [

@@ -93,3 +93,12 @@ def test_support_gate_off_keeps_the_cosine_gate(bench_and_model):
     trace = bench.ask("Qual a garantia do aparelho alfa?", settings=s)
     assert trace.tier == "rrf_only" and "support" not in trace.gate
     assert trace.answer.adapter == "local-extractive"
+
+
+def test_feature_contribution_rows_for_the_panel():
+    from retrieval.views import feature_contribution_rows
+
+    item = {"feature_contributions": {"cov_parent": 0.5, "dense_gap": -0.8, "bm25_norm": 0.1, "bias": -2.0}}
+    rows = feature_contribution_rows(item, 2)
+    assert [(r["feature"], r["contribution"]) for r in rows] == [("dense_gap", -0.8), ("cov_parent", 0.5)]
+    assert rows[1]["meaning"].startswith("IDF-weighted coverage")
