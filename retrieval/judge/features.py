@@ -151,7 +151,9 @@ def tenant_stats(lexical: LexicalIndex, tenant: Any = None) -> TenantStats:
     Reads the bm25s posting lists directly (their lengths are the document frequencies); for the rank-bm25
     engine counts each token's chunks once and keeps the counts on the index.
     """
-    index = lexical._indexes.get(tenant)  # noqa: SLF001 - the judge reads the index's own statistics
+    from ..filters import typed  # tenant indexes are keyed by the tenant's exact identity (type and value)
+
+    index = lexical._indexes.get(typed(tenant))  # noqa: SLF001 - the judge reads the index's own statistics
     if index is None:
         return TenantStats(0, _CountDF({}))
     engine = index.engine
