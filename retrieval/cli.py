@@ -1,4 +1,4 @@
-"""Command line: ``python -m retrieval index | ask | eval | bench`` (DESIGN.md, "Command line").
+"""Command line: ``python -m retrieval index | ask | eval | bench | train | models pull`` (DESIGN.md, "Command line").
 
 Errors print one line on stderr and exit with code 2. With ``--json``, stdout holds the JSON and nothing
 else: progress, logs and span exporters write to stderr.
@@ -384,6 +384,64 @@ def bench(
 
 
 MIN_BENCH_SIZE, MAX_BENCH_SIZE = 100, 10_000_000
+
+
+@app.command("train")
+def train_(
+    corpus: list[Path] = typer.Option(..., "--corpus", help="Corpus (repeatable; pairs with --questions in order)."),
+    questions: list[Path] = typer.Option(..., "--questions", help="Labeled questions for the corpus at the same position."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Model folder to write (default: models/judge)."),
+    seed: int = typer.Option(20261201, "--seed", help="Seed of the split inside training and of LightGBM."),
+    sets: list[str] = SetOpt,
+) -> None:
+    """Train the learned judge (reranker, support gate, evidence sentences) from labeled questions; split by
+    parent document; writes the model folder with its model card (progress on stderr)."""
+    _setup_logging()
+    settings = _settings(sets)
+    if len(corpus) != len(questions):
+        _fail(f"give one --questions per --corpus (got {len(corpus)} corpora and {len(questions)} question files)")
+    for path in [*corpus, *questions]:
+        if not path.exists():
+            _fail(f"{path}: no such file or folder")
+    try:
+        import lightgbm  # noqa: F401
+    except ImportError:
+        _fail("training needs lightgbm (pip install lightgbm==4.7.0)")
+    from .judge.train import train as run_training
+    from .settings import PROJECT_ROOT
+
+    target = out or PROJECT_ROOT / "models" / "judge"
+    try:
+        result = run_training(list(zip(corpus, questions)), target, settings, seed=seed)
+    except (RetrievalError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{target}: cannot write the model folder ({exc.strerror or exc.__class__.__name__})")
+    typer.echo(f"trained in {result.seconds:.0f} s; wrote {target} (model_card.md holds the held-out metrics)")
+    for part, m in result.metrics.items():
+        typer.echo(f"  {part:<22} nDCG@10 rrf {m['ndcg@10']['rrf']} → ltr {m['ndcg@10']['ltr']}, lost {m['lost_relevant']}; "
+                   f"support gate answered {m['support_gate']['answered_answerable']}, abstained "
+                   f"{m['support_gate']['abstained_unanswerable']} / leave-out {m['support_gate']['abstained_leave_out']}")
+
+
+models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("pull")
+def models_pull(
+    name: str = typer.Argument("BAAI/bge-reranker-v2-m3", help="Hub name (fallback BAAI/bge-reranker-base for the default)."),
+    timeout: float = typer.Option(3.0, "--timeout", help="Seconds to wait for the hub to answer."),
+) -> None:
+    """Download a cross-encoder into the Hugging Face cache (fails at once when no model hub is reachable)."""
+    _setup_logging()
+    from .hub import HubUnreachable, pull
+
+    try:
+        path = pull(name, timeout)
+    except (HubUnreachable, RuntimeError) as exc:
+        _fail(str(exc))
+    typer.echo(f"{name}: in the local cache at {path}; set RETRIEVAL_RERANKER_MODEL={name}")
 
 
 def main() -> None:

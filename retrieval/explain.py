@@ -179,7 +179,13 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
                          "top_k": settings.get("top_k"), "note": "RRF only, whatever the fusion setting"}
 
     # -- reranker and gate -----------------------------------------------------------------------------
-    if reranker is not None and not blocked:
+    if reranker is not None and not blocked and getattr(reranker, "kind", None) == "ltr":
+        # The learned ranker scores feature rows of the request's window, not a passage on its own.
+        mine = [i for i in (trace.get("reranked") or {}).get("items") or [] if i["chunk_id"] == chunk_id]
+        out["rerank"] = ({"status": "computed", "score": mine[0]["score"], "would_rank": mine[0]["rank"]} if mine
+                         else {"status": "not_run", "note": "outside the learned ranker's window: it scores the "
+                               "request's candidates from their features, not a passage on its own"})
+    elif reranker is not None and not blocked:
         value = float(np.asarray(reranker.score(question, [chunk.indexed_text]))[0])
         reranked = [i["score"] for i in (trace.get("reranked") or {}).get("items") or [] if i["chunk_id"] != chunk_id]
         out["rerank"] = {"status": "computed", "score": value,

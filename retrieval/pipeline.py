@@ -29,6 +29,7 @@ from .expand import expand, fuse_expanded, multi_hop, self_query, variants
 from .filters import Filters, build_filters
 from .gate import decide, question_cosines
 from .generate import Generated, QueryEncoder, generate
+from .judge.stage import LearnedEvidenceAnswerer
 from .index import IndexState, build_index
 from .listcache import ListCache
 from .rerank import Reranker, RerankerSpec, load_reranker, rerank
@@ -93,6 +94,7 @@ class Workbench:
             self.embedder_reason = "loaded" if embedder is not None else "embedder disabled by the caller"
         self.encoder = QueryEncoder(self.embedder) if self.embedder is not None else None
         self._rerankers: dict[str, tuple[Reranker | None, str]] = {}
+        self._judge: tuple[Any, str] | None = None
         self._client: Any = None
         self.state: IndexState | None = None
 
@@ -121,8 +123,22 @@ class Workbench:
         """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load)."""
         with self._lock:
             if spec not in self._rerankers:
-                self._rerankers[spec] = load_reranker(spec, self.settings.allow_downloads)
+                self._rerankers[spec] = load_reranker(spec, self.settings.allow_downloads,
+                                                      self.settings.judge_path)
             return self._rerankers[spec]
+
+    def judge(self, s: Settings) -> tuple[Any, str]:
+        """The judge models for the support gate and the evidence answer: the ``ltr`` reranker's own folder
+        when that is the request's reranker, else ``RETRIEVAL_JUDGE_PATH`` (loaded once; ``(None, why)``)."""
+        if RerankerSpec.parse(s.reranker_model).kind == "ltr":
+            reranker, why = self.reranker(s.reranker_model)
+            return (reranker.models if reranker is not None else None), why
+        with self._lock:
+            if self._judge is None:
+                from .judge.models import load_judge
+
+                self._judge = load_judge(self.settings.judge_path)
+            return self._judge
 
     def request_settings(self, settings: Settings | None) -> Settings:
         """``settings`` for one request, refused when it changes an index-level setting of this Workbench.
@@ -162,7 +178,11 @@ class Workbench:
             flt = build_filters(filters, state.field_types, s.tenant_field)
         with _tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
-            tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer)
+            judged = None
+            if self._wants_judge(c.tier, s):  # judge hook: the window's features, once per request
+                with timer.stage("judge_features"):
+                    judged = self._judge_run(question, c, state, s)
+            tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer, judged)
             with timer.stage("dedup"):
                 mmr_vectors = state.store.vectors if c.vector is not None and state.store else None
                 selected = select(reranked if reranked.items else c.fused, s.dedup, s.top_k, s.window,
@@ -171,10 +191,13 @@ class Workbench:
                 gate = decide(selected, question_cosines(selected, c.dense, c.vector, state.store), c.lexical,
                               state.chunk_by_id, question, s.min_similarity, s.min_bm25, s.require_codes,
                               state.known_codes)
+                gate, gate_dict = self._support_gate(gate, judged, selected, question, s)  # judge hook
             if not gate.final:
                 tier, reason = "refusal", gate.reason
             _assert_no_hypothesis(gate.final, c.queries)
             with timer.stage("answer"):
+                if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:
+                    answerer = LearnedEvidenceAnswerer(judged[0], judged[1])  # judge hook: evidence sentences
                 answer = answer_stage(question, gate.final, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier)
@@ -182,7 +205,7 @@ class Workbench:
         return Trace(question, s.public_dict(), self._models(s, answer), state.index_id, list(c.queries),
                      c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, list(gate.final),
                      lost_by_reranker(c.fused, reranked, s.dedup, s.top_k), answer, timings,
-                     _costs(answer, c.techniques), variants(c.extra), gate.to_dict(), selected,
+                     _costs(answer, c.techniques), variants(c.extra), gate_dict, selected,
                      {"query_vector": c.vector_cache})
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
@@ -224,13 +247,68 @@ class Workbench:
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
                            original.vector, cache)
 
+    # -- judge hooks (retrieval/judge/stage.py): learned rerank, support gate, evidence sentences ---------
+    def _wants_judge(self, tier: str, s: Settings) -> bool:
+        """The judge runs when the request's reranker is ``ltr`` (full tier) or a learned gate or evidence
+        model is on; never in ``lexical_only`` / ``dense_only`` (its features read both lists)."""
+        if tier not in {"full", "rrf_only"}:
+            return False
+        return RerankerSpec.parse(s.reranker_model).kind == "ltr" or s.support_gate or s.evidence_model
+
+    def _judge_run(self, question: str, c: "_Candidates", state: IndexState, s: Settings) -> tuple[Any, Any] | None:
+        """``(models, JudgeRun)`` with the rerank window's features computed once, or ``None`` when no judge
+        model loads (the stages that need it then run without it, and the trace says so)."""
+        models, _ = self.judge(s)
+        if models is None:
+            return None
+        from .judge.stage import JudgeRun, judge_input
+
+        tenants = c.filters.get(s.tenant_field)
+        tenant = tenants[0] if tenants else None
+        inp = judge_input(state, question, tenant, c.lexical, c.dense, c.fused, c.vector, s.reranker_max_input)
+        return models, JudgeRun.of(inp, s.reranker_max_input)
+
+    def _support_gate(self, gate: Any, judged: tuple[Any, Any] | None, selected: Sequence[Any], question: str,
+                      s: Settings) -> tuple[Any, dict[str, Any]]:
+        """The learned support gate after the cosine and code checks: nothing passes when the best
+        P(support) of the selected chunks is below the model's threshold. Returns the gate and its trace
+        entry (with ``support``: P per chunk, threshold, top contributions, the reason in plain words)."""
+        data = gate.to_dict()
+        if not s.support_gate:
+            return gate, data
+        if judged is None:
+            models, why = self.judge(s)
+            why = why if models is None else "this tier has no fused candidates to read features from"
+            data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
+            return gate, data
+        from dataclasses import replace
+
+        from .judge.stage import support_decision
+
+        decision = support_decision(judged[0], judged[1], selected, question)
+        if gate.final and not decision["passes"]:
+            gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final), reason=decision["reason"],
+                           kind=f"{gate.kind} + {decision['kind']}")
+            return gate, {**gate.to_dict(), "support": decision}
+        if gate.final:
+            data["kind"] = f"{gate.kind} + {decision['kind']}"
+        return gate, {**data, "support": decision}
+
     def _rerank(self, tier: str, reason: str, question: str, fused: RankedList, state: IndexState, s: Settings,
-                timer: StageTimer) -> tuple[str, str, RankedList]:
+                timer: StageTimer, judged: tuple[Any, Any] | None = None) -> tuple[str, str, RankedList]:
         """The rerank stage in the ``full`` tier; a reranker that fails drops the request to ``rrf_only``."""
         timer.skip("rerank")
         if tier != "full":
             return tier, reason, RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
         reranker, _ = self.reranker(s.reranker_model)
+        if reranker.kind == "ltr":  # judge hook: the learned ranker reads the window's feature rows
+            from .judge.stage import ltr_rerank
+
+            if judged is None:
+                why = "learned ranker: no feature rows for this request"
+                return "rrf_only", why, RankedList("reranked", "none", (), note=f"no rerank ran: {why}")
+            with timer.stage("rerank"):
+                return tier, reason, ltr_rerank(reranker.models, judged[1])
         texts = {i.chunk_id: state.chunk_by_id[i.chunk_id].text for i in fused.items[: s.reranker_max_input]}
         try:
             with timer.stage("rerank"):

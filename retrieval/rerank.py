@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Protocol, Sequence
 
 import numpy as np
@@ -112,8 +113,9 @@ class BiEncoderReranker:
 
 @dataclass(frozen=True)
 class RerankerSpec:
-    """``RETRIEVAL_RERANKER_MODEL`` parsed once: ``kind`` is ``none``, ``bi-encoder`` or ``cross-encoder``;
-    ``name`` the model (an embedding model for ``bi-encoder:<model>``, a CrossEncoder name or path)."""
+    """``RETRIEVAL_RERANKER_MODEL`` parsed once: ``kind`` is ``none``, ``ltr``, ``bi-encoder`` or
+    ``cross-encoder``; ``name`` the model (a judge model folder for ``ltr:<path>``, empty for the default
+    folder; an embedding model for ``bi-encoder:<model>``; a CrossEncoder name or path)."""
 
     kind: str
     name: str
@@ -126,6 +128,8 @@ class RerankerSpec:
             return cls("none", "", spec)
         if spec.startswith("bi-encoder:"):
             return cls("bi-encoder", spec.split(":", 1)[1], spec)
+        if spec.lower() == "ltr" or spec.lower().startswith("ltr:"):
+            return cls("ltr", spec.split(":", 1)[1] if ":" in spec else "", spec)
         return cls("cross-encoder", spec, spec)
 
     @property
@@ -133,12 +137,15 @@ class RerankerSpec:
         return self.kind != "none"
 
 
-def load_reranker(spec: str, allow_downloads: bool = False) -> tuple[Reranker | None, str]:
+def load_reranker(spec: str, allow_downloads: bool = False,
+                  judge_path: str | Path | None = None) -> tuple[Reranker | None, str]:
     """Load the reranker named by ``RETRIEVAL_RERANKER_MODEL``.
 
     Args:
-        spec: ``"none"`` / ``""`` (no reranker), ``"bi-encoder:<embedding model>"``, or a CrossEncoder name
-            or local path (parsed by :meth:`RerankerSpec.parse`).
+        spec: ``"none"`` / ``""`` (no reranker), ``"ltr"`` / ``"ltr:<model folder>"`` (the learned ranker),
+            ``"bi-encoder:<embedding model>"``, or a CrossEncoder name or local path (parsed by
+            :meth:`RerankerSpec.parse`).
+        judge_path: the default model folder of ``ltr`` (``RETRIEVAL_JUDGE_PATH``).
         allow_downloads: when false, only local files or the local Hugging Face cache are read.
 
     Returns:
@@ -148,6 +155,11 @@ def load_reranker(spec: str, allow_downloads: bool = False) -> tuple[Reranker | 
     spec = parsed.text
     if not parsed.configured:
         return None, "no reranker configured (RETRIEVAL_RERANKER_MODEL=none)"
+    if parsed.kind == "ltr":
+        from .judge.stage import load_learned_reranker
+        from .settings import PROJECT_ROOT
+
+        return load_learned_reranker(spec, judge_path or PROJECT_ROOT / "models" / "judge")
     if parsed.kind == "bi-encoder":
         embedder, reason = load_embedder(parsed.name, allow_downloads)
         if embedder is None:
@@ -164,6 +176,9 @@ def load_reranker(spec: str, allow_downloads: bool = False) -> tuple[Reranker | 
             raise
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         reason = f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
+        if not allow_downloads:
+            reason += (f" (not on disk? fetch it with `python -m retrieval models pull {spec}` where a model hub "
+                       "is reachable, or set RETRIEVAL_ALLOW_DOWNLOADS=true)")
         log.warning(reason)
         return None, reason
 

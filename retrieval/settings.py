@@ -44,13 +44,20 @@ class Settings(BaseSettings):
         "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights) or 'combsum' (min-max normalized scores).")
     fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5'.")
     reranker_model: str = Field(
-        "none",
+        "ltr",
         description=(
-            "'none' (rrf_only), 'bi-encoder:use-m3' (offline rescoring, labelled bi-encoder), or a "
+            "'ltr' (the learned ranker of RETRIEVAL_JUDGE_PATH; 'ltr:PATH' for another model folder), 'none' "
+            "(rrf_only), 'bi-encoder:use-m3' (offline rescoring, labelled bi-encoder), or a "
             "sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-v2-m3)."
         ),
     )
     reranker_max_input: int = Field(30, ge=1)
+    judge_path: Path = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
+                             "(reranker kind 'ltr', support gate, evidence sentences).")
+    support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "
+                               "(where the judge model loads); the cosine and code checks still apply.")
+    evidence_model: bool = Field(True, description="The extractive answer's sentences are chosen by the "
+                                 "learned evidence model (where the judge model loads).")
     top_k: int = Field(5, ge=1, le=200)
     overfetch: int = Field(4, ge=1, le=100)
     min_similarity: float = Field(0.80, ge=-1.0, le=1.0, description="Cosine gate on final chunks.")

@@ -57,7 +57,8 @@ class StageTimer:
 #: are inside ``transforms`` (and the hops' inside ``multi_hop``); ``load_reranker`` is the first request's
 #: loading of a reranker model.
 TOP_LEVEL_STAGES = frozenset({"validate", "load_reranker", "plan", "lexical", "embed_query", "dense", "transforms",
-                              "fusion", "multi_hop", "rerank", "dedup", "gate", "answer"})
+                              "fusion", "multi_hop", "judge_features", "rerank", "dedup", "gate",
+                              "answer"})
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ class ScoredItem:
         contributions: fused only, per-ranker RRF term ``w / (k + rank)``.
         ranks: fused only, the 1-based rank each ranker gave the item.
         fused_rank: reranked only, the item's rank in the fused list.
+        feature_contributions: reranked by the learned ranker only, each feature's contribution to
+            ``score`` (raw LambdaMART units) plus ``bias``; they sum to ``score``.
     """
 
     chunk_id: str
@@ -79,6 +81,7 @@ class ScoredItem:
     contributions: Mapping[str, float] | None = None
     ranks: Mapping[str, int] | None = None
     fused_rank: int | None = None
+    feature_contributions: Mapping[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -93,6 +96,8 @@ class ScoredItem:
                 data[name] = dict(value)
         if self.fused_rank is not None:
             data["fused_rank"] = self.fused_rank
+        if self.feature_contributions is not None:
+            data["feature_contributions"] = dict(self.feature_contributions)
         return data
 
 

@@ -428,3 +428,14 @@ def params_to_query(params: ViewParams, defaults: ViewParams) -> dict[str, str |
             continue
         out[f.name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
     return out
+
+
+def feature_contribution_rows(item: Mapping[str, Any], n: int = 6) -> list[dict[str, Any]]:
+    """The ``n`` largest (by magnitude) feature contributions of a learned-ranker item, largest first:
+    ``{feature, contribution, meaning}`` (raw LambdaMART units; the bias is left out)."""
+    from .judge.features import FEATURE_DOCS
+
+    contributions = {k: v for k, v in (item.get("feature_contributions") or {}).items() if k != "bias"}
+    top = sorted(contributions.items(), key=lambda kv: -abs(kv[1]))[:n]
+    return [{"feature": k, "contribution": round(float(v), 4),
+             "meaning": FEATURE_DOCS[k].doc if k in FEATURE_DOCS else ""} for k, v in top]

@@ -155,6 +155,17 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
             st.caption(f"parent `{item['parent_id']}` · {detail}")
             text, cut_before, cut_after = views.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
+            if name == "reranked" and item.get("feature_contributions"):
+                with st.expander("Why it moved (learned ranker)"):
+                    why = pd.DataFrame(views.feature_contribution_rows(item, 6))
+                    bars = alt.Chart(why).mark_bar().encode(
+                        x=alt.X("contribution:Q", title="contribution (raw LambdaMART score)"),
+                        y=alt.Y("feature:N", sort=None, title=None),
+                        color=alt.condition(alt.datum.contribution > 0, alt.value("#2a9d8f"), alt.value("#e76f51")),
+                        tooltip=["feature", "contribution", "meaning"])
+                    st.altair_chart(bars.properties(height=26 * len(why) + 20), width="stretch")
+                    st.caption(f"score {item['score']:.3f} = the sum of every feature's contribution "
+                               f"plus a bias of {item['feature_contributions'].get('bias', 0.0):.3f}")
             if name == "lexical" and item.get("terms"):
                 with st.expander("BM25 per term"):
                     # A two-column list, not a table: a quarter-width column cuts a table's second column off.

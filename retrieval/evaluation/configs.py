@@ -19,6 +19,7 @@ NAMED_CONFIGS: dict[str, dict[str, Any]] = {
     "dense": {"hybrid_enabled": False, "reranker_model": "none"},
     "hybrid": {"reranker_model": "none"},
     "hybrid+rerank": {},
+    "hybrid+ltr": {"reranker_model": "ltr"},
     # Further interventions, each one change away from ``hybrid``:
     "hybrid-rrf30": {"reranker_model": "none", "rrf_k": 30},
     "weighted-rrf": {"reranker_model": "none", "fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"},

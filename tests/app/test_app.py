@@ -54,20 +54,18 @@ def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:
     at = page(q=PX7, tenant="lumen")
     assert_ok(at)
     heads = subheaders(at)
-    for title in PANELS[:3]:
+    for title in PANELS:  # the learned ranker (ltr) is the default reranker: the Reranked column shows
         assert any(h.startswith(title) for h in heads), heads
-    # No reranker: no empty Reranked column, a one-line caption says why instead.
-    assert not any(h.startswith("Reranked") for h in heads)
-    assert any(c.value.startswith("Reranked: empty — no rerank ran: no reranker configured") for c in at.caption)
     assert "Answer" in heads and "Rank movement" in heads and "Evidence lost by the reranker" in heads
-    assert ":blue-badge[rrf_only]" in tier_line(at)  # no reranker by default
-    assert any(c.value.startswith("Answered by `local-extractive`") for c in at.caption)
+    assert "full" in tier_line(at)  # the learned ranker (ltr) is the default reranker
+    assert any(c.value.startswith("Answered by `local-extractive") for c in at.caption)
     assert any("Extractive answer" in c.value for c in at.caption)  # the adapter says so, in the interface language
     # A labeled question: relevance marks, and the submit → rendered time measured in the app.
     assert any("✓ relevant" in m.value for m in at.markdown)
     assert any(c.value.startswith("Submit → page laid out") for c in at.caption)
-    # No rerank ran: the reranked panel and the movement chart say why.
-    assert any("no reranker configured" in i.value for i in at.info)
+    # The learned ranker ran: no "no rerank ran" notice, and each reranked item says why it moved.
+    assert not any("no reranker configured" in i.value for i in at.info)
+    assert any(e.label == "Why it moved (learned ranker)" for e in at.expander)
     # Fused panel: per-ranker contributions as a chart; downloads of the trace and the four lists.
     assert len(at.get("vega_lite_chart")) >= 1
     assert [b.label for b in at.get("download_button")] == [

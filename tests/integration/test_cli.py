@@ -48,7 +48,7 @@ def test_ask_json_stdout_is_only_the_trace(lab_bench, chroma_dir):
                  "--top-k", "3", env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
     assert result.returncode == 0, result.stderr
     trace = json.loads(result.stdout)
-    assert trace["tier"] == "rrf_only" and len(trace["final"]) <= 3
+    assert trace["tier"] == "full" and len(trace["final"]) <= 3  # the learned ranker is the default
     assert trace["final"][0]["parent_id"] == "lumen-px17-ativacao"
     assert trace["settings"]["top_k"] == 3
 

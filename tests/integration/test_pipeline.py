@@ -27,15 +27,19 @@ def _all_chunk_ids(trace) -> list[str]:
     return ids
 
 
-def test_default_request_is_rrf_only_with_all_lists(lab_bench):
+def test_default_request_is_full_with_the_learned_ranker_and_all_lists(lab_bench):
     trace = lab_bench.ask(NEGATION_Q, {"tenant": "lumen"})
-    assert trace.tier == "rrf_only"
-    assert "no reranker configured" in trace.tier_reason
+    assert trace.tier == "full" and trace.models["reranker_kind"] == "ltr"
+    assert "LambdaMART" in trace.tier_reason and trace.reranked.items
     assert trace.lexical.items and trace.dense.items and trace.fused.items
     assert trace.final[0].parent_id == "lumen-px7-nao-ativado"
     assert len(trace.lexical.items) <= lab_bench.settings.window
     assert trace.answer.citations and set(trace.answer.citations) <= set(trace.context_chunk_ids)
-    assert not trace.answer.abstained and trace.answer.adapter == "local-extractive"
+    assert not trace.answer.abstained and trace.answer.adapter == "local-extractive (learned evidence)"
+    plain = lab_bench.ask(NEGATION_Q, {"tenant": "lumen"}, settings=lab_bench.settings.with_overrides(
+        reranker_model="none", support_gate=False, evidence_model=False))
+    assert plain.tier == "rrf_only" and "no reranker configured" in plain.tier_reason
+    assert plain.answer.adapter == "local-extractive"
 
 
 def test_no_chunk_of_other_tenant_anywhere(lab_bench, lab_questions):
@@ -163,7 +167,11 @@ def test_trace_json_contract(lab_bench):
     assert set(data["fused"]["items"][0]) == {"chunk_id", "parent_id", "rank", "score", "contributions", "ranks"}
     assert set(data["final"][0]) == {"chunk_id", "parent_id", "rank", "score", "similarity", "text"}
     assert set(data["answer"]) >= {"text", "sentences", "citations", "abstained", "adapter", "dropped_citations"}
-    assert data["timings_ms"]["rerank"] is None and data["timings_ms"]["total"] > 0
+    # The learned ranker ran by default: timed, and each reranked item carries its feature contributions.
+    assert data["timings_ms"]["rerank"] > 0 and data["timings_ms"]["judge_features"] > 0
+    assert data["timings_ms"]["total"] > 0
+    assert set(data["reranked"]["items"][0]) == {"chunk_id", "parent_id", "rank", "score", "fused_rank",
+                                                 "feature_contributions"}
     assert "llm_api_key" not in data["settings"]
     json.dumps(data)
 
@@ -200,19 +208,24 @@ def test_spans_per_stage_carry_hybrid_path(lab_bench):
     spans = {s.name: s for s in exporter.get_finished_spans()}
     assert {"retrieval.lexical", "retrieval.dense", "retrieval.fusion", "retrieval.dedup", "retrieval.gate",
             "retrieval.answer", "retrieval.ask"} <= set(spans)
-    assert spans["retrieval.ask"].attributes["agent.hybrid_path"] == "rrf_only"
+    assert spans["retrieval.ask"].attributes["agent.hybrid_path"] == "full"
 
 
 def test_code_identity_gate_abstains_on_an_unknown_code(lab_bench):
     trace = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"})
     assert trace.tier == "refusal" and "PX-70" in trace.tier_reason
     assert trace.gate["missing_codes"] == ["PX-70"] and trace.answer.abstained and trace.final == []
+    # Without the code check, the learned support gate still refuses (it reads code identity too) ...
+    learned = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"},
+                            settings=lab_bench.settings.with_overrides(require_codes=False))
+    assert learned.tier == "refusal" and learned.gate["support"]["passes"] is False
+    # ... and with both off, the cosine gate alone lets it through.
     loose = lab_bench.ask("Qual o prazo de ativação do PX-70?", {"tenant": "lumen"},
-                          settings=lab_bench.settings.with_overrides(require_codes=False))
-    assert loose.tier == "rrf_only" and loose.final
+                          settings=lab_bench.settings.with_overrides(require_codes=False, support_gate=False))
+    assert loose.tier == "full" and loose.final
     # a code of the other tenant is unknown here too
     assert lab_bench.ask("Como resolver o erro VT-3 no PX-17?", {"tenant": "lumen"}).tier == "refusal"
-    assert lab_bench.ask("Como resolver o erro VT-3?", {"tenant": "ventura"}).tier == "rrf_only"
+    assert lab_bench.ask("Como resolver o erro VT-3?", {"tenant": "ventura"}).tier == "full"
 
 
 def test_gate_cosines_equal_stored_vectors_for_dense_and_lexical_finds(lab_bench, lab_questions):

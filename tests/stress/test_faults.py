@@ -32,7 +32,8 @@ def test_store_folder_removed_between_index_and_ask_gives_its_tier_and_reason(tm
     from retrieval.settings import Settings
 
     chroma = tmp_path / "chroma"
-    settings = Settings(chroma_path=chroma, min_similarity=-1.0, _env_file=None)
+    settings = Settings(chroma_path=chroma, min_similarity=-1.0, reranker_model="none", support_gate=False,
+                        _env_file=None)  # store faults, not the learned judge
     corpus = _corpus(tmp_path / "c.jsonl", 20, "v1")
     bench = Workbench(settings, embedder=HashEmbedder(), progress=False)
     bench.load_corpus(corpus)
@@ -85,7 +86,8 @@ def test_reindex_killed_half_way_leaves_the_previous_index_answering(tmp_path):
     from retrieval.settings import Settings
 
     chroma, corpus = tmp_path / "chroma", tmp_path / "c.jsonl"
-    settings = Settings(chroma_path=chroma, min_similarity=-1.0, _env_file=None)
+    settings = Settings(chroma_path=chroma, min_similarity=-1.0, reranker_model="none", support_gate=False,
+                        _env_file=None)  # store faults, not the learned judge
     _corpus(corpus, 30, "v1")
     first = Workbench(settings, embedder=HashEmbedder(), progress=False)
     first.load_corpus(corpus)

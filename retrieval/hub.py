@@ -1,0 +1,71 @@
+"""``models pull``: fetch a cross-encoder into the local Hugging Face cache, where a model hub is reachable.
+
+Reachability is checked first with one short HEAD request (a few seconds at most), so a machine without a
+hub gets one line at once instead of the hub client's retries. ``HF_HUB_OFFLINE=1`` is respected: nothing
+is contacted and the command says so.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+
+DEFAULT_CROSS_ENCODER = "BAAI/bge-reranker-v2-m3"
+FALLBACK_CROSS_ENCODER = "BAAI/bge-reranker-base"
+
+
+class HubUnreachable(Exception):
+    """No model hub can be reached (offline mode, no network, or the endpoint does not answer)."""
+
+
+def hub_endpoint() -> str:
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def check_hub(timeout_s: float = 3.0) -> str:
+    """Return the hub endpoint when it answers a HEAD request within ``timeout_s``.
+
+    Raises:
+        HubUnreachable: ``HF_HUB_OFFLINE`` is set, or the endpoint does not answer.
+    """
+    endpoint = hub_endpoint()
+    if _truthy(os.environ.get("HF_HUB_OFFLINE")):
+        raise HubUnreachable(f"no model hub is reachable: HF_HUB_OFFLINE is set (unset it to download from {endpoint})")
+    request = urllib.request.Request(endpoint, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s):
+            return endpoint
+    except urllib.error.HTTPError:
+        return endpoint  # it answered (a 4xx/5xx still means the host is reachable)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise HubUnreachable(f"no model hub is reachable ({endpoint}: {str(reason)[:120] or exc.__class__.__name__})"
+                             "; copy the model folder to this machine and set RETRIEVAL_RERANKER_MODEL to its path"
+                             ) from None
+
+
+def pull(name: str, timeout_s: float = 3.0) -> str:
+    """Download ``name`` into the Hugging Face cache (progress bars on stderr); return its local path.
+
+    When ``name`` is the default cross-encoder and it cannot be fetched, the fallback is tried.
+
+    Raises:
+        HubUnreachable: see :func:`check_hub`.
+        RuntimeError: the hub answered but the model could not be downloaded.
+    """
+    check_hub(timeout_s)
+    from huggingface_hub import snapshot_download
+
+    names = [name] + ([FALLBACK_CROSS_ENCODER] if name == DEFAULT_CROSS_ENCODER else [])
+    errors = []
+    for candidate in names:
+        try:
+            return snapshot_download(candidate)
+        except Exception as exc:  # noqa: BLE001 - reported in one line by the CLI
+            errors.append(f"{candidate}: {exc.__class__.__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
+    raise RuntimeError("could not download " + "; ".join(errors))

@@ -1,0 +1,537 @@
+"""The judge's feature set: one registry of named, documented features of (question, candidate) and of
+(question, context sentence), computed from a frozen :class:`JudgeInput` that holds only what the request
+already has (the generators' lists, the query vector, the stored chunk vectors, the tokenizer and the
+tenant's BM25 statistics). No feature re-runs a search or an embedding.
+
+The features describe the *match* (how much of the question a passage covers, what it misses, whether codes,
+negations and conditions line up, how the rankers placed it), never a corpus' vocabulary, so a model trained
+on one corpus can carry over to another. Models record :data:`FEATURE_SET_VERSION` and the feature names;
+a model whose list differs is refused at load (see :mod:`retrieval.judge.models`).
+
+Conventions: "content tokens" are :func:`retrieval.text.tokenize` tokens of the question (stopwords removed,
+negation and condition words kept), unique, in order. IDF is Lucene's BM25 IDF over the tenant's subchunks,
+``ln(1 + (N − n + 0.5) / (n + 0.5))``; a token absent from the index gets ``n = 0`` (the largest IDF).
+"IDF-weighted coverage" of a token set S by a passage P is ``Σ_{t∈S∩P} idf(t) / Σ_{t∈S} idf(t)`` in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..lexical import LexicalIndex, lucene_idf
+from ..text import fold, split_sentences, tokenize
+from ..transforms import CONDITIONS, NEGATIONS, codes
+from ..types import Chunk, Document, RankedList
+
+#: Bump whenever a feature is added, removed, reordered or changes meaning: models trained on another
+#: version are refused at load.
+FEATURE_SET_VERSION = "judge-features-1"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One named feature: its range/default and what it measures (the docstring shown in explanations)."""
+
+    name: str
+    range: str
+    doc: str
+
+
+def _f(name: str, range_: str, doc: str) -> Feature:
+    return Feature(name, range_, doc)
+
+
+#: Candidate features, in column order (the order the models were trained on).
+CANDIDATE_FEATURES: tuple[Feature, ...] = (
+    _f("bm25_norm", "[0, 1]; 0 when absent", "BM25 score divided by the best BM25 score of the lexical list."),
+    _f("bm25_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the lexical list."),
+    _f("dense_cos", "[-1, 1]; 0 when unknown", "Cosine between the query vector and the chunk's stored vector "
+       "(for lexical-only finds too)."),
+    _f("dense_gap", "[0, 2]; 0 when unknown", "Best cosine among the window's candidates minus this one's."),
+    _f("dense_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the dense list."),
+    _f("cos_rank_norm", "[0, 1]", "Rank of this cosine among the window's candidates, 0 = best, 1 = worst."),
+    _f("rrf_norm", "(0, 1]", "RRF score divided by the best RRF score of the fused list."),
+    _f("fused_rank_recip", "(0, 1]", "1 / rank in the fused list."),
+    _f("in_both", "{0, 1}", "1 when both the lexical and the dense list hold the chunk."),
+    _f("cov_chunk", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the chunk (title, "
+       "context line and text)."),
+    _f("cov_chunk_count", "[0, 1]", "Share of the question's content tokens that occur in the chunk (unweighted)."),
+    _f("cov_parent", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the whole parent "
+       "document (title and text)."),
+    _f("cov_title", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the parent's title."),
+    _f("focus_missing", "[0, 1]", "Largest normalized IDF (idf / idf of an unseen token) of a question token "
+       "the chunk lacks; 0 when the chunk has them all. The question's focus, when missing, is usually rare."),
+    _f("bigram_cov", "[0, 1]; 0 for a one-token question", "Share of the question's consecutive content-token "
+       "pairs that occur within two positions of each other in the chunk."),
+    _f("proximity", "[0, 1]; 0 with fewer than two tokens covered", "Covered distinct question tokens divided "
+       "by the length of the shortest chunk span that holds all of them."),
+    _f("chunk_len_log", "≥ 0", "ln(1 + content tokens of the chunk)."),
+    _f("parent_share", "(0, 1]", "Share of the window's candidates that come from this chunk's parent."),
+    _f("code_match", "[0, 1]; 0 when the question names no code", "Share of the question's codes (PX-7, E-42) "
+       "that the chunk contains as whole tokens."),
+    _f("code_conflict", "{0, 1}", "1 when the question names a code that the chunk lacks while the chunk "
+       "names another code with the same prefix (PX-17 for PX-7)."),
+    _f("neg_align", "{-1, 0, 1}", "Question has a negation word: +1 if the chunk has one too, −1 if not; 0 "
+       "when the question has none."),
+    _f("cond_align", "{-1, 0, 1}", "Same as neg_align for condition words (exceto, salvo, caso, quando, …)."),
+    _f("q_has_code", "{0, 1}", "The question names a code (question level)."),
+    _f("q_len", "≥ 0", "Number of distinct content tokens of the question (question level)."),
+    _f("q_unseen_index", "[0, 1]", "IDF-weighted share of the question's content tokens that occur nowhere "
+       "in the tenant's index (question level)."),
+    _f("q_missing_window", "[0, 1]", "IDF-weighted share of the question's content tokens that occur in no "
+       "candidate of the window (question level)."),
+    _f("q_missing_window_max", "[0, 1]", "Largest normalized IDF of a question token found in no candidate "
+       "of the window (question level); 0 when every token is found somewhere."),
+    _f("best_cov_window", "[0, 1]", "Best cov_chunk over the window's candidates (question level)."),
+    _f("cov_gap", "[0, 1]", "best_cov_window minus this chunk's cov_chunk."),
+)
+
+#: Context-sentence features for the evidence model, in column order.
+SENTENCE_FEATURES: tuple[Feature, ...] = (
+    _f("s_cov", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the sentence."),
+    _f("s_cov_count", "[0, 1]", "Share of the question's content tokens in the sentence (unweighted)."),
+    _f("s_cov_rel", "[0, 1]", "s_cov divided by the best s_cov in the context (0 when all are 0)."),
+    _f("s_bigram", "[0, 1]", "bigram_cov computed on the sentence."),
+    _f("s_proximity", "[0, 1]", "proximity computed on the sentence."),
+    _f("s_focus_missing", "[0, 1]", "focus_missing computed on the sentence."),
+    _f("s_prev_cov", "[0, 1]; 0 for a first sentence", "s_cov of the previous sentence of the same chunk."),
+    _f("s_next_cov", "[0, 1]; 0 for a last sentence", "s_cov of the next sentence of the same chunk."),
+    _f("s_new_cov", "[0, 1]", "IDF-weighted share of the question's tokens that the sentence covers and the "
+       "previous sentence does not."),
+    _f("s_position", "[0, 1]", "Position of the sentence in its chunk, 0 = first, 1 = last."),
+    _f("s_len_log", "≥ 0", "ln(1 + content tokens of the sentence)."),
+    _f("s_has_number", "{0, 1}", "The sentence holds a digit."),
+    _f("s_wh_number", "{0, 1}", "The question asks for a quantity or a time (quanto/quantos/quantas/quando/"
+       "how many/how much/when) and the sentence holds a digit."),
+    _f("s_code_match", "[0, 1]; 0 when the question names no code", "code_match computed on the sentence."),
+    _f("s_neg_align", "{-1, 0, 1}", "neg_align computed on the sentence."),
+    _f("s_cond_align", "{-1, 0, 1}", "cond_align computed on the sentence."),
+    _f("s_chunk_rank_recip", "(0, 1]", "1 / rank of the sentence's chunk in the context."),
+    _f("s_chunk_cov", "[0, 1]", "cov_chunk of the sentence's chunk."),
+)
+
+CANDIDATE_NAMES: tuple[str, ...] = tuple(f.name for f in CANDIDATE_FEATURES)
+SENTENCE_NAMES: tuple[str, ...] = tuple(f.name for f in SENTENCE_FEATURES)
+FEATURE_DOCS: dict[str, Feature] = {f.name: f for f in (*CANDIDATE_FEATURES, *SENTENCE_FEATURES)}
+
+_NEG_WORDS = frozenset(fold(w) for w in NEGATIONS)
+_COND_WORDS = frozenset(fold(w) for w in CONDITIONS if " " not in w)
+_COND_PHRASES = tuple(fold(w) for w in CONDITIONS if " " in w)
+_WH_NUMBER_RE = re.compile(r"\b(quant[oa]s?|quando|how many|how much|when)\b")
+_DIGIT_RE = re.compile(r"\d")
+
+
+# -- tenant statistics -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TenantStats:
+    """A tenant's BM25 statistics: number of subchunks and document frequency per token."""
+
+    n_docs: int
+    doc_freq: Callable[[str], int]
+
+    def idf(self, token: str) -> float:
+        """Lucene BM25 IDF of ``token`` (the largest value when the token is not in the index)."""
+        return lucene_idf(max(self.n_docs, 1), min(self.doc_freq(token), max(self.n_docs, 1)))
+
+    @property
+    def max_idf(self) -> float:
+        """IDF of a token absent from the index: the normalizer of ``focus_missing``."""
+        return lucene_idf(max(self.n_docs, 1), 0)
+
+
+def tenant_stats(lexical: LexicalIndex, tenant: Any = None) -> TenantStats:
+    """The BM25 statistics of ``tenant``'s index (``None``: the index of a corpus without tenants).
+
+    Reads the bm25s posting lists directly (their lengths are the document frequencies); for the rank-bm25
+    engine counts each token's chunks once and keeps the counts on the index.
+    """
+    from ..filters import typed  # tenant indexes are keyed by the tenant's exact identity (type and value)
+
+    index = lexical._indexes.get(typed(tenant))  # noqa: SLF001 - the judge reads the index's own statistics
+    if index is None:
+        return TenantStats(0, _CountDF({}))
+    engine = index.engine
+    vocab = getattr(engine, "vocab", None)
+    if vocab is not None and hasattr(engine, "indptr"):
+        return TenantStats(int(engine.n_docs), _PostingDF(vocab, engine.indptr))
+    counts = getattr(index, "_judge_df", None)
+    if counts is None:
+        counts = Counter(t for c in index.chunks for t in set(tokenize(c.indexed_text)))
+        index._judge_df = counts  # noqa: SLF001 - cached once per tenant index
+    return TenantStats(len(index.chunks), _CountDF(counts))
+
+
+def stats_without(stats: TenantStats, chunks: Sequence[Chunk]) -> TenantStats:
+    """``stats`` of the same index with ``chunks`` taken out (what the tenant's index would hold without
+    them): used by leave-the-evidence-out cases, so a token found only in the removed evidence is unseen."""
+    removed = Counter(t for c in chunks for t in set(tokenize(c.indexed_text)))
+    return TenantStats(max(stats.n_docs - len(chunks), 0), _MinusDF(stats.doc_freq, removed))
+
+
+class _MinusDF:
+    """Document frequency of a base index minus the chunks taken out."""
+
+    def __init__(self, base: Callable[[str], int], removed: Mapping[str, int]) -> None:
+        self.base, self.removed = base, removed
+
+    def __call__(self, token: str) -> int:
+        return max(self.base(token) - int(self.removed.get(token, 0)), 0)
+
+
+class _PostingDF:
+    """Document frequency from bm25s posting lists (a posting list's length)."""
+
+    def __init__(self, vocab: Mapping[str, int], indptr: np.ndarray) -> None:
+        self.vocab, self.indptr = vocab, indptr
+
+    def __call__(self, token: str) -> int:
+        v = self.vocab.get(token)
+        return 0 if v is None else int(self.indptr[v + 1] - self.indptr[v])
+
+
+class _CountDF:
+    """Document frequency from a token → chunk count map."""
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.counts = counts
+
+    def __call__(self, token: str) -> int:
+        return int(self.counts.get(token, 0))
+
+
+# -- text views (cached per corpus) ----------------------------------------------------------------------
+@dataclass
+class TextView:
+    """Token views of a corpus' chunks and parents, computed once per chunk and kept (the same candidates
+    come back request after request)."""
+
+    chunks: Mapping[str, Chunk]
+    documents: Mapping[str, Document]
+    _chunk_tokens: dict[str, list[str]] = field(default_factory=dict)
+    _chunk_sets: dict[str, frozenset[str]] = field(default_factory=dict)
+    _parent_sets: dict[str, frozenset[str]] = field(default_factory=dict)
+    _title_sets: dict[str, frozenset[str]] = field(default_factory=dict)
+    _codes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _folded: dict[str, str] = field(default_factory=dict)
+    _sentences: dict[str, tuple[tuple[str, list[str], str], ...]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, chunks: Iterable[Chunk], documents: Iterable[Document]) -> "TextView":
+        return cls({c.chunk_id: c for c in chunks}, {d.id: d for d in documents})
+
+    def tokens(self, chunk_id: str) -> list[str]:
+        found = self._chunk_tokens.get(chunk_id)
+        if found is None:
+            found = self._chunk_tokens[chunk_id] = tokenize(self.chunks[chunk_id].indexed_text)
+        return found
+
+    def token_set(self, chunk_id: str) -> frozenset[str]:
+        found = self._chunk_sets.get(chunk_id)
+        if found is None:
+            found = self._chunk_sets[chunk_id] = frozenset(self.tokens(chunk_id))
+        return found
+
+    def parent_set(self, parent_id: str) -> frozenset[str]:
+        found = self._parent_sets.get(parent_id)
+        if found is None:
+            doc = self.documents.get(parent_id)
+            text = f"{doc.title}\n{doc.text}" if doc else ""
+            found = self._parent_sets[parent_id] = frozenset(tokenize(text))
+        return found
+
+    def title_set(self, parent_id: str) -> frozenset[str]:
+        found = self._title_sets.get(parent_id)
+        if found is None:
+            doc = self.documents.get(parent_id)
+            found = self._title_sets[parent_id] = frozenset(tokenize(doc.title if doc else ""))
+        return found
+
+    def folded(self, chunk_id: str) -> str:
+        found = self._folded.get(chunk_id)
+        if found is None:
+            found = self._folded[chunk_id] = fold(self.chunks[chunk_id].indexed_text)
+        return found
+
+    def codes(self, chunk_id: str) -> tuple[str, ...]:
+        found = self._codes.get(chunk_id)
+        if found is None:
+            found = self._codes[chunk_id] = tuple(c.casefold() for c in codes(self.chunks[chunk_id].indexed_text))
+        return found
+
+    def sentences(self, chunk_id: str) -> tuple[tuple[str, list[str], str], ...]:
+        """The chunk's text sentences as ``(sentence, tokens, folded sentence)``."""
+        found = self._sentences.get(chunk_id)
+        if found is None:
+            found = self._sentences[chunk_id] = tuple(
+                (s, tokenize(s), fold(s)) for s in split_sentences(self.chunks[chunk_id].text))
+        return found
+
+
+# -- the frozen input --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class JudgeInput:
+    """What one request hands the judge (nothing in it is recomputed by the judge).
+
+    Attributes:
+        question: the validated question.
+        lexical, dense, fused: the generators' windows and their fusion, as the pipeline built them.
+        q_vec: the query vector (unit norm), or ``None`` in ``lexical_only``.
+        vectors: stored unit vectors of (at least) the candidates that the dense list lacks.
+        view: token views of the corpus' chunks and parents.
+        stats: the tenant's BM25 statistics.
+    """
+
+    question: str
+    lexical: RankedList
+    dense: RankedList
+    fused: RankedList
+    q_vec: np.ndarray | None
+    vectors: Mapping[str, np.ndarray]
+    view: TextView
+    stats: TenantStats
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    """The question's content tokens with their IDF, codes and negation/condition flags."""
+
+    tokens: tuple[str, ...]
+    idf: tuple[float, ...]
+    max_idf: float
+    codes: tuple[str, ...]
+    has_neg: bool
+    has_cond: bool
+    wh_number: bool
+
+    @property
+    def total(self) -> float:
+        return sum(self.idf)
+
+
+def question_terms(question: str, stats: TenantStats) -> QuestionTerms:
+    tokens = tuple(dict.fromkeys(tokenize(question)))
+    folded = fold(question)
+    words = set(re.findall(r"[0-9a-z]+", folded))
+    return QuestionTerms(tokens, tuple(stats.idf(t) for t in tokens), stats.max_idf,
+                         tuple(c.casefold() for c in codes(question)),
+                         bool(words & _NEG_WORDS), bool(words & _COND_WORDS) or any(p in folded for p in _COND_PHRASES),
+                         bool(_WH_NUMBER_RE.search(folded)))
+
+
+def _coverage(q: QuestionTerms, present: frozenset[str] | set[str]) -> float:
+    total = q.total
+    return sum(w for t, w in zip(q.tokens, q.idf) if t in present) / total if total > 0 else 0.0
+
+
+def _count_cov(q: QuestionTerms, present: frozenset[str] | set[str]) -> float:
+    return sum(1 for t in q.tokens if t in present) / len(q.tokens) if q.tokens else 0.0
+
+
+def _focus_missing(q: QuestionTerms, present: frozenset[str] | set[str]) -> float:
+    missing = [w for t, w in zip(q.tokens, q.idf) if t not in present]
+    return max(missing) / q.max_idf if missing and q.max_idf > 0 else 0.0
+
+
+def _bigram_cov(q: QuestionTerms, seq: Sequence[str]) -> float:
+    pairs = list(zip(q.tokens, q.tokens[1:]))
+    if not pairs:
+        return 0.0
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(seq):
+        where.setdefault(t, []).append(i)
+    hit = 0
+    for a, b in pairs:
+        pa, pb = where.get(a), where.get(b)
+        if pa and pb and any(abs(i - j) <= 2 for i in pa for j in pb):
+            hit += 1
+    return hit / len(pairs)
+
+
+def _proximity(q: QuestionTerms, seq: Sequence[str]) -> float:
+    """Covered distinct tokens / shortest span holding them all (minimum window over the sequence)."""
+    wanted = set(q.tokens)
+    positions = [(i, t) for i, t in enumerate(seq) if t in wanted]
+    need = len({t for _, t in positions})
+    if need < 2:
+        return 0.0
+    counts: dict[str, int] = {}
+    have, best, left = 0, len(seq) + 1, 0
+    for right in range(len(positions)):
+        t = positions[right][1]
+        counts[t] = counts.get(t, 0) + 1
+        if counts[t] == 1:
+            have += 1
+        while have == need:
+            span = positions[right][0] - positions[left][0] + 1
+            best = min(best, span)
+            lt = positions[left][1]
+            counts[lt] -= 1
+            if counts[lt] == 0:
+                have -= 1
+            left += 1
+    return need / best
+
+
+def _align(question_has: bool, words: frozenset[str] | set[str], vocab: frozenset[str],
+           folded: str = "", phrases: tuple[str, ...] = ()) -> float:
+    if not question_has:
+        return 0.0
+    return 1.0 if (words & vocab or any(p in folded for p in phrases)) else -1.0
+
+
+def _code_features(q: QuestionTerms, text_codes: Sequence[str], folded: str) -> tuple[float, float]:
+    if not q.codes:
+        return 0.0, 0.0
+    present = [c for c in q.codes if re.search(rf"(?<![\w-]){re.escape(fold(c))}(?![\w-])", folded)]
+    conflict = 0.0
+    prefixes = {c.split("-", 1)[0] for c in q.codes if c not in present}
+    if prefixes and any(tc.split("-", 1)[0] in prefixes and tc not in q.codes for tc in text_codes):
+        conflict = 1.0
+    return len(present) / len(q.codes), conflict
+
+
+@dataclass(frozen=True)
+class CandidateRows:
+    """Feature rows of the rerank window: ``X`` of shape ``(len(chunk_ids), len(CANDIDATE_NAMES))``."""
+
+    chunk_ids: tuple[str, ...]
+    parent_ids: tuple[str, ...]
+    fused_ranks: tuple[int, ...]
+    X: np.ndarray
+    terms: QuestionTerms
+    missing_tokens: tuple[str, ...]   # question tokens found in no candidate of the window
+    unseen_tokens: tuple[str, ...]    # question tokens found nowhere in the tenant's index
+
+    def column(self, name: str) -> np.ndarray:
+        return self.X[:, CANDIDATE_NAMES.index(name)]
+
+
+def candidate_features(inp: JudgeInput, window: int) -> CandidateRows:
+    """Feature rows for the first ``window`` items of the fused list (the rerank window).
+
+    Returns:
+        :class:`CandidateRows`; columns in :data:`CANDIDATE_NAMES` order.
+    """
+    items = inp.fused.items[:window]
+    q = question_terms(inp.question, inp.stats)
+    view = inp.view
+    lex = {i.chunk_id: i for i in inp.lexical.items}
+    den = {i.chunk_id: i for i in inp.dense.items}
+    best_bm25 = max((i.score for i in inp.lexical.items), default=0.0)
+    best_rrf = max((i.score for i in items), default=0.0)
+    cos = np.zeros(len(items))
+    known = np.zeros(len(items), dtype=bool)
+    for n, item in enumerate(items):
+        if item.chunk_id in den:
+            cos[n], known[n] = den[item.chunk_id].score, True
+        elif inp.q_vec is not None and item.chunk_id in inp.vectors:
+            cos[n], known[n] = float(np.dot(inp.vectors[item.chunk_id], inp.q_vec)), True
+    best_cos = cos[known].max() if known.any() else 0.0
+    order = np.argsort(-np.where(known, cos, -np.inf), kind="stable")
+    cos_rank = np.empty(len(items))
+    cos_rank[order] = np.arange(len(items))
+    cos_rank_norm = cos_rank / max(len(items) - 1, 1)
+    sets = [view.token_set(i.chunk_id) for i in items]
+    union = frozenset().union(*sets) if sets else frozenset()
+    missing = tuple(t for t in q.tokens if t not in union)
+    unseen = tuple(t for t in q.tokens if inp.stats.doc_freq(t) == 0)
+    total = q.total
+    miss_w = sum(w for t, w in zip(q.tokens, q.idf) if t not in union) / total if total > 0 else 0.0
+    unseen_w = sum(w for t, w in zip(q.tokens, q.idf) if t in unseen) / total if total > 0 else 0.0
+    miss_max = max((w for t, w in zip(q.tokens, q.idf) if t not in union), default=0.0) / q.max_idf \
+        if q.max_idf > 0 else 0.0
+    parent_count = Counter(i.parent_id for i in items)
+    covs = [_coverage(q, s) for s in sets]
+    best_cov = max(covs, default=0.0)
+    rows = []
+    for n, item in enumerate(items):
+        cid = item.chunk_id
+        seq = view.tokens(cid)
+        s = sets[n]
+        folded = view.folded(cid)
+        code_match, code_conflict = _code_features(q, view.codes(cid), folded)
+        li, di = lex.get(cid), den.get(cid)
+        rows.append((
+            li.score / best_bm25 if li and best_bm25 > 0 else 0.0,
+            1.0 / li.rank if li else 0.0,
+            cos[n] if known[n] else 0.0,
+            best_cos - cos[n] if known[n] else 0.0,
+            1.0 / di.rank if di else 0.0,
+            cos_rank_norm[n] if known[n] else 1.0,
+            item.score / best_rrf if best_rrf > 0 else 0.0,
+            1.0 / item.rank,
+            1.0 if li and di else 0.0,
+            covs[n],
+            _count_cov(q, s),
+            _coverage(q, view.parent_set(item.parent_id)),
+            _coverage(q, view.title_set(item.parent_id)),
+            _focus_missing(q, s),
+            _bigram_cov(q, seq),
+            _proximity(q, seq),
+            math.log1p(len(seq)),
+            parent_count[item.parent_id] / len(items),
+            code_match,
+            code_conflict,
+            _align(q.has_neg, s, _NEG_WORDS),
+            _align(q.has_cond, s, _COND_WORDS, folded, _COND_PHRASES),
+            1.0 if q.codes else 0.0,
+            float(len(q.tokens)),
+            unseen_w,
+            miss_w,
+            miss_max,
+            best_cov,
+            best_cov - covs[n],
+        ))
+    X = np.asarray(rows, dtype=np.float64).reshape(len(items), len(CANDIDATE_NAMES))
+    return CandidateRows(tuple(i.chunk_id for i in items), tuple(i.parent_id for i in items),
+                         tuple(i.rank for i in items), X, q, missing, unseen)
+
+
+@dataclass(frozen=True)
+class SentenceRows:
+    """Feature rows of the context's sentences: ``X`` of shape ``(n_sentences, len(SENTENCE_NAMES))``."""
+
+    chunk_ids: tuple[str, ...]
+    positions: tuple[int, ...]
+    texts: tuple[str, ...]
+    X: np.ndarray
+
+
+def sentence_features(question: str, context_ids: Sequence[str], view: TextView, stats: TenantStats,
+                      terms: QuestionTerms | None = None) -> SentenceRows:
+    """Feature rows for every sentence of the context chunks (in context order, then sentence order)."""
+    q = terms or question_terms(question, stats)
+    raw: list[tuple[str, int, str, list[str], str, int, float]] = []
+    for rank, cid in enumerate(context_ids, start=1):
+        chunk_cov = _coverage(q, view.token_set(cid))
+        for pos, (text, toks, folded) in enumerate(view.sentences(cid)):
+            raw.append((cid, pos, text, toks, folded, rank, chunk_cov))
+    covs = [_coverage(q, set(r[3])) for r in raw]
+    best = max(covs, default=0.0)
+    rows = []
+    for n, (cid, pos, text, toks, folded, rank, chunk_cov) in enumerate(raw):
+        s = set(toks)
+        count = len(view.sentences(cid))
+        same_prev = n > 0 and raw[n - 1][0] == cid
+        same_next = n + 1 < len(raw) and raw[n + 1][0] == cid
+        prev_set = set(raw[n - 1][3]) if same_prev else set()
+        total = q.total
+        new_cov = sum(w for t, w in zip(q.tokens, q.idf) if t in s and t not in prev_set) / total if total > 0 else 0.0
+        has_num = bool(_DIGIT_RE.search(text))
+        code_match, _ = _code_features(q, (), folded)
+        rows.append((
+            covs[n], _count_cov(q, s), covs[n] / best if best > 0 else 0.0, _bigram_cov(q, toks),
+            _proximity(q, toks), _focus_missing(q, s),
+            covs[n - 1] if same_prev else 0.0, covs[n + 1] if same_next else 0.0, new_cov,
+            pos / max(count - 1, 1), math.log1p(len(toks)), float(has_num), float(has_num and q.wh_number),
+            code_match, _align(q.has_neg, s, _NEG_WORDS),
+            _align(q.has_cond, s, _COND_WORDS, folded, _COND_PHRASES), 1.0 / rank, chunk_cov,
+        ))
+    X = np.asarray(rows, dtype=np.float64).reshape(len(raw), len(SENTENCE_NAMES))
+    return SentenceRows(tuple(r[0] for r in raw), tuple(r[1] for r in raw), tuple(r[2] for r in raw), X)

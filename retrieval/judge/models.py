@@ -1,0 +1,260 @@
+"""The judge's three models and their folder.
+
+* **reranker** — LightGBM ``lambdarank`` (LambdaMART; Burges, 2010) over the candidate features. Scores are
+  raw LambdaMART scores (unbounded, higher is better, comparable only within one request).
+* **support** — P(the chunk supports an answer): a calibrated binary model, a logistic regression or a
+  LightGBM ``binary`` model, whichever measured better on the calibration part of the training set. The
+  gate is its maximum over the final chunks.
+* **evidence** — ranks the context's sentences for the extractive answer (LightGBM ``lambdarank`` over the
+  sentence features, or a logistic regression).
+
+Every model explains its scores: LightGBM's ``pred_contrib=True`` (per-feature contributions plus a bias
+term that sum to the raw score), and for a logistic regression ``w_i · z_i`` (z standardized) plus the
+intercept, which sum to the logit.
+
+A model folder holds ``reranker.txt`` / ``support.txt|support.json`` / ``evidence.txt|evidence.json``,
+``manifest.json`` (feature set version, feature names, threshold, training sets' hashes, parameters, held-out
+metrics) and ``model_card.md``. :func:`load_judge` refuses a folder whose feature set differs from this
+code's (:data:`retrieval.judge.features.FEATURE_SET_VERSION` and names).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES
+
+MANIFEST = "manifest.json"
+CARD = "model_card.md"
+RERANKER_KIND = "ltr"
+RERANKER_LABEL = "learned ranker (LambdaMART) over BM25, dense and coverage features"
+FAQUAD_ATTRIBUTION = ("FaQuAD (Sayama, Araujo and Fernandes, 2019; repository liafacom/faquad), licensed "
+                      "Creative Commons Attribution 4.0 (CC BY 4.0)")
+
+
+class JudgeModelError(Exception):
+    """A model folder is missing, unreadable, or was trained on another feature set."""
+
+
+class LogisticModel:
+    """L2-regularized logistic regression on standardized features, fitted by Newton's method (IRLS).
+
+    ``contributions(X)`` returns ``w_i · z_i`` per feature plus the intercept as a last column; each row sums
+    to the logit, so ``P = 1 / (1 + exp(−Σ))``.
+    """
+
+    kind = "logistic"
+
+    def __init__(self, mean: np.ndarray, scale: np.ndarray, coef: np.ndarray, intercept: float) -> None:
+        self.mean, self.scale, self.coef, self.intercept = mean, scale, coef, float(intercept)
+
+    @classmethod
+    def fit(cls, X: np.ndarray, y: np.ndarray, l2: float = 1.0, weights: np.ndarray | None = None,
+            iterations: int = 50) -> "LogisticModel":
+        mean = X.mean(axis=0)
+        scale = X.std(axis=0)
+        scale[scale < 1e-12] = 1.0
+        Z = np.hstack([(X - mean) / scale, np.ones((len(X), 1))])
+        w = np.zeros(Z.shape[1])
+        sw = np.ones(len(X)) if weights is None else weights
+        reg = np.full(Z.shape[1], l2)
+        reg[-1] = 0.0
+        for _ in range(iterations):
+            p = 1.0 / (1.0 + np.exp(-np.clip(Z @ w, -30, 30)))
+            grad = Z.T @ (sw * (p - y)) + reg * w
+            hess = (Z * (sw * p * (1 - p))[:, None]).T @ Z + np.diag(reg + 1e-9)
+            step = np.linalg.solve(hess, grad)
+            w -= step
+            if np.max(np.abs(step)) < 1e-8:
+                break
+        return cls(mean, scale, w[:-1], w[-1])
+
+    def contributions(self, X: np.ndarray) -> np.ndarray:
+        Z = (X - self.mean) / self.scale
+        return np.hstack([Z * self.coef, np.full((len(X), 1), self.intercept)])
+
+    def raw(self, X: np.ndarray) -> np.ndarray:
+        return ((X - self.mean) / self.scale) @ self.coef + self.intercept
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+                "coef": self.coef.tolist(), "intercept": self.intercept}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "LogisticModel":
+        return cls(np.asarray(data["mean"], float), np.asarray(data["scale"], float),
+                   np.asarray(data["coef"], float), float(data["intercept"]))
+
+
+class BoosterModel:
+    """A LightGBM booster (``lambdarank`` or ``binary``) with contributions via ``pred_contrib=True``."""
+
+    kind = "lightgbm"
+
+    def __init__(self, booster: Any) -> None:
+        self.booster = booster
+
+    def contributions(self, X: np.ndarray) -> np.ndarray:
+        if len(X) == 0:
+            return np.zeros((0, self.booster.num_feature() + 1))
+        return np.asarray(self.booster.predict(X, pred_contrib=True), dtype=np.float64)
+
+    def raw(self, X: np.ndarray) -> np.ndarray:
+        if len(X) == 0:
+            return np.zeros(0)
+        return np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
+
+    def importance(self, names: Sequence[str]) -> dict[str, float]:
+        gains = self.booster.feature_importance(importance_type="gain")
+        return {n: float(g) for n, g in zip(names, gains)}
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
+
+
+@dataclass
+class Explained:
+    """Scores with their per-feature contributions (``contributions[i]`` maps feature → value, plus
+    ``"bias"``; they sum to ``raw[i]``)."""
+
+    raw: np.ndarray
+    contributions: list[dict[str, float]]
+    unit: str
+
+    def top(self, i: int, n: int = 3) -> list[tuple[str, float]]:
+        items = [(k, v) for k, v in self.contributions[i].items() if k != "bias"]
+        return sorted(items, key=lambda kv: -abs(kv[1]))[:n]
+
+
+def _explain(model: BoosterModel | LogisticModel, X: np.ndarray, names: Sequence[str], unit: str) -> Explained:
+    C = model.contributions(X)
+    raw = C.sum(axis=1) if len(C) else np.zeros(0)
+    contribs = [{**{n: float(v) for n, v in zip(names, row[:-1])}, "bias": float(row[-1])} for row in C]
+    return Explained(raw, contribs, unit)
+
+
+@dataclass
+class JudgeModels:
+    """The three loaded models of one folder, plus the support threshold and the manifest."""
+
+    reranker: BoosterModel
+    support: BoosterModel | LogisticModel
+    evidence: BoosterModel | LogisticModel
+    threshold: float
+    manifest: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    name = RERANKER_LABEL
+    kind = RERANKER_KIND
+    score_kind = "LambdaMART raw score (learned ranker; unbounded, higher is better)"
+
+    def rerank(self, X: np.ndarray) -> Explained:
+        """Raw LambdaMART scores of candidate rows, with contributions (unit: raw LambdaMART score)."""
+        return _explain(self.reranker, X, CANDIDATE_NAMES, "raw LambdaMART score")
+
+    def support_proba(self, X: np.ndarray) -> tuple[np.ndarray, Explained]:
+        """P(support) of candidate rows and the contributions to its logit."""
+        ex = _explain(self.support, X, CANDIDATE_NAMES, "log-odds of support")
+        return _sigmoid(ex.raw), ex
+
+    def evidence_scores(self, X: np.ndarray) -> Explained:
+        """Scores of sentence rows (higher = more likely to hold the answer), with contributions."""
+        return _explain(self.evidence, X, SENTENCE_NAMES, "evidence model raw score")
+
+    # -- folder ----------------------------------------------------------------------------------------
+    def save(self, folder: str | Path, card: str | None = None) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = {}
+        for role in ("reranker", "support", "evidence"):
+            model = getattr(self, role)
+            for stale in (folder / f"{role}.txt", folder / f"{role}.json"):
+                stale.unlink(missing_ok=True)
+            if isinstance(model, BoosterModel):
+                name = f"{role}.txt"
+                model.booster.save_model(str(folder / name))
+            else:
+                name = f"{role}.json"
+                (folder / name).write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+            files[role] = name
+        manifest = {**self.manifest, "feature_set_version": FEATURE_SET_VERSION,
+                    "candidate_features": list(CANDIDATE_NAMES), "sentence_features": list(SENTENCE_NAMES),
+                    "files": files, "support_threshold": self.threshold,
+                    "reranker_kind": RERANKER_KIND, "reranker_label": RERANKER_LABEL}
+        (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if card is not None:
+            (folder / CARD).write_text(card, encoding="utf-8")
+        self.manifest, self.path = manifest, folder
+        return folder
+
+
+def _load_model(folder: Path, name: str) -> BoosterModel | LogisticModel:
+    path = folder / name
+    if name.endswith(".json"):
+        return LogisticModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    import lightgbm
+
+    return BoosterModel(lightgbm.Booster(model_file=str(path)))
+
+
+def read_models(folder: str | Path) -> JudgeModels:
+    """Load a model folder.
+
+    Raises:
+        JudgeModelError: missing or unreadable files, or a feature set other than this code's.
+    """
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise JudgeModelError(f"no judge model at {folder} ({MANIFEST} missing)") from None
+    except (OSError, ValueError) as exc:
+        raise JudgeModelError(f"{folder / MANIFEST} is unreadable ({exc.__class__.__name__})") from None
+    version = manifest.get("feature_set_version")
+    if version != FEATURE_SET_VERSION:
+        raise JudgeModelError(f"model at {folder} was trained on feature set '{version}', this code computes "
+                              f"'{FEATURE_SET_VERSION}': retrain it (python -m retrieval train)")
+    if (tuple(manifest.get("candidate_features") or ()) != CANDIDATE_NAMES
+            or tuple(manifest.get("sentence_features") or ()) != SENTENCE_NAMES):
+        raise JudgeModelError(f"model at {folder} lists other features than feature set '{FEATURE_SET_VERSION}' "
+                              "defines: retrain it")
+    try:
+        files = manifest["files"]
+        models = {role: _load_model(folder, files[role]) for role in ("reranker", "support", "evidence")}
+        threshold = float(manifest["support_threshold"])
+    except ImportError:
+        raise JudgeModelError("the judge needs lightgbm (pip install lightgbm==4.7.0)") from None
+    except Exception as exc:  # noqa: BLE001 - reported as the reason the stage dropped
+        first = str(exc).splitlines()[0][:160] if str(exc) else ""
+        raise JudgeModelError(f"model at {folder} is unreadable: {exc.__class__.__name__}: {first}") from None
+    if not isinstance(models["reranker"], BoosterModel):
+        raise JudgeModelError(f"model at {folder}: the reranker must be a LightGBM model")
+    for role, names in (("reranker", CANDIDATE_NAMES), ("support", CANDIDATE_NAMES), ("evidence", SENTENCE_NAMES)):
+        m = models[role]
+        n = m.booster.num_feature() if isinstance(m, BoosterModel) else len(m.coef)
+        if n != len(names):
+            raise JudgeModelError(f"model at {folder}: {role} reads {n} features, the feature set has {len(names)}")
+    return JudgeModels(models["reranker"], models["support"], models["evidence"], threshold, manifest, folder)
+
+
+def load_judge(folder: str | Path) -> tuple[JudgeModels | None, str]:
+    """Like :func:`read_models` but never raises: ``(models, "loaded")`` or ``(None, reason)``."""
+    try:
+        return read_models(folder), "loaded"
+    except JudgeModelError as exc:
+        return None, str(exc)
+
+
+def ndcg_at(ranked: Sequence[str], grades: Mapping[str, float], k: int = 10) -> float:
+    """nDCG@k with linear gain, ``Σ g_i / log2(i + 1)`` over the first k items (ranx's ``ndcg``)."""
+    dcg = sum(grades.get(d, 0.0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0

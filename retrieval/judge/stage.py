@@ -1,0 +1,181 @@
+"""The judge as pipeline stages: the learned rerank (kind ``ltr``), the support gate, the evidence answer.
+
+Each stage reads the request's own lists and vectors through one :class:`JudgeInput` (built once per
+request by :func:`judge_input`), computes the window's features once (:class:`JudgeRun`), and writes its
+explanation into the trace:
+
+* reranked items carry ``feature_contributions`` (raw LambdaMART units; with ``bias`` they sum to the score);
+* the gate's ``support`` entry holds P(support) per selected chunk, the threshold, the decision's top
+  contributions (log-odds) and a reason in plain words;
+* each answer sentence says why it was chosen (its evidence score and top contributions).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..answer import EXTRACTIVE_NOTE, Answer, abstention
+from ..text import tokenize
+from ..types import FinalItem, RankedList, ScoredItem
+from .features import CandidateRows, JudgeInput, TextView, candidate_features, sentence_features, tenant_stats
+from .models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
+
+_views: dict[str, TextView] = {}
+_views_lock = threading.Lock()
+
+
+def text_view(state: Any) -> TextView:
+    """The token views of a loaded corpus (one per index id, built on first use, a few kept)."""
+    with _views_lock:
+        view = _views.get(state.index_id)
+        if view is None:
+            if len(_views) >= 8:
+                _views.pop(next(iter(_views)))
+            view = _views[state.index_id] = TextView.build(state.chunks, state.documents)
+        return view
+
+
+class LearnedReranker:
+    """The ``ltr`` reranker: a loaded judge model folder. It reads the request's features, not passages, so
+    the pipeline calls :func:`ltr_rerank` for it instead of :meth:`score`."""
+
+    kind = RERANKER_KIND
+    name = RERANKER_LABEL
+
+    def __init__(self, models: JudgeModels, spec: str) -> None:
+        self.models, self.spec = models, spec
+        self.score_kind = models.score_kind
+
+    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:  # pragma: no cover - not used
+        raise TypeError("the learned ranker scores feature rows: call retrieval.judge.stage.ltr_rerank")
+
+
+def judge_path(spec: str, default: Path | str) -> Path:
+    """The model folder of an ``ltr`` / ``ltr:PATH`` spec (``default``: ``RETRIEVAL_JUDGE_PATH``)."""
+    _, _, path = spec.partition(":")
+    return Path(path.strip() or default)
+
+
+def load_learned_reranker(spec: str, default_path: Path | str) -> tuple[LearnedReranker | None, str]:
+    """``(reranker, "loaded")`` or ``(None, reason)`` for an ``ltr`` spec; never raises."""
+    models, why = load_judge(judge_path(spec, default_path))
+    if models is None:
+        return None, f"reranker '{spec}' could not load: {why}"
+    return LearnedReranker(models, spec), "loaded"
+
+
+def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, dense: RankedList,
+                fused: RankedList, q_vec: np.ndarray | None, window: int) -> JudgeInput:
+    """Everything the judge reads for one request: stored vectors are read only for the window's
+    candidates that the dense list lacks (lexical-only finds)."""
+    dense_ids = {i.chunk_id for i in dense.items}
+    wanted = [i.chunk_id for i in fused.items[:window] if i.chunk_id not in dense_ids]
+    vectors: Mapping[str, np.ndarray] = {}
+    if q_vec is not None and state.store is not None and wanted:
+        vectors = state.store.vectors(wanted)
+    return JudgeInput(question, lexical, dense, fused, q_vec, vectors, text_view(state),
+                      tenant_stats(state.lexical, tenant))
+
+
+@dataclass
+class JudgeRun:
+    """The judge's work on one request: its input and the window's feature rows (computed once)."""
+
+    inp: JudgeInput
+    rows: CandidateRows
+    index: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, inp: JudgeInput, window: int) -> "JudgeRun":
+        rows = candidate_features(inp, window)
+        return cls(inp, rows, {cid: j for j, cid in enumerate(rows.chunk_ids)})
+
+
+def ltr_rerank(models: JudgeModels, run: JudgeRun) -> RankedList:
+    """The learned order of the window; each item keeps ``fused_rank`` and carries its contributions."""
+    rows = run.rows
+    if not rows.chunk_ids:
+        return RankedList("reranked", models.score_kind, ())
+    ex = models.rerank(rows.X)
+    order = sorted(range(len(ex.raw)), key=lambda j: (-ex.raw[j], rows.fused_ranks[j]))
+    items = tuple(ScoredItem(rows.chunk_ids[j], rows.parent_ids[j], rank, float(ex.raw[j]),
+                             fused_rank=rows.fused_ranks[j],
+                             feature_contributions={k: round(v, 6) for k, v in ex.contributions[j].items()})
+                  for rank, j in enumerate(order, start=1))
+    return RankedList("reranked", models.score_kind, items)
+
+
+def _words_for(question: str, tokens: Sequence[str]) -> list[str]:
+    """The question's own words behind folded tokens (``biometrico`` → ``biométrico``)."""
+    out = []
+    for token in tokens:
+        word = next((w.strip("?!.,;:()\"'") for w in question.split() if token in tokenize(w)), token)
+        if word not in out:
+            out.append(word)
+    return out
+
+
+def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[ScoredItem],
+                     question: str) -> dict[str, Any]:
+    """P(support) of the selected chunks and the learned gate's decision (``passes``), with the top
+    contributions (log-odds) of the best chunk and a reason in plain words."""
+    missing_rows = [i for i in selected if i.chunk_id not in run.index]
+    if missing_rows:  # a selected chunk beyond the window (MMR): score the whole fused list once
+        run.rows = candidate_features(run.inp, len(run.inp.fused.items))
+        run.index = {cid: j for j, cid in enumerate(run.rows.chunk_ids)}
+    idx = [run.index[i.chunk_id] for i in selected if i.chunk_id in run.index]
+    threshold = models.threshold
+    if not idx:
+        return {"kind": f"learned support ({models.support.kind})", "threshold": threshold, "best": None,
+                "p_support": {}, "passes": False, "top_contributions": [],
+                "reason": "no candidate to answer from"}
+    p, ex = models.support_proba(run.rows.X[idx])
+    best = int(np.argmax(p))
+    passes = bool(p[best] >= threshold)
+    top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(best, 3)]
+    missing = _words_for(question, run.rows.missing_tokens)
+    if passes:
+        reason = f"best support {p[best]:.2f} ≥ {threshold:.2f} ({run.rows.chunk_ids[idx[best]]})"
+    else:
+        lead = (f"no candidate mentions {', '.join(repr(w) for w in missing)}; " if missing else "")
+        reason = f"{lead}best support {p[best]:.2f} < {threshold:.2f}"
+    return {"kind": f"learned support ({models.support.kind})", "threshold": threshold,
+            "best": round(float(p[best]), 4), "best_chunk": run.rows.chunk_ids[idx[best]],
+            "p_support": {run.rows.chunk_ids[j]: round(float(v), 4) for j, v in zip(idx, p)},
+            "passes": passes, "top_contributions": top, "missing_tokens": missing, "reason": reason}
+
+
+class LearnedEvidenceAnswerer:
+    """Extractive answer whose sentences the evidence model chooses (``max_sentences`` best-scored context
+    sentences, shown in context order); each sentence records why it was chosen."""
+
+    name = "local-extractive (learned evidence)"
+
+    def __init__(self, models: JudgeModels, run: JudgeRun, max_sentences: int = 2) -> None:
+        self.models, self.run, self.max_sentences = models, run, max_sentences
+
+    def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
+        if not context:
+            return abstention(self.name, "no chunk passed the gate")
+        ids = [f.chunk_id for f in context]
+        sent = sentence_features(question, ids, self.run.inp.view, self.run.inp.stats, self.run.rows.terms)
+        if not sent.texts:
+            return abstention(self.name, "the context holds no sentence")
+        ex = self.models.evidence_scores(sent.X)
+        chosen = sorted(range(len(ex.raw)), key=lambda j: (-ex.raw[j], j))[: self.max_sentences]
+        chosen.sort(key=lambda j: (ids.index(sent.chunk_ids[j]), sent.positions[j]))
+        number = {cid: n for n, cid in enumerate(ids, start=1)}
+        sentences = []
+        for j in chosen:
+            why = ", ".join(f"{k} {v:+.2f}" for k, v in ex.top(j, 3))
+            sentences.append({"text": sent.texts[j], "citations": [sent.chunk_ids[j]],
+                              "why": f"evidence score {ex.raw[j]:.2f} (rank {sorted(ex.raw, reverse=True).index(ex.raw[j]) + 1} "
+                                     f"of {len(ex.raw)} context sentences): {why}"})
+        text = " ".join(f"{sent.texts[j]} [{number[sent.chunk_ids[j]]}]" for j in chosen)
+        citations = list(dict.fromkeys(sent.chunk_ids[j] for j in chosen))
+        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTE)

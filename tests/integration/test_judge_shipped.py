@@ -1,0 +1,43 @@
+"""The shipped judge model (models/judge) on the lab corpus with the real embedding model and store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("lightgbm")
+
+from _paths import ROOT  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+def test_shipped_folder_loads_with_its_card():
+    from retrieval.judge.features import FEATURE_SET_VERSION
+    from retrieval.judge.models import load_judge
+
+    models, why = load_judge(ROOT / "models" / "judge")
+    assert models is not None, why
+    manifest = json.loads((ROOT / "models" / "judge" / "manifest.json").read_text())
+    assert manifest["feature_set_version"] == FEATURE_SET_VERSION
+    assert {t["corpus_name"] for t in manifest["training_sets"]} == {"lab", "faquad"}
+    card = (ROOT / "models" / "judge" / "model_card.md").read_text()
+    assert "CC BY 4.0" in card and "liafacom/faquad" in card and "faquad/heldout" in card
+
+
+def test_lab_unanswerable_abstains_and_answerable_answers(lab_bench):
+    # lab-041 (a dev question, trained on): no lab document mentions free shipping; the learned gate says so.
+    refused = lab_bench.ask("Qual o valor mínimo de compra para ter frete grátis na Ventura?", {"tenant": "ventura"})
+    assert refused.tier == "refusal" and refused.answer.abstained and refused.final == []
+    support = refused.gate["support"]
+    assert support["passes"] is False and support["best"] < support["threshold"]
+    assert refused.gate["reason"].startswith("no candidate mentions 'frete', 'grátis'; best support ")
+    # lab-001: answered in the full tier, from its relevant parent, by the evidence model.
+    answered = lab_bench.ask("Em quanto tempo o PX-7 é ativado depois do pagamento?", {"tenant": "lumen"})
+    assert answered.tier == "full" and answered.models["reranker_kind"] == "ltr"
+    assert not answered.answer.abstained and answered.final[0].parent_id == "lumen-px7-ativacao"
+    assert answered.gate["support"]["passes"] is True
+    assert "24 horas" in answered.answer.text
+    item = answered.reranked.items[0]
+    assert sum(item.feature_contributions.values()) == pytest.approx(item.score, abs=1e-4)

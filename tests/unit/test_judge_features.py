@@ -1,0 +1,128 @@
+"""Judge features on a hand-built three-chunk case (coverage and missing tokens computed by hand)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from retrieval.filters import Filters
+from retrieval.fusion import rrf
+from retrieval.judge.features import (CANDIDATE_FEATURES, CANDIDATE_NAMES, FEATURE_DOCS, JudgeInput, SENTENCE_NAMES,
+                                      TextView, candidate_features, sentence_features, tenant_stats)
+from retrieval.lexical import LexicalIndex
+from retrieval.text import tokenize
+from retrieval.types import Chunk, Document, RankedList, ScoredItem
+
+QUESTION = "Qual o prazo de garantia do leitor biométrico?"
+DOCS = [Document("a", "Alfa", "A garantia do leitor é de 12 meses. Vale para defeitos.", {}),
+        Document("b", "Beta", "O prazo de entrega é de 5 dias.", {}),
+        Document("c", "Gama", "Erro E-42 no leitor.", {})]
+
+
+def idf(n_docs: int, df: int) -> float:
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+@pytest.fixture(scope="module")
+def case():
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, d.title, d.text, {}, d.id) for d in DOCS]
+    lexical = LexicalIndex(chunks, "tenant")
+    lex = lexical.search(QUESTION, Filters(()), 20)
+    q_vec = np.array([1.0, 0.0])
+    vectors = {"a#0": np.array([0.8, 0.6]), "b#0": np.array([0.6, 0.8]), "c#0": np.array([0.0, 1.0])}
+    dense = RankedList("dense", "cosine", (ScoredItem("a#0", "a", 1, 0.8), ScoredItem("b#0", "b", 2, 0.6)))
+    fused = rrf({"bm25": lex, "dense": dense}, 60)
+    view = TextView.build(chunks, DOCS)
+    inp = JudgeInput(QUESTION, lex, dense, fused, q_vec, vectors, view, tenant_stats(lexical))
+    return inp, candidate_features(inp, 20)
+
+
+def test_every_feature_is_documented_once():
+    assert len(set(CANDIDATE_NAMES)) == len(CANDIDATE_NAMES)
+    assert len(set(SENTENCE_NAMES)) == len(SENTENCE_NAMES)
+    assert all(FEATURE_DOCS[n].doc and FEATURE_DOCS[n].range for n in (*CANDIDATE_NAMES, *SENTENCE_NAMES))
+    assert len(CANDIDATE_FEATURES) == len(CANDIDATE_NAMES)
+
+
+def test_tokens_of_the_hand_case():
+    assert tokenize(QUESTION) == ["prazo", "garantia", "leitor", "biometrico"]
+
+
+def test_coverage_and_missing_tokens_by_hand(case):
+    inp, rows = case
+    # Three chunks: df(prazo) = 1, df(garantia) = 1, df(leitor) = 2, df(biometrico) = 0.
+    i_p, i_g, i_l, i_b = idf(3, 1), idf(3, 1), idf(3, 2), idf(3, 0)
+    total = i_p + i_g + i_l + i_b
+    by_id = {cid: rows.X[j] for j, cid in enumerate(rows.chunk_ids)}
+    col = CANDIDATE_NAMES.index
+    assert set(by_id) == {"a#0", "b#0", "c#0"}
+    assert by_id["a#0"][col("cov_chunk")] == pytest.approx((i_g + i_l) / total)
+    assert by_id["b#0"][col("cov_chunk")] == pytest.approx(i_p / total)
+    assert by_id["c#0"][col("cov_chunk")] == pytest.approx(i_l / total)
+    assert by_id["a#0"][col("cov_chunk_count")] == pytest.approx(2 / 4)
+    # "biometrico" is in no candidate and nowhere in the index.
+    assert rows.missing_tokens == ("biometrico",)
+    assert rows.unseen_tokens == ("biometrico",)
+    for j in range(3):
+        assert rows.X[j, col("q_missing_window")] == pytest.approx(i_b / total)
+        assert rows.X[j, col("q_unseen_index")] == pytest.approx(i_b / total)
+        assert rows.X[j, col("q_missing_window_max")] == pytest.approx(1.0)  # idf(unseen) / idf(unseen)
+        assert rows.X[j, col("best_cov_window")] == pytest.approx((i_g + i_l) / total)
+    assert by_id["c#0"][col("cov_gap")] == pytest.approx((i_g + i_l - i_l) / total)
+    # Title coverage: no title holds a question token.
+    assert all(by_id[c][col("cov_title")] == 0.0 for c in by_id)
+
+
+def test_rank_and_cosine_features_by_hand(case):
+    inp, rows = case
+    by_id = {cid: rows.X[j] for j, cid in enumerate(rows.chunk_ids)}
+    col = CANDIDATE_NAMES.index
+    # c#0 is a lexical-only find: its cosine comes from its stored vector (0.0), gap to the best 0.8.
+    assert by_id["c#0"][col("dense_cos")] == pytest.approx(0.0)
+    assert by_id["c#0"][col("dense_gap")] == pytest.approx(0.8)
+    assert by_id["c#0"][col("dense_rank_recip")] == 0.0
+    assert by_id["b#0"][col("dense_rank_recip")] == pytest.approx(0.5)
+    assert by_id["a#0"][col("cos_rank_norm")] == 0.0 and by_id["c#0"][col("cos_rank_norm")] == 1.0
+    lex = {i.chunk_id: i for i in inp.lexical.items}
+    best = max(i.score for i in inp.lexical.items)
+    for cid, item in lex.items():
+        assert by_id[cid][col("bm25_norm")] == pytest.approx(item.score / best)
+        assert by_id[cid][col("bm25_rank_recip")] == pytest.approx(1 / item.rank)
+    top = inp.fused.items[0]
+    assert by_id[top.chunk_id][col("rrf_norm")] == 1.0 and by_id[top.chunk_id][col("fused_rank_recip")] == 1.0
+    assert by_id["a#0"][col("in_both")] == 1.0 and by_id["c#0"][col("in_both")] == 0.0
+
+
+def test_codes_negation_and_proximity():
+    docs = [Document("x", "X", "O PX-17 não liga sem bateria.", {}), Document("y", "Y", "O PX-7 liga.", {})]
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, d.title, d.text, {}, d.id) for d in docs]
+    lexical = LexicalIndex(chunks, "tenant")
+    question = "Por que o PX-7 não liga?"
+    lex = lexical.search(question, Filters(()), 20)
+    inp = JudgeInput(question, lex, RankedList("dense", "cosine", ()), rrf({"bm25": lex}, 60), None, {},
+                     TextView.build(chunks, docs), tenant_stats(lexical))
+    rows = candidate_features(inp, 20)
+    by_id = {cid: rows.X[j] for j, cid in enumerate(rows.chunk_ids)}
+    col = CANDIDATE_NAMES.index
+    assert by_id["y#0"][col("code_match")] == 1.0 and by_id["y#0"][col("code_conflict")] == 0.0
+    assert by_id["x#0"][col("code_match")] == 0.0 and by_id["x#0"][col("code_conflict")] == 1.0
+    assert by_id["x#0"][col("neg_align")] == 1.0 and by_id["y#0"][col("neg_align")] == -1.0
+    assert by_id["x#0"][col("cond_align")] == 0.0  # the question has no condition word
+    # Question tokens px-7, px, 7, nao, liga; y holds px-7 px 7 liga in 4 consecutive tokens → 4 / 4.
+    assert by_id["y#0"][col("proximity")] == pytest.approx(1.0)
+
+
+def test_sentence_features_by_hand(case):
+    inp, rows = case
+    sent = sentence_features(QUESTION, ["a#0", "b#0"], inp.view, inp.stats)
+    assert sent.texts == ("A garantia do leitor é de 12 meses.", "Vale para defeitos.", "O prazo de entrega é de 5 dias.")
+    i_p, i_g, i_l, i_b = idf(3, 1), idf(3, 1), idf(3, 2), idf(3, 0)
+    total = i_p + i_g + i_l + i_b
+    col = SENTENCE_NAMES.index
+    assert sent.X[0, col("s_cov")] == pytest.approx((i_g + i_l) / total)
+    assert sent.X[1, col("s_cov")] == 0.0 and sent.X[1, col("s_prev_cov")] == pytest.approx((i_g + i_l) / total)
+    assert sent.X[0, col("s_cov_rel")] == 1.0
+    assert sent.X[2, col("s_chunk_rank_recip")] == 0.5 and sent.X[0, col("s_has_number")] == 1.0
+    assert sent.X[1, col("s_position")] == 1.0 and sent.X[0, col("s_position")] == 0.0

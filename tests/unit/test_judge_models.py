@@ -1,0 +1,97 @@
+"""Judge model folders: round trip, contributions that sum to the score, feature-set mismatch refused."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+lgb = pytest.importorskip("lightgbm")
+
+from retrieval.judge.features import CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES  # noqa: E402
+from retrieval.judge.models import (BoosterModel, JudgeModelError, JudgeModels, LogisticModel, load_judge,  # noqa: E402
+                                    ndcg_at, read_models)
+
+PARAMS = {"objective": "lambdarank", "num_leaves": 4, "min_data_in_leaf": 5, "verbose": -1, "deterministic": True,
+          "force_col_wise": True, "num_threads": 1, "seed": 7}
+
+
+def _data(width: int, rows: int = 200, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((rows, width))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0.8).astype(float)
+    return X, y
+
+
+def _models() -> JudgeModels:
+    Xc, yc = _data(len(CANDIDATE_NAMES))
+    Xs, ys = _data(len(SENTENCE_NAMES), seed=1)
+    rank = lgb.train(PARAMS, lgb.Dataset(Xc, yc, group=[20] * 10), 20)
+    ev = lgb.train(PARAMS, lgb.Dataset(Xs, ys, group=[20] * 10), 20)
+    return JudgeModels(BoosterModel(rank), LogisticModel.fit(Xc, yc), BoosterModel(ev), 0.42)
+
+
+def test_folder_round_trips(tmp_path):
+    models = _models()
+    models.manifest = {"training": {"seed": 7}}
+    models.save(tmp_path / "m", "# card\n")
+    loaded = read_models(tmp_path / "m")
+    X, _ = _data(len(CANDIDATE_NAMES), 30, seed=3)
+    Xs, _ = _data(len(SENTENCE_NAMES), 30, seed=4)
+    assert np.allclose(loaded.rerank(X).raw, models.rerank(X).raw)
+    assert np.allclose(loaded.support_proba(X)[0], models.support_proba(X)[0])
+    assert np.allclose(loaded.evidence_scores(Xs).raw, models.evidence_scores(Xs).raw)
+    assert loaded.threshold == 0.42
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert manifest["feature_set_version"] == FEATURE_SET_VERSION
+    assert manifest["candidate_features"] == list(CANDIDATE_NAMES)
+    assert manifest["files"] == {"reranker": "reranker.txt", "support": "support.json", "evidence": "evidence.txt"}
+    assert (tmp_path / "m" / "model_card.md").read_text() == "# card\n"
+
+
+def test_contributions_sum_to_the_raw_score():
+    models = _models()
+    X, _ = _data(len(CANDIDATE_NAMES), 25, seed=5)
+    ex = models.rerank(X)
+    booster_raw = models.reranker.booster.predict(X, raw_score=True)
+    assert np.allclose([sum(c.values()) for c in ex.contributions], booster_raw)
+    assert set(ex.contributions[0]) == {*CANDIDATE_NAMES, "bias"}
+    p, sup = models.support_proba(X)
+    logits = np.array([sum(c.values()) for c in sup.contributions])
+    assert np.allclose(p, 1 / (1 + np.exp(-logits)))
+
+
+def test_logistic_regression_learns_a_separable_rule():
+    X, y = _data(3, 400)
+    model = LogisticModel.fit(X, y, l2=0.1)
+    p = 1 / (1 + np.exp(-model.raw(X)))
+    assert ((p > 0.5) == (y == 1)).mean() > 0.95
+
+
+def test_feature_set_mismatch_is_refused(tmp_path):
+    _models().save(tmp_path / "m")
+    path = tmp_path / "m" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "feature_set_version": "judge-features-0"}))
+    models, reason = load_judge(tmp_path / "m")
+    assert models is None and "feature set 'judge-features-0'" in reason and "retrain" in reason
+    path.write_text(json.dumps({**manifest, "candidate_features": list(CANDIDATE_NAMES[::-1])}))
+    with pytest.raises(JudgeModelError, match="other features"):
+        read_models(tmp_path / "m")
+
+
+def test_missing_or_broken_folder_gives_a_reason(tmp_path):
+    models, reason = load_judge(tmp_path / "nowhere")
+    assert models is None and "manifest.json missing" in reason
+    _models().save(tmp_path / "m")
+    (tmp_path / "m" / "reranker.txt").write_text("not a model")
+    models, reason = load_judge(tmp_path / "m")
+    assert models is None and "unreadable" in reason
+
+
+def test_ndcg_by_hand():
+    grades = {"a": 3.0, "b": 1.0}
+    dcg = 1 / np.log2(2) + 3 / np.log2(3)
+    idcg = 3 / np.log2(2) + 1 / np.log2(3)
+    assert ndcg_at(["b", "a", "z"], grades) == pytest.approx(dcg / idcg)
