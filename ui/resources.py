@@ -45,18 +45,19 @@ def warm_metrics() -> Any:
     """
     import threading
 
-    from retrieval.evaluation.metrics import quiet_ranx
+    from retrieval.evaluation.metrics import RANX_LOCK, quiet_ranx
 
     def work() -> None:
         quiet_ranx()
-        from ranx import Qrels, Run, compare, evaluate
+        with RANX_LOCK:  # importing and compiling never run beside an evaluation's own ranx calls
+            from ranx import Qrels, Run, compare, evaluate
 
-        qrels = Qrels({"a": {"d1": 1, "d2": 3}, "b": {"d3": 1}})
-        one = Run({"a": {"d1": 2.0, "d4": 1.0}, "b": {"d3": 1.0}}, name="one")
-        two = Run({"a": {"d2": 1.0}, "b": {"__none__": 0.0}}, name="two")
-        evaluate(qrels, one, list(WARM_METRICS), return_mean=False, make_comparable=True)
-        compare(qrels, [one, two], list(WARM_METRICS), stat_test="fisher", max_p=0.05, rounding_digits=6,
-                make_comparable=True)
+            qrels = Qrels({"a": {"d1": 1, "d2": 3}, "b": {"d3": 1}})
+            one = Run({"a": {"d1": 2.0, "d4": 1.0}, "b": {"d3": 1.0}}, name="one")
+            two = Run({"a": {"d2": 1.0}, "b": {"__none__": 0.0}}, name="two")
+            evaluate(qrels, one, list(WARM_METRICS), return_mean=False, make_comparable=True)
+            compare(qrels, [one, two], list(WARM_METRICS), stat_test="fisher", max_p=0.05, rounding_digits=6,
+                    make_comparable=True)
 
     thread = threading.Thread(target=work, name="ranx-warm-up", daemon=True)
     thread.start()

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from ..types import Question
 from .configs import Config
-from .metrics import quiet_ranx, relevant_grades
+from .metrics import RANX_LOCK, quiet_ranx, relevant_grades
 
 
 def observed(report: Mapping[str, Any]) -> list[str]:
@@ -52,21 +52,21 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
     answerable = [q for q in questions if q.relevant]
     if len(configs) < 2 or not answerable:
         return []
-    from ranx import Qrels, Run
-    from ranx import compare as ranx_compare
-
     quiet_ranx()
+    with RANX_LOCK:  # ranx builds numba structures and compiles on first use: one thread at a time
+        from ranx import Qrels, Run
+        from ranx import compare as ranx_compare
 
-    qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
-    runs = []
-    for config in configs:
-        run_dict = {}
-        for q in answerable:
-            ranked = finals[config.name].get(q.id) or []
-            run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
-        runs.append(Run(run_dict, name=config.name))
-    report = ranx_compare(qrels, runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
-                          make_comparable=True).to_dict()
+        qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
+        runs = []
+        for config in configs:
+            run_dict = {}
+            for q in answerable:
+                ranked = finals[config.name].get(q.id) or []
+                run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+            runs.append(Run(run_dict, name=config.name))
+        report = ranx_compare(qrels, runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
+                              make_comparable=True).to_dict()
     base = configs[0].name
     groups = sorted({q.group for q in answerable})
     out = []

@@ -8,12 +8,18 @@ on unanswerable, answered on answerable).
 from __future__ import annotations
 
 import statistics
+import threading
 import warnings
 from typing import Any, Mapping, Sequence
 
 from ..types import Question
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "hit_rate")
+
+
+#: ranx's metrics are numba functions compiled on first use; two threads compiling them at once crashed the
+#: process (the app warms ranx up in a background thread). Every ranx call holds this lock.
+RANX_LOCK = threading.RLock()
 
 
 def quiet_ranx() -> None:
@@ -38,20 +44,19 @@ def metric_names(ks: Sequence[int]) -> list[str]:
 def scores(questions: Sequence[Question], finals: Mapping[str, list[str]], names: list[str],
             run_name: str) -> dict[str, dict[str, float]]:
     """Per-question ranx metrics (answerable questions only): ``{qid: {metric: value}}``."""
-    from ranx import Qrels, Run, evaluate
-
-    quiet_ranx()
-
     answerable = [q for q in questions if q.relevant]
     if not answerable:
         return {}
-    qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
-    run_dict = {}
-    for q in answerable:
-        ranked = finals.get(q.id) or []
-        run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
-    run = Run(run_dict, name=run_name)
-    values = evaluate(qrels, run, names, return_mean=False, make_comparable=True)
+    quiet_ranx()
+    with RANX_LOCK:  # ranx builds numba structures and compiles on first use: one thread at a time
+        from ranx import Qrels, Run, evaluate
+
+        qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
+        run_dict = {}
+        for q in answerable:
+            ranked = finals.get(q.id) or []
+            run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+        values = evaluate(qrels, Run(run_dict, name=run_name), names, return_mean=False, make_comparable=True)
     if len(names) == 1:
         values = {names[0]: values}
     ids = list(qrels.keys())

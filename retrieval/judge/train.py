@@ -24,9 +24,7 @@ Seeded and deterministic (``deterministic=True``, fixed seeds): the same inputs 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import re
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -36,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..fusion import fuse
-from ..text import fold, tokenize
+from ..text import fold
 from ..types import Question, RankedList, ScoredItem
 from .features import (CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES, CandidateRows, JudgeInput,
                        SentenceRows, TextView, candidate_features, sentence_features, stats_without,
