@@ -94,7 +94,7 @@ class Workbench:
             self.embedder_reason = "loaded" if embedder is not None else "embedder disabled by the caller"
         self.encoder = QueryEncoder(self.embedder) if self.embedder is not None else None
         self._rerankers: dict[str, tuple[Reranker | None, str]] = {}
-        self._judge: tuple[Any, str] | None = None
+        self._judges: dict[str, tuple[Any, str]] = {}
         self._client: Any = None
         self.state: IndexState | None = None
 
@@ -134,11 +134,12 @@ class Workbench:
             reranker, why = self.reranker(s.reranker_model)
             return (reranker.models if reranker is not None else None), why
         with self._lock:
-            if self._judge is None:
+            key = str(s.judge_path)
+            if key not in self._judges:
                 from .judge.models import load_judge
 
-                self._judge = load_judge(self.settings.judge_path)
-            return self._judge
+                self._judges[key] = load_judge(s.judge_path)
+            return self._judges[key]
 
     def request_settings(self, settings: Settings | None) -> Settings:
         """``settings`` for one request, refused when it changes an index-level setting of this Workbench.
@@ -261,38 +262,19 @@ class Workbench:
         models, _ = self.judge(s)
         if models is None:
             return None
-        from .judge.stage import JudgeRun, judge_input
+        from .judge.stage import judge_window
 
-        tenants = c.filters.get(s.tenant_field)
-        tenant = tenants[0] if tenants else None
-        inp = judge_input(state, question, tenant, c.lexical, c.dense, c.fused, c.vector, s.reranker_max_input)
-        return models, JudgeRun.of(inp, s.reranker_max_input)
+        return models, judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
+                                    c.vector, s.reranker_max_input)
 
     def _support_gate(self, gate: Any, judged: tuple[Any, Any] | None, selected: Sequence[Any], question: str,
                       s: Settings) -> tuple[Any, dict[str, Any]]:
-        """The learned support gate after the cosine and code checks: nothing passes when the best
-        P(support) of the selected chunks is below the model's threshold. Returns the gate and its trace
-        entry (with ``support``: P per chunk, threshold, top contributions, the reason in plain words)."""
-        data = gate.to_dict()
+        """The learned support gate (:func:`retrieval.judge.stage.apply_support_gate`) when it is on."""
         if not s.support_gate:
-            return gate, data
-        if judged is None:
-            models, why = self.judge(s)
-            why = why if models is None else "this tier has no fused candidates to read features from"
-            data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
-            return gate, data
-        from dataclasses import replace
+            return gate, gate.to_dict()
+        from .judge.stage import apply_support_gate
 
-        from .judge.stage import support_decision
-
-        decision = support_decision(judged[0], judged[1], selected, question)
-        if gate.final and not decision["passes"]:
-            gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final), reason=decision["reason"],
-                           kind=f"{gate.kind} + {decision['kind']}")
-            return gate, {**gate.to_dict(), "support": decision}
-        if gate.final:
-            data["kind"] = f"{gate.kind} + {decision['kind']}"
-        return gate, {**data, "support": decision}
+        return apply_support_gate(gate, judged, selected, question, self.judge(s)[1])
 
     def _rerank(self, tier: str, reason: str, question: str, fused: RankedList, state: IndexState, s: Settings,
                 timer: StageTimer, judged: tuple[Any, Any] | None = None) -> tuple[str, str, RankedList]:

@@ -195,10 +195,18 @@ def rerank(reranker: Reranker, question: str, fused: RankedList, texts: Mapping[
     candidates = fused.items[:max_input]
     if not candidates:
         return RankedList("reranked", reranker.score_kind, ())
-    scores = reranker.score(question, [texts[i.chunk_id] for i in candidates])
+    passages = [texts[i.chunk_id] for i in candidates]
+    scores = reranker.score(question, passages)
     if len(scores) != len(candidates) or not np.all(np.isfinite(scores)):
         raise ValueError("the reranker returned a wrong number of scores or non-finite scores")
+    truncation = truncation_of(reranker, question, passages)
+    if truncation is not None and len(truncation) != len(candidates):
+        truncation = None
     order = sorted(range(len(candidates)), key=lambda j: (-scores[j], candidates[j].rank))
     items = tuple(ScoredItem(candidates[j].chunk_id, candidates[j].parent_id, rank, float(scores[j]),
-                             fused_rank=candidates[j].rank) for rank, j in enumerate(order, start=1))
-    return RankedList("reranked", reranker.score_kind, items)
+                             fused_rank=candidates[j].rank, truncation=truncation[j] if truncation else None)
+                  for rank, j in enumerate(order, start=1))
+    cut = sum(1 for t in truncation or () if t.get("truncated"))
+    note = (f"{cut} of {len(candidates)} passages were longer than the model reads "
+            f"({truncation[0]['limit']} tokens) and were scored on their beginning only") if cut else None
+    return RankedList("reranked", reranker.score_kind, items, note=note)

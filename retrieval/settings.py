@@ -19,12 +19,12 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LAB_CORPUS = PROJECT_ROOT / "data" / "lab" / "corpus.jsonl"
 LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
 
-#: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched): they
-#: live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
+#: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched) and the
+#: models a Workbench loads once (the judge's folder): they live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
                   "bm25_engine", "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads",
-                  "backend", "milvus_uri")
+                  "backend", "milvus_uri", "judge_path")
 
 
 class Settings(BaseSettings):

@@ -71,6 +71,8 @@ class ScoredItem:
         fused_rank: reranked only, the item's rank in the fused list.
         feature_contributions: reranked by the learned ranker only, each feature's contribution to
             ``score`` (raw LambdaMART units) plus ``bias``; they sum to ``score``.
+        truncation: reranked by a cross-encoder only, ``{"truncated", "tokens", "limit"}``: whether the
+            pair (question, passage) was longer than the model reads (the rest was never scored).
     """
 
     chunk_id: str
@@ -82,6 +84,7 @@ class ScoredItem:
     ranks: Mapping[str, int] | None = None
     fused_rank: int | None = None
     feature_contributions: Mapping[str, float] | None = None
+    truncation: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -98,6 +101,8 @@ class ScoredItem:
             data["fused_rank"] = self.fused_rank
         if self.feature_contributions is not None:
             data["feature_contributions"] = dict(self.feature_contributions)
+        if self.truncation is not None:
+            data["truncation"] = dict(self.truncation)
         return data
 
 

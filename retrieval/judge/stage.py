@@ -150,6 +150,45 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
             "passes": passes, "top_contributions": top, "missing_tokens": missing, "reason": reason}
 
 
+def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lexical: RankedList,
+                 dense: RankedList, fused: RankedList, vector: np.ndarray | None, max_input: int) -> JudgeRun:
+    """The request's :class:`JudgeInput` (its tenant's statistics) and the rerank window's feature rows."""
+    tenants = filters.get(tenant_field)
+    inp = judge_input(state, question, tenants[0] if tenants else None, lexical, dense, fused, vector, max_input)
+    return JudgeRun.of(inp, max_input)
+
+
+def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, selected: Sequence[ScoredItem],
+                       question: str, judge_reason: str) -> tuple[Any, dict[str, Any]]:
+    """The learned support gate after the cosine and code checks: nothing passes when the best P(support) of
+    the selected chunks is below the model's threshold.
+
+    Args:
+        gate: the cosine / code decision (a frozen ``GateResult``).
+        judged: ``(models, run)``, or ``None`` when no judge model loaded (``judge_reason`` says why) or the
+            tier has no fused candidates.
+
+    Returns:
+        The gate (a new one when the learned gate refuses) and its trace entry, with ``support``: P per
+        chunk, the threshold, the top contributions and the reason in plain words.
+    """
+    from dataclasses import replace
+
+    data = gate.to_dict()
+    if judged is None:
+        why = judge_reason if judge_reason != "loaded" else "this tier has no fused candidates to read features from"
+        data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
+        return gate, data
+    decision = support_decision(judged[0], judged[1], selected, question)
+    if gate.final and not decision["passes"]:
+        gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final), reason=decision["reason"],
+                       kind=f"{gate.kind} + {decision['kind']}")
+        return gate, {**gate.to_dict(), "support": decision}
+    if gate.final:
+        data["kind"] = f"{gate.kind} + {decision['kind']}"
+    return gate, {**data, "support": decision}
+
+
 class LearnedEvidenceAnswerer:
     """Extractive answer whose sentences the evidence model chooses (``max_sentences`` best-scored context
     sentences, shown in context order); each sentence records why it was chosen."""

@@ -25,7 +25,8 @@ def tiny_cross_encoder(tmp_path_factory):
     config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=512, num_labels=1)
     BertForSequenceClassification(config).save_pretrained(folder)
-    BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
+    # The model reads at most 64 tokens of a pair, so lab chunks (about 130 tokens) are truncated.
+    BertTokenizer(str(folder / "vocab.txt"), model_max_length=64).save_pretrained(folder)
     return folder
 
 
@@ -50,3 +51,14 @@ def test_cross_encoder_path_reranks_fused_candidates(lab_bench, tiny_cross_encod
     assert trace.timings_ms["rerank"] is not None
     # The final list is read from the reranked order.
     assert trace.final[0].chunk_id == items[0].chunk_id or trace.final[0].similarity < s.min_similarity
+
+
+def test_cross_encoder_truncation_is_recorded_per_item(lab_bench, tiny_cross_encoder):
+    s = lab_bench.settings.with_overrides(reranker_model=str(tiny_cross_encoder), reranker_max_input=6)
+    trace = lab_bench.ask(NEGATION_Q, {"tenant": "lumen"}, settings=s)
+    records = [i.truncation for i in trace.reranked.items]
+    assert len(records) == 6 and all(r is not None and r["limit"] == 64 for r in records)
+    assert all(r["truncated"] == (r["tokens"] > 64) for r in records)
+    cut = sum(r["truncated"] for r in records)
+    assert cut >= 1 and trace.to_dict()["reranked"]["note"].startswith(f"{cut} of 6 passages were longer")
+    assert trace.to_dict()["reranked"]["items"][0]["truncation"] == records[0]
