@@ -495,6 +495,11 @@ class MilvusLexical:
         s = self.stats.get(tenant)
         return s.n if s else 0
 
+    def document_frequencies(self, tenant: object = None) -> tuple[int, Mapping[str, int]]:
+        """``(chunks, chunks per token)`` of ``tenant``'s statistics (what the learned judge reads)."""
+        s = self.stats.get(tenant)
+        return (s.n, s.df) if s else (0, {})
+
     def query_vector(self, tokens: Sequence[str], tenant: Any) -> dict[int, float]:
         """The query side: Lucene IDF over the tenant's chunks of each unique token the tenant holds."""
         s = self.stats.get(tenant)

@@ -229,8 +229,10 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
 
     port = _free_port()
     corpus = _corpus(tmp_path / "small.jsonl", _small_docs("faq"))
+    # The judge is pinned off: this tests the store (a fake 8-dim embedder on a toy corpus), not the learned gate.
     s = settings.with_overrides(backend="milvus", milvus_uri=f"http://127.0.0.1:{port}", milvus_timeout=5.0,
-                                min_similarity=-1.0, min_bm25=0.5)
+                                min_similarity=-1.0, min_bm25=0.5, reranker_model="none", support_gate=False,
+                                evidence_model=False)
     bench = Workbench(s, embedder=FunctionEmbedder("fake-8", _embed, _embed), progress=False)
     question = "Em quanto tempo o PX-7 é ativado?"
     server = _server(tmp_path / "srv", port)

@@ -66,7 +66,7 @@ def test_evaluation_leaves_the_shared_workbench_untouched(lab_bench, lab_questio
 def test_multi_hop_on_the_virtual_card_question_answers(lab_bench):
     s = lab_bench.settings.with_overrides(transforms=("multi_hop",))
     trace = lab_bench.ask("Posso usar o cartão virtual em uma compra presencial?", {"tenant": "ventura"}, settings=s)
-    assert trace.tier in {"rrf_only", "refusal"}
+    assert trace.tier in {"full", "rrf_only", "refusal"}
     ids = [i.chunk_id for i in trace.fused.items]
     assert len(ids) == len(set(ids)) and all(i.startswith("ventura-") for i in ids)
 
