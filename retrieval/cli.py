@@ -96,55 +96,11 @@ def index(
     _setup_logging()
     settings = _settings(sets, contextual=True if contextual else None)
     try:
-        from .corpus import load_corpus
         from .settings import LAB_CORPUS
-        from .store import collection_name, index_variant, open_client
 
         path = (corpus or LAB_CORPUS).resolve()
-        if (status or drop) and settings.backend == "milvus":
-            from .milvus import MilvusUnavailable, collection_for
-
-            try:
-                _, store = collection_for(settings, path)
-                exists = store.client.has_collection(store.name)
-                if drop:
-                    store.drop()
-                    typer.echo(f"dropped {store.name}" if exists else f"no index for {path}")
-                elif not exists:
-                    typer.echo(f"{path}: not indexed (collection {store.name} absent)")
-                else:
-                    typer.echo(f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
-                               f"store milvus {settings.milvus_uri}")
-            except MilvusUnavailable as exc:
-                _fail(str(exc))
-            except RetrievalError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-                _fail(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}")
-            return
         if status or drop:
-            load_corpus(path, settings.tenant_field)  # a clear error for an unreadable corpus
-            name = collection_name(str(path), settings.embedding_model,
-                                   index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
-                                                 settings.passage_template))
-            try:
-                client = open_client(settings.chroma_path, settings.chroma_host)
-                exists = name in [getattr(c, "name", c) for c in client.list_collections()]
-                if drop:
-                    if exists:
-                        client.delete_collection(name)
-                    typer.echo(f"dropped {name}" if exists else f"no index for {path}")
-                    return
-                if not exists:
-                    typer.echo(f"{path}: not indexed (collection {name} absent)")
-                    return
-                col = client.get_collection(name)
-                meta = col.metadata or {}
-                count = col.count()
-            except Exception as exc:  # noqa: BLE001 - any store failure is one line, exit 2
-                _store_fail(settings, exc)
-            typer.echo(f"{path}: {count} chunks in {name}, model {meta.get('embedding_model')}, "
-                       f"store {settings.chroma_host or settings.chroma_path}")
+            (_milvus_status if settings.backend == "milvus" else _chroma_status)(settings, path, drop)
             return
         bench = _open(settings, path)
     except RetrievalError as exc:
@@ -158,6 +114,58 @@ def index(
     )
     if report is None:  # an index that failed to build its vectors is a failed index
         _fail(f"the index has no vectors ({state.store_reason}); requests would run lexical_only")
+
+
+def _milvus_status(settings: Any, path: Path, drop: bool) -> None:
+    """``index --status`` / ``--drop`` on the Milvus backend (one line, exit 2, when it is unreachable)."""
+    from .milvus import MilvusUnavailable, collection_for
+
+    try:
+        _, store = collection_for(settings, path)
+        exists = store.client.has_collection(store.name)
+        if drop:
+            store.drop()
+            typer.echo(f"dropped {store.name}" if exists else f"no index for {path}")
+        elif not exists:
+            typer.echo(f"{path}: not indexed (collection {store.name} absent)")
+        else:
+            typer.echo(f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
+                       f"store milvus {settings.milvus_uri}")
+    except MilvusUnavailable as exc:
+        _fail(str(exc))
+    except RetrievalError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        _fail(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}")
+
+
+def _chroma_status(settings: Any, path: Path, drop: bool) -> None:
+    """``index --status`` / ``--drop`` on the local backend's Chroma store (any store failure: one line)."""
+    from .corpus import load_corpus
+    from .store import collection_name, index_variant, open_client
+
+    load_corpus(path, settings.tenant_field)  # a clear error for an unreadable corpus
+    name = collection_name(str(path), settings.embedding_model,
+                           index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
+                                         settings.passage_template))
+    try:
+        client = open_client(settings.chroma_path, settings.chroma_host)
+        exists = name in [getattr(c, "name", c) for c in client.list_collections()]
+        if drop:
+            if exists:
+                client.delete_collection(name)
+            typer.echo(f"dropped {name}" if exists else f"no index for {path}")
+            return
+        if not exists:
+            typer.echo(f"{path}: not indexed (collection {name} absent)")
+            return
+        col = client.get_collection(name)
+        meta = col.metadata or {}
+        count = col.count()
+    except Exception as exc:  # noqa: BLE001 - any store failure is one line, exit 2
+        _store_fail(settings, exc)
+    typer.echo(f"{path}: {count} chunks in {name}, model {meta.get('embedding_model')}, "
+               f"store {settings.chroma_host or settings.chroma_path}")
 
 
 @app.command()
@@ -234,30 +242,14 @@ def eval_(
     _setup_logging()
     settings = _settings(sets, transforms=transform or None, mmr_lambda=mmr)
     from .corpus import load_questions
-    from .evaluation import TqdmProgress, bench_factory, evaluate_configs, resolve_configs
+    from .evaluation import TqdmProgress, bench_factory, evaluate_configs
 
     try:
         ks = [int(x) for x in k.split(",") if x.strip()]
     except ValueError:
         _fail(f"--k expects integers separated by commas, got '{k}'")
     try:
-        extra = []
-        if config_file is not None:
-            try:
-                extra = json.loads(config_file.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                _fail(f"{config_file}: cannot read config file ({exc})")
-            if not isinstance(extra, list):
-                _fail(f"{config_file}: expected a JSON list of configs")
-        names = [c.strip() for c in configs.split(",") if c.strip()] if configs else []
-        cfgs = resolve_configs(names, settings, extra)
-        if not cfgs:
-            _fail("no configuration to evaluate")
-        for cfg in cfgs:  # every configuration's settings are validated before anything loads
-            try:
-                settings.with_overrides(**cfg.overrides)
-            except ValueError as exc:
-                _fail(f"config '{cfg.name}': {exc}")
+        cfgs = _configs(configs, config_file, settings)
         qs = load_questions(questions, qrels=qrels)
         report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis,
                                   sweep=sweep)
@@ -277,6 +269,30 @@ def eval_(
     _print_report(report, split)
     if written:
         typer.echo(f"\nwrote {len(written)} files to {out}")
+
+
+def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[Any]:
+    """The named configurations plus a config file's, each one's settings validated before anything loads."""
+    from .evaluation import resolve_configs
+
+    extra = []
+    if config_file is not None:
+        try:
+            extra = json.loads(config_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            _fail(f"{config_file}: cannot read config file ({exc})")
+        if not isinstance(extra, list):
+            _fail(f"{config_file}: expected a JSON list of configs")
+    names = [c.strip() for c in configs.split(",") if c.strip()] if configs else []
+    cfgs = resolve_configs(names, settings, extra)
+    if not cfgs:
+        _fail("no configuration to evaluate")
+    for cfg in cfgs:
+        try:
+            settings.with_overrides(**cfg.overrides)
+        except ValueError as exc:
+            _fail(f"config '{cfg.name}': {exc}")
+    return cfgs
 
 
 def _print_report(report: dict[str, Any], split: str) -> None:

@@ -98,31 +98,53 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
     flt = _filters(trace)
     blocked = _filter_reason(flt, chunk.metadata)
     out: dict[str, Any] = {"chunk_id": chunk_id, "parent_id": chunk.parent_id, "window": window, "lists": {}}
+    out["lists"]["lexical"], lex_rank = _lexical_entry(state, trace, chunk, question, flt, blocked, window)
+    out["lists"]["dense"], dense_rank, cosine = _dense_entry(state, trace, chunk, flt, blocked, window,
+                                                              query_vector)
+    for name in ("fused", "reranked", "final"):  # as they are
+        got = _rank_in(trace, name, chunk_id)
+        out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
+    out["fusion"] = _fusion_entry(trace, settings, chunk_id, lex_rank, dense_rank, blocked)
+    out["rerank"] = _rerank_entry(trace, chunk, question, reranker, blocked)
+    threshold = settings.get("min_similarity")
+    named = codes(question) if settings.get("require_codes", True) else []
+    missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
+    out["gate"] = {"cosine": cosine, "threshold": threshold,
+                   "passes_similarity": None if cosine is None or threshold is None else cosine >= threshold,
+                   "codes": named, "missing_codes": missing}
+    return out
 
-    # -- lexical --------------------------------------------------------------------------------------
-    lex = _rank_in(trace, "lexical", chunk_id)
+
+def _lexical_entry(state: Any, trace: Mapping[str, Any], chunk: Any, question: str, flt: Any, blocked: Any,
+                   window: int) -> tuple[dict[str, Any], int | None]:
+    """The chunk in the BM25 list: its rank, or why it is absent (filter, no shared token, outside the
+    window: its rank in the whole tenant index); and the rank the fusion would read."""
+    lex = _rank_in(trace, "lexical", chunk.chunk_id)
     q_tokens = sorted(set(tokenize(question)))
     c_tokens = sorted(set(tokenize(chunk.indexed_text)))
     lex_rank = lex["rank"] if lex else None
     note = (trace.get("lexical") or {}).get("note") or ""
     if lex:
-        entry = {"status": "in_list", **lex}
-    elif blocked:
-        entry = {"status": "filtered", **blocked}
-    elif note.startswith("skipped"):
-        entry = {"status": "skipped", "note": note}
-    elif not set(q_tokens) & set(c_tokens):
-        entry = {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens}
-    else:
-        full = state.lexical.search(question, flt, len(state.chunks))
-        found = next((i for i in full.items if i.chunk_id == chunk_id), None)
-        lex_rank = found.rank if found else None
-        entry = ({"status": "outside_window", "rank": found.rank, "score": found.score, "window": window,
-                  "shared_tokens": sorted(set(q_tokens) & set(c_tokens))} if found
-                 else {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens})
-    out["lists"]["lexical"] = entry
+        return {"status": "in_list", **lex}, lex_rank
+    if blocked:
+        return {"status": "filtered", **blocked}, lex_rank
+    if note.startswith("skipped"):
+        return {"status": "skipped", "note": note}, lex_rank
+    if not set(q_tokens) & set(c_tokens):
+        return {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens}, lex_rank
+    full = state.lexical.search(question, flt, len(state.chunks))
+    found = next((i for i in full.items if i.chunk_id == chunk.chunk_id), None)
+    if not found:
+        return {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens}, None
+    return ({"status": "outside_window", "rank": found.rank, "score": found.score, "window": window,
+             "shared_tokens": sorted(set(q_tokens) & set(c_tokens))}, found.rank)
 
-    # -- dense ----------------------------------------------------------------------------------------
+
+def _dense_entry(state: Any, trace: Mapping[str, Any], chunk: Any, flt: Any, blocked: Any, window: int,
+                 query_vector: np.ndarray | None) -> tuple[dict[str, Any], int | None, float | None]:
+    """The chunk in the dense list, or why it is absent (filter, outside the window, or an HNSW miss: its
+    exact cosine would rank it inside the window); the rank the fusion would read and its cosine."""
+    chunk_id = chunk.chunk_id
     den = _rank_in(trace, "dense", chunk_id)
     dense_rank = den["rank"] if den else None
     cosine = den["score"] if den else None
@@ -138,27 +160,24 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
             mine = sims[chunk_id]
             exact_rank = 1 + sum(1 for cid, s in sims.items() if s > mine or (s == mine and cid < chunk_id))
     if den:
-        entry = {"status": "in_list", **den, "exact_rank": exact_rank}
-    elif blocked:
-        entry = {"status": "filtered", **blocked}
-    elif note.startswith("skipped"):
-        entry = {"status": "skipped", "note": note}
-    elif exact_rank is None:
-        entry = {"status": "unknown", "note": "no query vector or stored vector to compute its exact cosine"}
-    elif exact_rank <= window:
-        entry = {"status": "hnsw_miss", "exact_rank": exact_rank, "cosine": cosine}
-        dense_rank = exact_rank
-    else:
-        entry = {"status": "outside_window", "rank": exact_rank, "score": cosine, "window": window}
-        dense_rank = exact_rank
-    out["lists"]["dense"] = entry
+        return {"status": "in_list", **den, "exact_rank": exact_rank}, dense_rank, cosine
+    if blocked:
+        return {"status": "filtered", **blocked}, dense_rank, cosine
+    if note.startswith("skipped"):
+        return {"status": "skipped", "note": note}, dense_rank, cosine
+    if exact_rank is None:
+        return ({"status": "unknown", "note": "no query vector or stored vector to compute its exact cosine"},
+                dense_rank, cosine)
+    if exact_rank <= window:
+        return {"status": "hnsw_miss", "exact_rank": exact_rank, "cosine": cosine}, exact_rank, cosine
+    return {"status": "outside_window", "rank": exact_rank, "score": cosine, "window": window}, exact_rank, cosine
 
-    # -- fused, reranked, final as they are -------------------------------------------------------------
-    for name in ("fused", "reranked", "final"):
-        got = _rank_in(trace, name, chunk_id)
-        out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
 
-    # -- what fusion would have given it ----------------------------------------------------------------
+def _fusion_entry(trace: Mapping[str, Any], settings: Mapping[str, Any], chunk_id: str, lex_rank: int | None,
+                  dense_rank: int | None, blocked: Any) -> dict[str, Any]:
+    """What RRF would have given the chunk from the ranks it has (or would have) in each list."""
+    if blocked:
+        return {"status": "filtered"}
     k = int(settings.get("rrf_k") or 60)
     used = {r for item in (trace.get("fused") or {}).get("items") or [] for r in (item.get("ranks") or {})}
     ranks = {}
@@ -166,39 +185,30 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
         ranks["bm25"] = lex_rank
     if dense_rank is not None and ("dense" in used or not used):
         ranks["dense"] = dense_rank
-    if blocked:
-        out["fusion"] = {"status": "filtered"}
-    else:
-        score = sum(1.0 / (k + r) for r in ranks.values())
-        fused_scores = [i["score"] for i in (trace.get("fused") or {}).get("items") or []
-                        if i["chunk_id"] != chunk_id]
-        would = 1 + sum(1 for s in fused_scores if s > score) if ranks else None
-        out["fusion"] = {"status": "computed", "rrf_k": k, "ranks": ranks,
-                         "contributions": {r: round(1.0 / (k + v), 6) for r, v in ranks.items()},
-                         "score": round(score, 6), "would_rank": would,
-                         "top_k": settings.get("top_k"), "note": "RRF only, whatever the fusion setting"}
+    score = sum(1.0 / (k + r) for r in ranks.values())
+    fused_scores = [i["score"] for i in (trace.get("fused") or {}).get("items") or [] if i["chunk_id"] != chunk_id]
+    would = 1 + sum(1 for s in fused_scores if s > score) if ranks else None
+    return {"status": "computed", "rrf_k": k, "ranks": ranks,
+            "contributions": {r: round(1.0 / (k + v), 6) for r, v in ranks.items()},
+            "score": round(score, 6), "would_rank": would,
+            "top_k": settings.get("top_k"), "note": "RRF only, whatever the fusion setting"}
 
-    # -- reranker and gate -----------------------------------------------------------------------------
-    if reranker is not None and not blocked and getattr(reranker, "kind", None) == "ltr":
+
+def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker: Any, blocked: Any) -> dict[str, Any]:
+    """What the reranker gives (or would give) the chunk."""
+    if reranker is None or blocked:
+        return {"status": "filtered" if blocked else "not_run"}
+    items = (trace.get("reranked") or {}).get("items") or []
+    if getattr(reranker, "kind", None) == "ltr":
         # The learned ranker scores feature rows of the request's window, not a passage on its own.
-        mine = [i for i in (trace.get("reranked") or {}).get("items") or [] if i["chunk_id"] == chunk_id]
-        out["rerank"] = ({"status": "computed", "score": mine[0]["score"], "would_rank": mine[0]["rank"]} if mine
-                         else {"status": "not_run", "note": "outside the learned ranker's window: it scores the "
-                               "request's candidates from their features, not a passage on its own"})
-    elif reranker is not None and not blocked:
-        value = float(np.asarray(reranker.score(question, [chunk.indexed_text]))[0])
-        reranked = [i["score"] for i in (trace.get("reranked") or {}).get("items") or [] if i["chunk_id"] != chunk_id]
-        out["rerank"] = {"status": "computed", "score": value,
-                         "would_rank": 1 + sum(1 for s in reranked if s > value) if reranked else None}
-    else:
-        out["rerank"] = {"status": "filtered" if blocked else "not_run"}
-    threshold = settings.get("min_similarity")
-    named = codes(question) if settings.get("require_codes", True) else []
-    missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
-    out["gate"] = {"cosine": cosine, "threshold": threshold,
-                   "passes_similarity": None if cosine is None or threshold is None else cosine >= threshold,
-                   "codes": named, "missing_codes": missing}
-    return out
+        mine = [i for i in items if i["chunk_id"] == chunk.chunk_id]
+        return ({"status": "computed", "score": mine[0]["score"], "would_rank": mine[0]["rank"]} if mine
+                else {"status": "not_run", "note": "outside the learned ranker's window: it scores the "
+                      "request's candidates from their features, not a passage on its own"})
+    value = float(np.asarray(reranker.score(question, [chunk.indexed_text]))[0])
+    others = [i["score"] for i in items if i["chunk_id"] != chunk.chunk_id]
+    return {"status": "computed", "score": value,
+            "would_rank": 1 + sum(1 for s in others if s > value) if others else None}
 
 
 def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str], **kw: Any) -> list[dict[str, Any]]:

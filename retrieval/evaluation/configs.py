@@ -64,5 +64,9 @@ def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mappin
     for entry in extra:
         if not isinstance(entry, Mapping) or not entry.get("name"):
             raise ValueError("each config-file entry needs a 'name' and a 'settings' object")
-        out.append(Config(str(entry["name"]), dict(entry.get("settings") or {})))
+        overrides = entry.get("settings") or {}
+        if not isinstance(overrides, Mapping):
+            raise ValueError(f"config '{entry['name']}': 'settings' must be an object of name: value, "
+                             f"got {type(overrides).__name__}")
+        out.append(Config(str(entry["name"]), dict(overrides)))
     return out

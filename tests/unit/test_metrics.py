@@ -105,3 +105,14 @@ def test_gains_losses_by_group_and_lost_relevant_on_a_constructed_pair():
     assert mrr["wins_on_mean_but_lost_relevant"] is True
     recall = next(r for r in rows if r["metric"] == "recall@3")
     assert recall["worsened"] == [] and recall["improved"] == ["c"]  # a: 1/2 → 1/2, no change in recall
+
+
+def test_a_config_file_entry_whose_settings_are_not_an_object_is_refused():
+    import pytest
+
+    from retrieval.evaluation import resolve_configs
+    from retrieval.settings import Settings
+
+    for bad in ("x", [1, 2], 3):
+        with pytest.raises(ValueError, match="'settings' must be an object"):
+            resolve_configs([], Settings(_env_file=None), [{"name": "c", "settings": bad}])
