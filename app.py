@@ -18,7 +18,6 @@ from pathlib import Path  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from retrieval import explain, judgments, views  # noqa: E402
-from retrieval.answer import ExtractiveAnswerer  # noqa: E402
 from retrieval.errors import CorpusError, RetrievalError  # noqa: E402
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT  # noqa: E402
 from retrieval.transforms import TECHNIQUES  # noqa: E402
@@ -32,7 +31,8 @@ BASE = resources.base_settings()
 DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
                             reranker=BASE.reranker_model, dense_only=not BASE.hybrid_enabled,
                             min_similarity=BASE.min_similarity)
-RERANK_MODES = {"off": "Off", "bi": "Bi-encoder rescoring (use-m3, offline)", "custom": "CrossEncoder (name or path)"}
+RERANK_MODES = {"ltr": "Learned ranker (LambdaMART over BM25, dense and coverage features)", "off": "Off",
+                "bi": "Bi-encoder rescoring (use-m3, offline)", "custom": "CrossEncoder (name or path)"}
 NO_TENANT = ""
 DEFAULT_JUDGMENTS = PROJECT_ROOT / ".retrieval" / "judgments.jsonl"
 LANG_NAMES = {"en": "English", "pt": "Português"}
@@ -41,6 +41,8 @@ LANG_NAMES = {"en": "English", "pt": "Português"}
 def reranker_mode(spec: str) -> tuple[str, str]:
     if spec.strip().lower() in {"", "none", "off"}:
         return "off", ""
+    if spec.strip() == "ltr":
+        return "ltr", ""
     if spec == views.RERANKER_BI:
         return "bi", ""
     return "custom", spec
@@ -70,8 +72,17 @@ if "_seeded" not in ss:
     ss.transforms, ss.mmr_on, ss.mmr_lambda = list(params.transforms), params.mmr is not None, params.mmr or 0.7
     ss.lang, ss.judgments_path = params.lang, params.judgments or str(DEFAULT_JUDGMENTS)
     ss.traces = {}
-# The tenant box is only drawn on a multi-tenant corpus; Streamlit drops a widget's state on a run that does
-# not draw it, so the value lives under its own key too (else the next run has no ``tenant``).
+# Streamlit drops a widget's state on any run that does not draw it: on another page (the Evaluation page),
+# or for boxes this corpus does not need. Each widget's value is also kept under its own key, restored when
+# the widget's key is gone, so coming back to this page finds the question and the settings as they were.
+KEPT = ("question", "corpus_input", "questions_input", "top_k", "overfetch", "rrf_k", "min_similarity",
+        "dense_only", "ab", "rows", "rerank_mode", "rerank_custom", "transforms", "mmr_on", "mmr_lambda", "lang")
+for key in KEPT:
+    if key not in ss and f"_kept_{key}" in ss:
+        ss[key] = ss[f"_kept_{key}"]
+    if key in ss:
+        ss[f"_kept_{key}"] = ss[key]
+# The tenant box is only drawn on a multi-tenant corpus; the same rule, with its own key (``tenant_value``).
 if "tenant" not in ss:
     ss.tenant = ss.get("tenant_value", NO_TENANT)
 if "judgments_path" not in ss:  # drawn in the Judge tab only once a question ran: same rule as the tenant
@@ -202,7 +213,7 @@ with st.sidebar:
         st.slider("MMR λ", 0.0, 1.0, step=0.05, key="mmr_lambda")
     st.toggle("Compare: also run configuration B (tab 'Compare')", key="ab")
 
-reranker_spec = {"off": views.RERANKER_OFF, "bi": views.RERANKER_BI}.get(ss.rerank_mode) or (
+reranker_spec = {"off": views.RERANKER_OFF, "bi": views.RERANKER_BI, "ltr": "ltr"}.get(ss.rerank_mode) or (
     ss.rerank_custom.strip() or views.RERANKER_OFF)
 current = views.ViewParams(
     q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
@@ -259,13 +270,11 @@ try:
     request = BASE.with_overrides(top_k=current.top_k, overfetch=current.overfetch, rrf_k=current.rrf_k,
                                   reranker_model=current.reranker, hybrid_enabled=not current.dense_only,
                                   min_similarity=current.min_similarity, transforms=current.transforms,
-                                  mmr_lambda=current.mmr)
+                                  mmr_lambda=current.mmr, answer_language=lang)
 except ValueError as exc:
     st.error(f"Invalid settings: {exc}")
     st.stop()
 
-# The extractive adapter's notes follow the interface language; a configured LLM answers as it is.
-answerer = None if BASE.llm_configured else ExtractiveAnswerer(language=lang)
 
 
 def run(settings, tag: str = "", fresh: bool = False) -> dict:
@@ -274,7 +283,7 @@ def run(settings, tag: str = "", fresh: bool = False) -> dict:
                       lang, tag], sort_keys=True, default=str)
     if submitted or fresh or sig not in ss.traces:
         ss.traces = {k: v for k, v in list(ss.traces.items())[-11:]}
-        ss.traces[sig] = wb.ask(question, filters, settings=settings, answerer=answerer).to_dict()
+        ss.traces[sig] = wb.ask(question, filters, settings=settings).to_dict()
     return ss.traces[sig]
 
 

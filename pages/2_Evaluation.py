@@ -18,6 +18,7 @@ import streamlit as st
 from retrieval import compare as cmp
 from retrieval import report as rep
 from retrieval.errors import RetrievalError
+from retrieval.rerank import RerankerSpec
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
 from retrieval.evaluation import select_split as select
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
@@ -226,12 +227,15 @@ if evidence:
 caveats = []
 if str(report.get("corpus")) == str(LAB_CORPUS.resolve()):
     caveats.append("The lab set is fictitious: these figures demonstrate the method, not a benchmark of real data.")
-default_mode = "hybrid" if BASE.hybrid_enabled else "dense"
+default_spec = RerankerSpec.parse(BASE.reranker_model)
+default_mode = ("dense" if not BASE.hybrid_enabled else "hybrid+ltr" if default_spec.kind == "ltr"
+                else "hybrid" if not default_spec.configured else "hybrid+rerank")
 if decision["choice"] != default_mode and default_mode in configs:
-    caveats.append(f"The app's default is `{default_mode}`; this run keeps `{decision['choice']}` because the rule "
-                   f"asks for a significant gain (p < 0.05 on {decision['metric']}, not lost on held-out) before "
-                   f"changing — with {report['questions']} questions a small difference is not evidence. "
-                   "Change the default only on a real set that shows it.")
+    caveats.append(f"The app's default is `{default_mode}`, and this run's provisional choice is "
+                   f"`{decision['choice']}`: the choice moves away from the baseline only on a significant gain "
+                   f"(p < 0.05 on {decision['metric']}, nothing lost on held-out). With {report['questions']} "
+                   "questions a small difference is not evidence; change the default only on a real set that "
+                   "shows it.")
 by_candidate: dict[str, list] = {}
 for c in report["comparisons"]:
     if c["wins_on_mean_but_lost_relevant"]:

@@ -164,9 +164,10 @@ def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answe
         except Exception as exc:  # noqa: BLE001 - fall back, say why
             log.warning("LLM adapter unavailable: %s", exc.__class__.__name__)
             answerer = None
-    answerer = answerer or ExtractiveAnswerer()
+    language = getattr(settings, "answer_language", "pt")
+    answerer = answerer or ExtractiveAnswerer(language=language)
     if not final:
-        return abstention(answerer.name, refusal_reason, getattr(answerer, "language", "pt"))
+        return abstention(answerer.name, refusal_reason, getattr(answerer, "language", language))
     try:
         return answerer.answer(question, final)
     except Exception as exc:  # noqa: BLE001 - an LLM failure must not lose the retrieval

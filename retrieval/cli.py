@@ -406,7 +406,9 @@ MIN_BENCH_SIZE, MAX_BENCH_SIZE = 100, 10_000_000
 def train_(
     corpus: list[Path] = typer.Option(..., "--corpus", help="Corpus (repeatable; pairs with --questions in order)."),
     questions: list[Path] = typer.Option(..., "--questions", help="Labeled questions for the corpus at the same position."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Model folder to write (default: models/judge)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Model folder to write (default: .retrieval/judge; the shipped "
+                                       "models/judge is never overwritten by default). Use it with "
+                                       "RETRIEVAL_JUDGE_PATH or --set reranker_model=ltr:FOLDER."),
     seed: int = typer.Option(20261201, "--seed", help="Seed of the split inside training and of LightGBM."),
     sets: list[str] = SetOpt,
 ) -> None:
@@ -426,7 +428,7 @@ def train_(
     from .judge.train import train as run_training
     from .settings import PROJECT_ROOT
 
-    target = out or PROJECT_ROOT / "models" / "judge"
+    target = out or PROJECT_ROOT / ".retrieval" / "judge"
     try:
         result = run_training(list(zip(corpus, questions)), target, settings, seed=seed)
     except (RetrievalError, ValueError) as exc:

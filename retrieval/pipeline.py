@@ -198,7 +198,7 @@ class Workbench:
             _assert_no_hypothesis(gate.final, c.queries)
             with timer.stage("answer"):
                 if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:
-                    answerer = LearnedEvidenceAnswerer(judged[0], judged[1])  # judge hook: evidence sentences
+                    answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)  # judge hook
                 answer = answer_stage(question, gate.final, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier)

@@ -72,6 +72,9 @@ class Settings(BaseSettings):
                                 "ef_search; its default is 100): higher gives recall for latency.")
     tenant_field: str = "tenant"
     max_question_chars: int = Field(2000, ge=1)
+    answer_language: Literal["pt", "en"] = Field(
+        "pt", description="Language of the answer's fixed texts (the abstention, the extractive note): 'pt' or "
+        "'en' (the app sets it from its interface language). A configured LLM answers as it is asked.")
     allow_downloads: bool = False
     transforms: tuple[str, ...] = Field((), description="Query transforms: rewrite, multi_query, hyde, "
                                         "decompose, multi_hop, self_query (comma-separated in the env).")

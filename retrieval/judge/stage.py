@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..answer import EXTRACTIVE_NOTE, Answer, abstention
+from ..answer import EXTRACTIVE_NOTES, Answer, abstention
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
 from .features import CandidateRows, JudgeInput, TextView, candidate_features, sentence_features, tenant_stats
@@ -195,16 +195,17 @@ class LearnedEvidenceAnswerer:
 
     name = "local-extractive (learned evidence)"
 
-    def __init__(self, models: JudgeModels, run: JudgeRun, max_sentences: int = 2) -> None:
+    def __init__(self, models: JudgeModels, run: JudgeRun, max_sentences: int = 2, language: str = "pt") -> None:
         self.models, self.run, self.max_sentences = models, run, max_sentences
+        self.language = language if language in EXTRACTIVE_NOTES else "pt"
 
     def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
         if not context:
-            return abstention(self.name, "no chunk passed the gate")
+            return abstention(self.name, "no chunk passed the gate", self.language)
         ids = [f.chunk_id for f in context]
         sent = sentence_features(question, ids, self.run.inp.view, self.run.inp.stats, self.run.rows.terms)
         if not sent.texts:
-            return abstention(self.name, "the context holds no sentence")
+            return abstention(self.name, "the context holds no sentence", self.language)
         ex = self.models.evidence_scores(sent.X)
         chosen = sorted(range(len(ex.raw)), key=lambda j: (-ex.raw[j], j))[: self.max_sentences]
         chosen.sort(key=lambda j: (ids.index(sent.chunk_ids[j]), sent.positions[j]))
@@ -217,4 +218,4 @@ class LearnedEvidenceAnswerer:
                                      f"of {len(ex.raw)} context sentences): {why}"})
         text = " ".join(f"{sent.texts[j]} [{number[sent.chunk_ids[j]]}]" for j in chosen)
         citations = list(dict.fromkeys(sent.chunk_ids[j] for j in chosen))
-        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTE)
+        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTES[self.language])

@@ -156,3 +156,22 @@ def test_where_is_my_document_names_the_tenant_filter_and_the_window() -> None:
     lines = [m.value for m in at.markdown if m.value.startswith("- **")]
     assert any("outside the window of 1" in line for line in lines), lines
     assert any(line.startswith("- **RRF would give**") for line in lines)
+
+
+def test_coming_back_from_the_evaluation_page_keeps_the_question() -> None:
+    """Visiting Evaluation dropped the Ask page's widget state: coming back raised AttributeError (question)."""
+    at = page(q=PX7, tenant="lumen")
+    assert_ok(at)
+    at.switch_page("pages/2_Evaluation.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.switch_page("app.py").run()
+    assert_ok(at)
+    assert [t.value for t in at.text_input if t.key == "question"] == [PX7]
+
+
+def test_the_app_answers_with_the_learned_evidence_in_the_interface_language() -> None:
+    """The app passed a plain extractive answerer, so the learned evidence model never ran there."""
+    at = page(q=PX7, tenant="lumen", lang="pt")
+    assert_ok(at)
+    assert any("local-extractive (learned evidence)" in c.value for c in at.caption)
+    assert any(c.value.startswith("Resposta extrativa") for c in at.caption)
