@@ -350,7 +350,7 @@ def calibrate(
 
     try:
         result = calibrate_gate(_open(settings, corpus), load_questions(questions or LAB_QUESTIONS))
-    except RetrievalError as exc:
+    except (RetrievalError, ValueError) as exc:
         _fail(str(exc))
     typer.echo(f"min_similarity = {result['threshold']}  (set RETRIEVAL_MIN_SIMILARITY)")
     for split in ("dev", "heldout"):

@@ -145,10 +145,18 @@ def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
 
     try:
         meta = yaml.safe_load(text[3:end]) or {}
+        raw = yaml.load(text[3:end], Loader=yaml.BaseLoader) or {}  # the same scalars as written
     except yaml.YAMLError as exc:
         raise CorpusError(f"{where}: invalid YAML front matter ({exc})") from exc
     if not isinstance(meta, dict):
         raise CorpusError(f"{where}: front matter must be a mapping")
+    # YAML 1.1 rewrites some integers (``007`` → 7, ``1:20`` → 80, ``0x1F`` → 31): two different values would
+    # become one (two tenants merged). An integer whose written form is not its own spelling stays text.
+    for key, value in meta.items():
+        written = raw.get(key) if isinstance(raw, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and isinstance(written, str):
+            if str(value) != written.strip().lstrip("+"):
+                meta[key] = written
     return meta, text[end + 4 :].lstrip("\n")
 
 

@@ -74,16 +74,17 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
     from pymilvus import MilvusClient
 
     # pymilvus logs each failed reconnection with a traceback; the failure reaches the user as a tier reason.
-    for name in ("pymilvus", "pymilvus.milvus_client"):
+    # Milvus Lite's embedded server logs an unimplemented call (AllocTimestamp) with a traceback on ingest.
+    for name in ("pymilvus", "pymilvus.milvus_client", "grpc._server"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     target = str(uri)
-    if not is_server_uri(target):
-        path = Path(target)
-        if path.suffix != ".db":  # pymilvus runs Milvus Lite only for a path ending in .db
-            path = path / "milvus.db"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        target = str(path.resolve())
     try:
+        if not is_server_uri(target):
+            path = Path(target)
+            if path.suffix != ".db":  # pymilvus runs Milvus Lite only for a path ending in .db
+                path = path / "milvus.db"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            target = str(path.resolve())
         return MilvusClient(uri=target, token=token or "", timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - one line for the tier reason
         raise MilvusUnavailable(f"Milvus at {uri} unavailable: {exc.__class__.__name__}: {str(exc)[:200]}") from exc
@@ -114,8 +115,9 @@ def tenant_key(value: Any) -> str:
 def literal(value: Any) -> str:
     """A Milvus expression literal for one typed filter value (never the raw text).
 
-    Strings are JSON-encoded (double quotes; ``"``, ``\\`` and control characters escaped, non-ASCII as
-    ``\\uXXXX``), so a value can never close its literal; numbers must be finite; bools are ``true``/``false``.
+    Strings are JSON-encoded (double quotes; ``"``, ``\\`` and control characters escaped, other characters
+    as they are: Milvus reads no ``\\uXXXX`` escape, so ``josé`` is written as is), so a value can never close
+    its literal; numbers must be finite; bools are ``true``/``false``.
 
     Raises:
         InvalidFilter: a value of another type, or a non-finite number.
@@ -129,7 +131,7 @@ def literal(value: Any) -> str:
             raise InvalidFilter(f"filter value {value!r} is not a finite number")
         return repr(float(value))
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=True)
+        return json.dumps(value, ensure_ascii=False)
     raise InvalidFilter(f"filter value {value!r} has an unsupported type {type(value).__name__}")
 
 
@@ -202,7 +204,7 @@ class Schema:
         """The expression that names metadata ``key``: its scalar field, or its entry in the JSON field."""
         if key in self.scalars:
             return f"m_{key}"
-        return f"meta[{json.dumps(key, ensure_ascii=True)}]"
+        return f"meta[{json.dumps(key, ensure_ascii=False)}]"
 
     def expression(self, filters: Filters, tenant: Any = None, with_tenant: bool = True) -> str:
         """The Milvus expression of ``filters`` (AND across keys, IN within a key) for one tenant."""

@@ -36,7 +36,7 @@ from .rerank import Reranker, RerankerSpec, load_reranker, rerank
 from .select import lost_by_reranker, select
 from .settings import Settings
 from .store import open_client
-from .text import has_words
+from .text import has_words, plain_codes
 from .tiers import plan_tier
 from .trace import SCHEMA_VERSION, StageTimer, Trace, _tracer
 from .types import FinalItem, Query, RankedList, RankerKey
@@ -47,14 +47,15 @@ __all__ = ["IndexState", "SCHEMA_VERSION", "Trace", "Workbench", "open_workbench
 
 def validate_question(question: str, max_chars: int) -> str:
     """Return the question in Unicode NFC, without control characters or surrounding whitespace
-    (so NFC and NFD spellings reach every stage, the embedder included, as the same text).
+    (so NFC and NFD spellings reach every stage, the embedder included, as the same text), with one
+    spelling for dashes and full-width forms (:func:`retrieval.text.plain_codes`: ``PX‑70`` is ``PX-70``).
 
     Raises:
         InvalidQuestion: empty, whitespace-only or punctuation-only, or longer than ``max_chars``.
     """
     if not isinstance(question, str):
         raise InvalidQuestion("the question must be text")
-    text = unicodedata.normalize("NFC", question)
+    text = plain_codes(unicodedata.normalize("NFC", question))
     cleaned = "".join(ch for ch in text if ch in "\t\n" or ch.isprintable()).strip()
     if not cleaned:
         raise InvalidQuestion("the question is empty")

@@ -161,6 +161,8 @@ def load_reranker(spec: str, allow_downloads: bool = False,
 
         return load_learned_reranker(spec, judge_path or PROJECT_ROOT / "models" / "judge")
     if parsed.kind == "bi-encoder":
+        if not parsed.name.strip():
+            return None, f"reranker '{spec}' names no embedding model (use bi-encoder:use-m3 or bi-encoder:e5-small)"
         embedder, reason = load_embedder(parsed.name, allow_downloads)
         if embedder is None:
             return None, f"reranker '{spec}' could not load: {reason}"

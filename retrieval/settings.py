@@ -127,6 +127,13 @@ class Settings(BaseSettings):
 
         return parse_weights(self.fusion_weights)
 
+    @field_validator("glossary_path")
+    @classmethod
+    def _glossary_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not Path(value).is_file():
+            raise ValueError("must be an existing glossary file (leave it unset for glossary.json beside the corpus)")
+        return value
+
     @field_validator("chroma_host", "llm_base_url", "llm_model", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:  # noqa: D401

@@ -73,6 +73,18 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+#: Dashes that spell the hyphen of a code in other ways (U+2010-2015, minus sign, small and full-width
+#: hyphen-minus), and the full-width ASCII forms (U+FF01-FF5E): ``PX‑70``, ``PX–70`` and ``ＰＸ-７０`` are PX-70.
+_CODE_SPELLINGS = {**{ord(c): "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"},
+                   **{cp: chr(cp - 0xFEE0) for cp in range(0xFF01, 0xFF5F) if cp != 0xFF0D}}
+
+
+def plain_codes(text: str) -> str:
+    """``text`` with every dash written as ``-`` and full-width ASCII letters, digits and signs as ASCII, so a
+    code has one spelling (questions are read this way; the code identity check reads chunks this way too)."""
+    return text.translate(_CODE_SPELLINGS)
+
+
 def has_words(text: str) -> bool:
     """True when ``text`` holds at least one letter or digit (not only spaces and punctuation)."""
     return bool(_WORD_RE.search(text.replace("_", "")))

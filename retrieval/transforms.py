@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from .errors import InvalidGlossary
-from .text import fold, tokenize
+from .text import fold, plain_codes, tokenize
 from .types import Query
 
 TECHNIQUES = ("rewrite", "multi_query", "hyde", "decompose", "multi_hop", "self_query")
@@ -290,5 +290,5 @@ class LLMTransformer:
 
 def has_code(text: str, code: str) -> bool:
     """``code`` appears in ``text`` as a whole token, case-insensitively (``PX-7`` is not in ``PX-17``)."""
-    text, code = unicodedata.normalize("NFC", text), unicodedata.normalize("NFC", code)
+    text, code = (plain_codes(unicodedata.normalize("NFC", t)) for t in (text, code))
     return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None

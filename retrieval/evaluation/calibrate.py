@@ -32,6 +32,9 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
 
     dev = [p for p in points if p[1] == "dev"]
     held = [p for p in points if p[1] == "heldout"]
+    if not any(p[3] for p in dev) or all(p[3] for p in dev):
+        raise ValueError("calibrating the gate needs answerable and unanswerable questions (empty 'relevant') "
+                         "in the dev split")
     cuts = sorted({p[2] for p in dev})
     candidates = [cuts[0] - 1e-3] + [(a + b) / 2 for a, b in zip(cuts, cuts[1:])] + [cuts[-1] + 1e-3]
     best = max(accuracy(dev, t) for t in candidates)

@@ -51,7 +51,8 @@ def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mappin
     """Named configs plus ``{"name", "settings"}`` entries from a config file.
 
     Raises:
-        ValueError: an unknown name, or an entry without ``name``.
+        ValueError: an unknown name, an entry without ``name``, a name given twice (their rows would merge),
+            or ``top_k`` in a configuration (the evaluation sets it: the largest ``--k``).
     """
     out = []
     for name in names:
@@ -68,5 +69,13 @@ def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mappin
         if not isinstance(overrides, Mapping):
             raise ValueError(f"config '{entry['name']}': 'settings' must be an object of name: value, "
                              f"got {type(overrides).__name__}")
+        if "top_k" in overrides:
+            raise ValueError(f"config '{entry['name']}': top_k is set by the evaluation (the largest k); "
+                             "choose the cut-offs with --k")
         out.append(Config(str(entry["name"]), dict(overrides)))
+    seen: set[str] = set()
+    for config in out:
+        if config.name in seen:
+            raise ValueError(f"config '{config.name}' is given twice: each configuration needs its own name")
+        seen.add(config.name)
     return out

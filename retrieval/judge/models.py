@@ -20,6 +20,7 @@ code's (:data:`retrieval.judge.features.FEATURE_SET_VERSION` and names).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -88,8 +89,15 @@ class LogisticModel:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LogisticModel":
-        return cls(np.asarray(data["mean"], float), np.asarray(data["scale"], float),
-                   np.asarray(data["coef"], float), float(data["intercept"]))
+        """Raises ValueError on arrays of different lengths or a value that is not a finite number."""
+        mean, scale, coef = (np.asarray(data[k], float) for k in ("mean", "scale", "coef"))
+        intercept = float(data["intercept"])
+        if not (mean.shape == scale.shape == coef.shape and mean.ndim == 1):
+            raise ValueError("mean, scale and coef must be lists of one length")
+        if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(np.isfinite(coef))
+                and np.isfinite(intercept)) or np.any(scale == 0):
+            raise ValueError("every value must be a finite number (and no scale 0)")
+        return cls(mean, scale, coef, intercept)
 
 
 class BoosterModel:
@@ -184,9 +192,10 @@ class JudgeModels:
                 name = f"{role}.json"
                 (folder / name).write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
             files[role] = name
+        hashes = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in files.values()}
         manifest = {**self.manifest, "feature_set_version": FEATURE_SET_VERSION,
                     "candidate_features": list(CANDIDATE_NAMES), "sentence_features": list(SENTENCE_NAMES),
-                    "files": files, "support_threshold": self.threshold,
+                    "files": files, "sha256": hashes, "support_threshold": self.threshold,
                     "reranker_kind": RERANKER_KIND, "reranker_label": RERANKER_LABEL}
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         if card is not None:
@@ -195,13 +204,20 @@ class JudgeModels:
         return folder
 
 
-def _load_model(folder: Path, name: str) -> BoosterModel | LogisticModel:
+def _load_model(folder: Path, name: str, sha256: str | None = None) -> BoosterModel | LogisticModel:
+    """One model file, checked before it is parsed: its hash when the manifest records one, and for a
+    LightGBM text model its closing section (LightGBM aborts or crashes the process on a truncated file)."""
     path = folder / name
+    data = path.read_bytes()
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError(f"{name} differs from the file the manifest records (sha256): damaged or replaced")
     if name.endswith(".json"):
-        return LogisticModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        return LogisticModel.from_dict(json.loads(data.decode("utf-8")))
+    if b"\nend of trees\n" not in data or not data.startswith(b"tree\n"):
+        raise ValueError(f"{name} is not a complete LightGBM text model (truncated?)")
     import lightgbm
 
-    return BoosterModel(lightgbm.Booster(model_file=str(path)))
+    return BoosterModel(lightgbm.Booster(model_str=data.decode("utf-8")))
 
 
 def read_models(folder: str | Path) -> JudgeModels:
@@ -226,9 +242,12 @@ def read_models(folder: str | Path) -> JudgeModels:
         raise JudgeModelError(f"model at {folder} lists other features than feature set '{FEATURE_SET_VERSION}' "
                               "defines: retrain it")
     try:
-        files = manifest["files"]
-        models = {role: _load_model(folder, files[role]) for role in ("reranker", "support", "evidence")}
+        files, hashes = manifest["files"], manifest.get("sha256") or {}
+        models = {role: _load_model(folder, files[role], hashes.get(files[role]))
+                  for role in ("reranker", "support", "evidence")}
         threshold = float(manifest["support_threshold"])
+        if not 0.0 <= threshold <= 1.0:  # NaN fails this too
+            raise ValueError(f"support_threshold {threshold} is not a probability in [0, 1]")
     except ImportError:
         raise JudgeModelError("the judge needs lightgbm (pip install lightgbm==4.7.0)") from None
     except Exception as exc:  # noqa: BLE001 - reported as the reason the stage dropped

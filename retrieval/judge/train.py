@@ -464,11 +464,20 @@ class TrainResult:
     cases: list[Case] = field(default_factory=list)
 
 
+#: Fewer answerable training questions than this (after the split by parent) cannot train three models.
+MIN_TRAIN_QUESTIONS = 8
+
+
 def fit(cases: Sequence[Case], seed: int = SEED, log: Callable[[str], None] | None = None) -> tuple[JudgeModels, dict]:
     """Fit the three models on the ``train`` cases (calibration part inside) and return them with the
     choices made (rounds, support kind, threshold, calibration figures)."""
     say = log or (lambda m: None)
     train = [c for c in cases if c.split == "train"]
+    answerable = [c for c in train if c.kind == "answerable" and np.any(c.rank_labels > 0)]
+    if len(answerable) < MIN_TRAIN_QUESTIONS or not any(c.kind != "answerable" for c in train):
+        raise ValueError(f"too little to train on: {len(answerable)} answerable training questions with a relevant "
+                         f"candidate (at least {MIN_TRAIN_QUESTIONS} are needed, plus unanswerable or "
+                         "leave-the-evidence-out cases); check that 'relevant' names parent ids of the corpus")
     fit_part = [c for c in train if c.fold == "fit"]
     calib = [c for c in train if c.fold == "calib"]
     if not fit_part or not calib:

@@ -59,7 +59,7 @@ def test_decision_comes_first_with_one_warning_per_finding_and_named_phases() ->
     split into named phases; the two-configuration view has one row per question."""
     at = AppTest.from_file(PAGE, default_timeout=300).run()
     at.selectbox(key="ev_split").set_value("heldout")
-    at.multiselect(key="ev_configs").set_value(["dense", "hybrid"])
+    at.multiselect(key="ev_configs").set_value(["dense", "hybrid", "hybrid+ltr"])
     at.selectbox(key="ev_reranker").set_value("none")
     at.button[0].click().run()
     assert_ok(at)
@@ -70,8 +70,8 @@ def test_decision_comes_first_with_one_warning_per_finding_and_named_phases() ->
     warnings = [w.value for w in at.warning]
     assert warnings[0].startswith("The lab set is fictitious")
     assert len(warnings) == len(set(w.split(" wins on ")[0] for w in warnings))  # one per finding
-    if "**dense**" in decision:
-        assert any(w.startswith("The app's default is `hybrid`") for w in warnings)
+    if "**hybrid+ltr**" not in decision:  # the app's default is the learned ranker (tier full)
+        assert any(w.startswith("The app's default is `hybrid+ltr`") for w in warnings)
     for frame in at.dataframe:
         assert not any(frame.value[c].isna().all() for c in frame.value.columns), list(frame.value.columns)
     phases = next(c.value for c in at.caption if c.value.startswith("Where the time went"))

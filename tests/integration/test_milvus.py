@@ -15,7 +15,7 @@ import pytest
 from retrieval.corpus import chunk_documents, load_corpus
 from retrieval.filters import build_filters, field_types
 from retrieval.fusion import rrf
-from retrieval.milvus import MilvusLexical, MilvusStore, open_client, tenant_stats
+from retrieval.milvus import MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
 from retrieval.pipeline import Workbench
 
 pytestmark = pytest.mark.integration
@@ -292,3 +292,26 @@ def test_cli_index_status_on_milvus_and_unreachable_server_exits_2(tmp_path):
     assert down.returncode == 2 and down.stdout == ""
     lines = down.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: Milvus at http://127.0.0.1:") and "Traceback" not in down.stderr
+
+
+def test_non_ascii_filter_values_match_on_milvus(tmp_path):
+    """Milvus reads no \\uXXXX escape in an expression: accented and other non-ASCII values are written as is."""
+    docs = [{"id": "j1", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.",
+             "metadata": {"tenant": "josé", "doc_type": "ação"}},
+            {"id": "j2", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.",
+             "metadata": {"tenant": "🚀", "doc_type": "ação"}}]
+    client, chunks, stats, store = _open(tmp_path, docs)
+    store.sync(chunks, _embed, 8, False, stats=stats)
+    lexical = MilvusLexical(store, chunks, "tenant", stats)
+    types = field_types(chunks)
+    for tenant, parent in (("josé", "j1"), ("🚀", "j2")):
+        flt = build_filters({"tenant": tenant, "doc_type": "ação"}, types, "tenant")
+        assert [i.parent_id for i in store.query(_embed(["ativado"])[0], flt, 10).items] == [parent]
+        assert [i.parent_id for i in lexical.search("ativado PX-7", flt, 10).items] == [parent]
+
+
+def test_a_milvus_file_path_under_a_file_is_one_reason(tmp_path):
+    blocker = tmp_path / "plain-file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(MilvusUnavailable, match="unavailable: (FileExistsError|NotADirectoryError)"):
+        open_client(blocker / "m.db")

@@ -95,3 +95,49 @@ def test_ndcg_by_hand():
     dcg = 1 / np.log2(2) + 3 / np.log2(3)
     idcg = 3 / np.log2(2) + 1 / np.log2(3)
     assert ndcg_at(["b", "a", "z"], grades) == pytest.approx(dcg / idcg)
+
+
+def test_a_damaged_model_folder_is_refused_before_lightgbm_reads_it(tmp_path):
+    """A truncated LightGBM file aborted or crashed the process; NaN values loaded and then refused everything."""
+    import json
+    import shutil
+
+    from retrieval.judge.models import load_judge
+    from retrieval.settings import PROJECT_ROOT
+
+    shipped = PROJECT_ROOT / "models" / "judge"
+    cases = {}
+    for name, damage in {
+        "truncated": lambda f: (f / "reranker.txt").write_bytes((shipped / "reranker.txt").read_bytes()[:2000]),
+        "nan threshold": lambda f: _edit_json(f / "manifest.json", support_threshold=float("nan")),
+        "threshold 5": lambda f: _edit_json(f / "manifest.json", support_threshold=5.0),
+    }.items():
+        folder = tmp_path / name.replace(" ", "-")
+        shutil.copytree(shipped, folder)
+        damage(folder)
+        cases[name] = load_judge(folder)
+    assert load_judge(shipped)[1] == "loaded"
+    assert cases["truncated"][0] is None and "differs from the file the manifest records" in cases["truncated"][1]
+    assert all(m is None and "support_threshold" in why for m, why in (cases["nan threshold"], cases["threshold 5"]))
+    unhashed = tmp_path / "unhashed"
+    shutil.copytree(shipped, unhashed)
+    _edit_json(unhashed / "manifest.json", sha256=None)
+    (unhashed / "reranker.txt").write_bytes((shipped / "reranker.txt").read_bytes()[:30462])
+    assert "not a complete LightGBM text model" in load_judge(unhashed)[1]
+    (unhashed / "reranker.txt").write_bytes((shipped / "reranker.txt").read_bytes())
+    support = json.loads((unhashed / "support.json").read_text(encoding="utf-8"))
+    support["mean"][0] = float("nan")
+    (unhashed / "support.json").write_text(json.dumps(support), encoding="utf-8")
+    assert "finite number" in load_judge(unhashed)[1]
+
+
+def _edit_json(path, **changes):
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path.write_text(json.dumps(data), encoding="utf-8")
