@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from bench.run import markdown
+from bench.run import DEFAULT_TIER, markdown
 from bench.synthetic import SyntheticEmbedder, synthetic_corpus, synthetic_questions
 
 
@@ -66,7 +66,7 @@ def test_synthetic_vectors_are_normalized_and_near_for_shared_words():
 
 def test_markdown_row_per_corpus_and_failures_named():
     tier = {f"{s}_{p}": v for s in ("lexical", "embed_query", "dense", "total") for p, v in (("p50", 1.0), ("p95", 2.0))}
-    ok = {"corpus": "lab", "chunks": 81, "tiers": {"rrf_only": {**tier, "non_model_share": 0.125}},
+    ok = {"corpus": "lab", "chunks": 81, "tiers": {DEFAULT_TIER: {**tier, "non_model_share": 0.125}},
           "hnsw": {"recall_mean": 1.0, "filtered_p50_ms": 3.0}, "langchain": {"skipped": "off"},
           "build_to_raw_ratio": 0.9, "reindex_unchanged_s": 0.1, "reindex_reembedded": 0, "peak_rss_mb": 378.0}
     table = markdown({"corpora": [ok, {"corpus": "synthetic-100000", "error": "subprocess exited with 1"}]})
