@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..evaluation.metrics import relevant_grades
 from ..fusion import fuse
 from ..text import fold
 from ..types import Question, RankedList, ScoredItem
@@ -113,15 +114,9 @@ class Case:
 
     @property
     def grades(self) -> dict[str, float]:
-        q = self.question
         if self.kind != "answerable":
             return {}
-        if q.graded:
-            g = {d: float(v) for d, v in q.graded.items() if v > 0}
-            for d in q.relevant:
-                g.setdefault(d, 1.0)
-            return g
-        return {d: 1.0 for d in q.relevant}
+        return {d: float(g) for d, g in relevant_grades(self.question).items()}
 
 
 def assign_splits(questions: Sequence[Question]) -> dict[str, str]:
