@@ -134,7 +134,10 @@ with st.sidebar:
         with st.status("Re-indexing…") as status:
             try:
                 state = wb.load_corpus(ss.active_corpus or None)
-                status.update(label=f"Re-indexed: {state.sync}", state="complete")
+                r = state.sync
+                status.update(label=("Re-indexed: " + (f"{r.added} added, {r.updated} updated, {r.removed} removed, "
+                                                        f"{r.unchanged} unchanged" if r else
+                                                        f"no vectors ({state.store_reason})")), state="complete")
             except CorpusError as exc:
                 status.update(label=f"Re-index failed, previous index kept: {exc}", state="error")
         state = wb.state

@@ -169,7 +169,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
             if name == "lexical" and item.get("terms"):
                 with st.expander("BM25 per term"):
                     # A two-column list, not a table: a quarter-width column cuts a table's second column off.
-                    st.markdown("  \n".join(f"`{md_escape(term)}` **{value:.3f}**" for term, value in
+                    st.markdown("  \n".join(f"`{term.replace('`', '')}` **{value:.3f}**" for term, value in
                                               sorted(item["terms"].items(), key=lambda kv: -kv[1])))
     if len(items) > rows:
         st.caption(f"+{len(items) - rows} more in the CSV download (rows per panel: {rows}).")
