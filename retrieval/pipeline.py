@@ -181,7 +181,7 @@ class Workbench:
         with _tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
             judged = None
-            if self._wants_judge(c.tier, s):  # judge hook: the window's features, once per request
+            if self._wants_judge(c.tier, s):  # the learned judge reads the window once
                 with timer.stage("judge_features"):
                     judged = self._judge_run(question, c, state, s)
             tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer, judged)
@@ -193,13 +193,13 @@ class Workbench:
                 gate = decide(selected, question_cosines(selected, c.dense, c.vector, state.store), c.lexical,
                               state.chunk_by_id, question, s.min_similarity, s.min_bm25, s.require_codes,
                               state.known_codes)
-                gate, gate_dict = self._support_gate(gate, judged, selected, question, s)  # judge hook
+                gate, gate_dict = self._support_gate(gate, judged, selected, question, s)
             if not gate.final:
                 tier, reason = "refusal", gate.reason
             _assert_no_hypothesis(gate.final, c.queries)
             with timer.stage("answer"):
                 if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:
-                    answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)  # judge hook
+                    answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)
                 answer = answer_stage(question, gate.final, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier)
@@ -249,7 +249,7 @@ class Workbench:
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
                            original.vector, cache)
 
-    # -- judge hooks (retrieval/judge/stage.py): learned rerank, support gate, evidence sentences ---------
+    # -- the learned judge (retrieval/judge/stage.py): learned rerank, support gate, evidence sentences --
     def _wants_judge(self, tier: str, s: Settings) -> bool:
         """The judge runs when the request's reranker is ``ltr`` (full tier) or a learned gate or evidence
         model is on; never in ``lexical_only`` / ``dense_only`` (its features read both lists)."""
@@ -284,7 +284,7 @@ class Workbench:
         if tier != "full":
             return tier, reason, RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
         reranker, _ = self.reranker(s.reranker_model)
-        if reranker.kind == "ltr":  # judge hook: the learned ranker reads the window's feature rows
+        if reranker.kind == "ltr":  # the learned ranker reads the window's feature rows
             from .judge.stage import ltr_rerank
 
             if judged is None:
