@@ -8,6 +8,7 @@ on one question, manual rankings, and the exports of :mod:`retrieval.report`. No
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from retrieval.errors import RetrievalError
 from retrieval.rerank import RerankerSpec
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
 from retrieval.evaluation import select_split as select
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
+from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from ui import layout, resources
 
@@ -206,6 +207,40 @@ with st.expander("Manual rankings (fixture mode): type ranked lists and fuse the
         what_if_block(fused["filtered"], mk, set(), None, "mn_wi")
     except ValueError as exc:
         st.error(str(exc))
+
+# -- from judgments to a learned ranker ------------------------------------------------------------------------
+with st.expander("Train a learned ranker on this question set (your judgments)", expanded=False):
+    st.caption("Trains the learned judge (LambdaMART reranker, support gate, evidence sentences) on the chosen set, "
+               "split by parent document, then compares the current default with the new ranker on the set's "
+               "held-out part: paired significance test and the relevant documents lost. The new folder is not "
+               "adopted by itself; use it with RETRIEVAL_JUDGE_PATH or reranker ltr:FOLDER once it measures better.")
+    if st.button("Train on these judgments", key="ev_train"):
+        corpus, questions_path, qrels = chosen_paths()
+        if qrels or not questions_path.endswith(".jsonl"):
+            st.error("Training reads a question set in JSONL (relevant / graded): the lab set, FaQuAD or My set.")
+        else:
+            from retrieval.judge.train import train_and_compare
+
+            digest = hashlib.sha1(f"{corpus}|{questions_path}".encode()).hexdigest()[:10]
+            folder = PROJECT_ROOT / ".retrieval" / "judge-trained" / digest
+            with st.status("Training on the set, then comparing on its held-out part…", expanded=True) as status:
+                bar = status.progress(0.0, text="Tracing and fitting (minutes on 2 cores)…")
+                try:
+                    ss.ev_trained = train_and_compare(
+                        corpus or str(LAB_CORPUS), questions_path, folder, BASE, open_bench(corpus),
+                        progress=lambda done, total, name: bar.progress(
+                            done / total, text=f"Comparing on the held-out part: {done}/{total} ({name})"))
+                    status.update(label="Trained and compared", state="complete")
+                except (RetrievalError, ValueError, OSError) as exc:
+                    status.update(label=f"Training failed: {exc}", state="error")
+                    ss.pop("ev_trained", None)
+    trained = ss.get("ev_trained")
+    if trained:
+        st.success(f"New model folder `{trained['folder']}` (trained in {trained['seconds']:.0f} s).")
+        rows = [r for r in rep.comparison_rows(trained["report"], None) if r["metric"].startswith("ndcg@")]
+        st.dataframe(pd.DataFrame(rows).dropna(axis=1, how="all"), hide_index=True, width="stretch")
+        st.caption("Baseline `default` = the app's current settings; candidate `trained` = the same settings with "
+                   "the new folder's ranker, on the held-out part only (never trained on).")
 
 if report is None:
     st.info("Choose a set and configurations, write the expectation, and press **Run the evaluation**.")

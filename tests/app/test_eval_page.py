@@ -92,3 +92,17 @@ def test_faquad_is_offered_only_where_it_exists(monkeypatch) -> None:
     assert at.radio(key="ev_set").options == ["Lab set (fictitious fixture, 44 questions)",
                                               "My set (corpus + questions, or TREC topics + qrels)"]
     assert any(c.value.startswith("FaQuAD is not on this machine") for c in at.caption)
+
+
+def test_train_on_these_judgments_compares_the_new_ranker_on_held_out() -> None:
+    """C: from judgments to a measured decision without leaving the page (train, then compare on held-out)."""
+    at = AppTest.from_file(PAGE, default_timeout=600).run()
+    at.button(key="ev_train").click().run()
+    assert_ok(at)
+    done = [m.value for m in at.success if m.value.startswith("New model folder")]
+    assert len(done) == 1 and "judge-trained" in done[0]
+    table = next(d.value for d in at.dataframe if {"config", "metric", "p_value", "lost_relevant"} <= set(d.value.columns))
+    assert set(table["config"]) == {"default", "trained"} and set(table["split"]) == {"heldout"}
+    assert set(table["tier"]) == {"full"}  # both rerank: the shipped folder and the new one
+    trained = table[table["config"] == "trained"]
+    assert set(trained["metric"]) == {"ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"} and trained["p_value"].notna().all()
