@@ -15,7 +15,9 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -73,8 +75,12 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120.0) -> 
     raise TimeoutError(f"{url} did not answer 'ok' within {timeout_s} s")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
+@contextmanager
+def running_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    """``streamlit run app.py`` on a free port, healthy: ``(url, log file)``; stopped (then killed) on exit.
+
+    The store is a fresh temporary folder, or ``RETRIEVAL_BROWSER_CHROMA`` to skip indexing while developing.
+    """
     port = free_port()
     chroma = os.environ.get("RETRIEVAL_BROWSER_CHROMA") or str(tmp_path_factory.mktemp("chroma"))
     log = tempfile.TemporaryFile()
@@ -85,7 +91,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", log
     finally:
         proc.terminate()
         try:
@@ -93,10 +99,17 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        log.seek(0)
-        tail = log.read()[-3000:].decode(errors="replace")
         log.close()
-        print("streamlit log tail:\n" + tail)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    with running_app(tmp_path_factory) as (url, log):
+        try:
+            yield url
+        finally:
+            log.seek(0)
+            print("streamlit log tail:\n" + log.read()[-3000:].decode(errors="replace"))
 
 
 def test_four_panels_render_in_chromium(server: str) -> None:

@@ -8,17 +8,13 @@ Set ``RETRIEVAL_BROWSER_CHROMA`` to an existing store directory to skip indexing
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, free_port, timing_caption, wait_healthy
+from test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -38,24 +34,8 @@ SETTLED_JS = """() => {
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
-    port = free_port()
-    chroma = os.environ.get("RETRIEVAL_BROWSER_CHROMA") or str(tmp_path_factory.mktemp("chroma"))
-    log = tempfile.TemporaryFile()
-    env = {**os.environ, "RETRIEVAL_CHROMA_PATH": chroma, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    state = {"url": f"http://127.0.0.1:{port}", "log": log}
-    try:
-        wait_healthy(f"{state['url']}/_stcore/health", proc)
-        yield state
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with running_app(tmp_path_factory) as (url, log):
+        yield {"url": url, "log": log}
 
 
 @pytest.fixture(scope="module")
