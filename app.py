@@ -75,18 +75,15 @@ if "_seeded" not in ss:
 # Streamlit drops a widget's state on any run that does not draw it: on another page (the Evaluation page),
 # or for boxes this corpus does not need. Each widget's value is also kept under its own key, restored when
 # the widget's key is gone, so coming back to this page finds the question and the settings as they were.
-KEPT = ("question", "corpus_input", "questions_input", "top_k", "overfetch", "rrf_k", "min_similarity",
-        "dense_only", "ab", "rows", "rerank_mode", "rerank_custom", "transforms", "mmr_on", "mmr_lambda", "lang")
+# (The tenant box is drawn only on a multi-tenant corpus, the judgments file only once a question ran.)
+KEPT = ("question", "corpus_input", "questions_input", "tenant", "top_k", "overfetch", "rrf_k", "min_similarity",
+        "dense_only", "ab", "rows", "rerank_mode", "rerank_custom", "transforms", "mmr_on", "mmr_lambda", "lang",
+        "judgments_path")
 for key in KEPT:
     if key not in ss and f"_kept_{key}" in ss:
         ss[key] = ss[f"_kept_{key}"]
     if key in ss:
         ss[f"_kept_{key}"] = ss[key]
-# The tenant box is only drawn on a multi-tenant corpus; the same rule, with its own key (``tenant_value``).
-if "tenant" not in ss:
-    ss.tenant = ss.get("tenant_value", NO_TENANT)
-if "judgments_path" not in ss:  # drawn in the Judge tab only once a question ran: same rule as the tenant
-    ss.judgments_path = ss.get("judgments_value", str(DEFAULT_JUDGMENTS))
 lang = ss.lang if ss.get("lang") in views.LANGUAGES else "en"
 
 st.markdown("<style>code{white-space:nowrap}</style>", unsafe_allow_html=True)  # ids never wrap mid-id
@@ -179,7 +176,6 @@ with st.sidebar:
         st.selectbox(f"Tenant ({tenant_field})", [NO_TENANT] + tenants, key="tenant",
                      format_func=lambda v: "— pick a tenant —" if v == NO_TENANT else v,
                      help="Every search runs inside one tenant; nothing is searched across tenants.")
-    ss.tenant_value = ss.get("tenant", NO_TENANT) if tenants else ss.get("tenant_value", NO_TENANT)
     chosen_filters: dict[str, list] = {}
     for name, options in values.items():
         if name == tenant_field or len(options) > 200:
@@ -353,7 +349,6 @@ with tab_judge:
     st.text_input("Judgments file (question-set JSONL, or TREC qrels: .qrels / .txt)", key="judgments_path",
                   help="Grades are written to this question's record (relevant, graded), created if new; other "
                        "questions are kept. A qrels file keeps one line per judgment.")
-    ss.judgments_value = ss.judgments_path
     jpath = ss.judgments_path.strip() or str(DEFAULT_JUDGMENTS)
     qid = labeled.id if labeled else None
     try:

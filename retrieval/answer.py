@@ -164,10 +164,9 @@ def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answe
         except Exception as exc:  # noqa: BLE001 - fall back, say why
             log.warning("LLM adapter unavailable: %s", exc.__class__.__name__)
             answerer = None
-    language = getattr(settings, "answer_language", "pt")
-    answerer = answerer or ExtractiveAnswerer(language=language)
+    answerer = answerer or ExtractiveAnswerer(language=settings.answer_language)
     if not final:
-        return abstention(answerer.name, refusal_reason, getattr(answerer, "language", language))
+        return abstention(answerer.name, refusal_reason, getattr(answerer, "language", settings.answer_language))
     try:
         return answerer.answer(question, final)
     except Exception as exc:  # noqa: BLE001 - an LLM failure must not lose the retrieval

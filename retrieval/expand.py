@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from .filters import Filters
@@ -148,8 +148,7 @@ def fuse_expanded(lexical: RankedList, dense: RankedList, expansion: Expansion,
     parts = expansion.decomposed_parts()
     if parts:
         why = "the question was decomposed into sub-questions"
-        lexical = RankedList(lexical.stage, lexical.score_kind, lexical.items, lexical.note, lexical.skipped, why)
-        dense = RankedList(dense.stage, dense.score_kind, dense.items, dense.note, dense.skipped, why)
+        lexical, dense = replace(lexical, unfused=why), replace(dense, unfused=why)
     ranked = {name: lst for name, lst in (("bm25", lexical), ("dense", dense)) if lst.fusable}
     ranked.update(expansion.ranked())
     if not parts:

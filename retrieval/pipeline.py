@@ -38,7 +38,7 @@ from .settings import Settings
 from .store import open_client
 from .text import has_words, plain_codes
 from .tiers import plan_tier
-from .trace import SCHEMA_VERSION, StageTimer, Trace, _tracer
+from .trace import SCHEMA_VERSION, StageTimer, Trace, tracer
 from .types import FinalItem, Query, RankedList, RankerKey
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ class Workbench:
         with timer.stage("validate"):
             question = validate_question(question, s.max_question_chars)
             flt = build_filters(filters, state.field_types, s.tenant_field)
-        with _tracer().start_as_current_span("retrieval.ask") as root:
+        with tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
             judged = None
             if self._wants_judge(c.tier, s):  # the learned judge reads the window once

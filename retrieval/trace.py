@@ -17,7 +17,7 @@ from .types import FinalItem, Query, RankedList, ScoredItem
 SCHEMA_VERSION = "1.0"
 
 
-def _tracer() -> Any:
+def tracer() -> Any:
     from opentelemetry import trace
 
     return trace.get_tracer("retrieval")
@@ -36,7 +36,7 @@ class StageTimer:
     @contextmanager
     def stage(self, name: str) -> Iterator[Any]:
         start = time.perf_counter()
-        with _tracer().start_as_current_span(f"retrieval.{name}") as span:
+        with tracer().start_as_current_span(f"retrieval.{name}") as span:
             yield span
         self.timings[name] = round((time.perf_counter() - start) * 1000, 3)
 
