@@ -439,7 +439,8 @@ def train_(
     for part, m in result.metrics.items():
         typer.echo(f"  {part:<22} nDCG@10 rrf {m['ndcg@10']['rrf']} → ltr {m['ndcg@10']['ltr']}, lost {m['lost_relevant']}; "
                    f"support gate answered {m['support_gate']['answered_answerable']}, abstained "
-                   f"{m['support_gate']['abstained_unanswerable']} / leave-out {m['support_gate']['abstained_leave_out']}")
+                   f"{m['support_gate']['abstained_unanswerable']} / leave-out {m['support_gate']['abstained_leave_out']} "
+                   f"(clean {m['support_gate']['abstained_leave_out_clean']})")
 
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")

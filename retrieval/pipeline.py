@@ -275,7 +275,7 @@ class Workbench:
             return gate, gate.to_dict()
         from .judge.stage import apply_support_gate
 
-        return apply_support_gate(gate, judged, selected, question, self.judge(s)[1])
+        return apply_support_gate(gate, judged, selected, question, self.judge(s)[1], s.support_threshold)
 
     def _rerank(self, tier: str, reason: str, question: str, fused: RankedList, state: IndexState, s: Settings,
                 timer: StageTimer, judged: tuple[Any, Any] | None = None) -> tuple[str, str, RankedList]:

@@ -56,6 +56,8 @@ class Settings(BaseSettings):
                              "(reranker kind 'ltr', support gate, evidence sentences).")
     support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "
                                "(where the judge model loads); the cosine and code checks still apply.")
+    support_threshold: float | None = Field(None, ge=0.0, le=1.0, description="The support gate's threshold; "
+                                            "unset = the model's own (its card gives the operating points).")
     evidence_model: bool = Field(True, description="The extractive answer's sentences are chosen by the "
                                  "learned evidence model (where the judge model loads).")
     top_k: int = Field(5, ge=1, le=200)
@@ -144,6 +146,13 @@ class Settings(BaseSettings):
         if self.chunk_overlap >= self.chunk_tokens:
             raise ValueError(f"chunk_overlap={self.chunk_overlap}: must be smaller than chunk_tokens "
                              f"({self.chunk_tokens})")
+        return self
+
+    @model_validator(mode="after")
+    def _threshold_takes_effect(self) -> "Settings":
+        if self.support_threshold is not None and not self.support_gate:
+            raise ValueError(f"support_threshold={self.support_threshold}: the support gate is off "
+                             "(support_gate=false), so no threshold would apply")
         return self
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -31,7 +32,7 @@ from ..types import Chunk, Document, RankedList
 
 #: Bump whenever a feature is added, removed, reordered or changes meaning: models trained on another
 #: version are refused at load.
-FEATURE_SET_VERSION = "judge-features-1"
+FEATURE_SET_VERSION = "judge-features-2"
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,44 @@ SENTENCE_FEATURES: tuple[Feature, ...] = (
     _f("s_chunk_cov", "[0, 1]", "cov_chunk of the sentence's chunk."),
 )
 
+#: Question-level features of the selected context (the final chunks the gate reads), for the support gate.
+#: "Focus tokens" are the content tokens minus question and auxiliary words (``qual``, ``posso``, ``how``,
+#: English stopwords): what the question is about. A focus token is "held" by a chunk when the chunk has
+#: the token, its Snowball stem (``ativada`` / ``ativação``), or its first six letters.
+GATE_FEATURES: tuple[Feature, ...] = (
+    _f("g_cov_best", "[0, 1]", "Best cov_chunk over the selected chunks."),
+    _f("g_cov_union", "[0, 1]", "IDF-weighted coverage of the question's content tokens by all selected chunks "
+       "together."),
+    _f("g_parent_cov_best", "[0, 1]", "Best cov_parent over the selected chunks."),
+    _f("g_focus_cov_best", "[0, 1]; 1 when the question has no focus token", "Best IDF-weighted share of the "
+       "focus tokens that one selected chunk holds (stem-aware)."),
+    _f("g_focus_cov_top", "[0, 1]; 1 when the question has no focus token", "The same share for the first "
+       "selected chunk (the one the answer leans on)."),
+    _f("g_focus_missing", "[0, 1]", "IDF-weighted share of the focus tokens that no selected chunk holds, even "
+       "by stem: what the context does not talk about."),
+    _f("g_focus_missing_n", "≥ 0", "Number of focus tokens that no selected chunk holds."),
+    _f("g_sentence_cov", "[0, 1]", "Best IDF-weighted coverage of the question by one sentence, or two adjacent "
+       "sentences of one chunk, of the selected chunks."),
+    _f("g_bigram_best", "[0, 1]", "Best bigram_cov over the selected chunks."),
+    _f("g_proximity_best", "[0, 1]", "Best proximity over the selected chunks."),
+    _f("g_cos_best", "[-1, 1]; 0 when unknown", "Best dense cosine over the selected chunks."),
+    _f("g_cos_peak", "[0, 2]; 0 when unknown", "g_cos_best minus the median nonzero cosine of the rerank window: how "
+       "much the best match stands out from the on-topic crowd."),
+    _f("g_unseen_index", "[0, 1]", "q_unseen_index: IDF-weighted share of question tokens that occur nowhere in "
+       "the tenant's index."),
+    _f("g_code_match", "[0, 1]; 0 when the question names no code", "Best code_match over the selected chunks."),
+    _f("g_code_conflict", "{0, 1}", "1 when no selected chunk holds all the question's codes and one names "
+       "another code of the same prefix (PX-17 for PX-7)."),
+)
+
 CANDIDATE_NAMES: tuple[str, ...] = tuple(f.name for f in CANDIDATE_FEATURES)
 SENTENCE_NAMES: tuple[str, ...] = tuple(f.name for f in SENTENCE_FEATURES)
-FEATURE_DOCS: dict[str, Feature] = {f.name: f for f in (*CANDIDATE_FEATURES, *SENTENCE_FEATURES)}
+GATE_NAMES: tuple[str, ...] = tuple(f.name for f in GATE_FEATURES)
+#: The direction each gate feature may move P(support): +1 never lowers it, −1 never raises it (the fit is
+#: bounded accordingly, so an explanation never credits a missing word with support).
+GATE_SIGNS: tuple[int, ...] = tuple(-1 if n in {"g_focus_missing", "g_focus_missing_n", "g_unseen_index",
+                                                "g_code_conflict"} else 1 for n in GATE_NAMES)
+FEATURE_DOCS: dict[str, Feature] = {f.name: f for f in (*CANDIDATE_FEATURES, *SENTENCE_FEATURES, *GATE_FEATURES)}
 
 _NEG_WORDS = frozenset(fold(w) for w in NEGATIONS)
 _COND_WORDS = frozenset(fold(w) for w in CONDITIONS if " " not in w)
@@ -224,6 +260,7 @@ class TextView:
     _codes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _folded: dict[str, str] = field(default_factory=dict)
     _sentences: dict[str, tuple[tuple[str, list[str], str], ...]] = field(default_factory=dict)
+    _stems: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], documents: Iterable[Document]) -> "TextView":
@@ -266,6 +303,13 @@ class TextView:
         found = self._codes.get(chunk_id)
         if found is None:
             found = self._codes[chunk_id] = tuple(c.casefold() for c in codes(self.chunks[chunk_id].indexed_text))
+        return found
+
+    def stem_set(self, chunk_id: str) -> frozenset[str]:
+        """The chunk's folded tokens, their Snowball stems and six-letter prefixes (see :func:`holds`)."""
+        found = self._stems.get(chunk_id)
+        if found is None:
+            found = self._stems[chunk_id] = word_forms(self.chunks[chunk_id].indexed_text)
         return found
 
     def sentences(self, chunk_id: str) -> tuple[tuple[str, list[str], str], ...]:
@@ -539,3 +583,140 @@ def sentence_features(question: str, context_ids: Sequence[str], view: TextView,
         ))
     X = np.asarray(rows, dtype=np.float64).reshape(len(raw), len(SENTENCE_NAMES))
     return SentenceRows(tuple(r[0] for r in raw), tuple(r[1] for r in raw), tuple(r[2] for r in raw), X)
+
+
+# -- the gate's question-level features -----------------------------------------------------------------
+#: Question and auxiliary words (folded): part of how a question is asked, not of what it is about.
+QUESTION_WORDS = frozenset(
+    "qual quais quanto quanta quantos quantas como onde porque quem posso pode podem podemos consigo "
+    "faco fazer faz quero queria preciso devo tenho ter ser sao existe existem ha vai vou significa "
+    "what which how where who whom why can could do does did get".split())
+
+_WORD_FORM_RE = re.compile(r"\w+")
+_PREFIX = 6
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("portuguese")
+
+
+@lru_cache(maxsize=1)
+def _english_stopwords() -> frozenset[str]:
+    from stop_words import get_stop_words
+
+    from ..text import KEPT_WORDS
+
+    return frozenset(fold(w) for w in get_stop_words("english")) - KEPT_WORDS
+
+
+def _forms(word: str) -> tuple[str, str, str]:
+    """(folded word, folded stem of the accented word, six-letter prefix marker) of one lower-cased word."""
+    folded = fold(word)
+    return folded, "~" + fold(_stemmer().stemWord(word)), ("^" + folded[:_PREFIX]) if len(folded) >= _PREFIX else ""
+
+
+def word_forms(text: str) -> frozenset[str]:
+    """Every folded token of ``text`` (as :func:`tokenize` gives them), plus each word's stem (``~``) and
+    six-letter prefix (``^``)."""
+    out = set(tokenize(text))
+    for word in _WORD_FORM_RE.findall(text.casefold()):
+        out.update(f for f in _forms(word) if f)
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The question's focus tokens (content tokens that are not question words), their IDF and forms."""
+
+    tokens: tuple[str, ...]
+    idf: tuple[float, ...]
+    forms: tuple[tuple[str, ...], ...]
+
+    @property
+    def total(self) -> float:
+        return sum(self.idf)
+
+
+def focus_of(question: str, q: QuestionTerms) -> Focus:
+    """The focus tokens of ``question`` (see :data:`GATE_FEATURES`)."""
+    drop = QUESTION_WORDS | _english_stopwords()
+    raw = {}
+    for word in _WORD_FORM_RE.findall(question.casefold()):
+        raw.setdefault(fold(word), word)
+    toks, idf, forms = [], [], []
+    for t, w in zip(q.tokens, q.idf):
+        if t in drop or "-" in t and all(p in drop for p in t.split("-")):
+            continue
+        toks.append(t)
+        idf.append(w)
+        word = raw.get(t)
+        forms.append(tuple(f for f in ((t,) + (_forms(word)[1:] if word else ())) if f))
+    return Focus(tuple(toks), tuple(idf), tuple(forms))
+
+
+def holds(forms: Sequence[str], present: frozenset[str]) -> bool:
+    """A chunk's :func:`word_forms` hold a focus token when they share its token, stem or prefix."""
+    return any(f in present for f in forms)
+
+
+def _focus_cov(focus: Focus, present: frozenset[str]) -> float:
+    if focus.total <= 0:
+        return 1.0
+    return sum(w for f, w in zip(focus.forms, focus.idf) if holds(f, present)) / focus.total
+
+
+def _sentence_cov(q: QuestionTerms, view: TextView, chunk_ids: Sequence[str]) -> float:
+    """Best coverage by one sentence or two adjacent sentences of one chunk."""
+    best = 0.0
+    for cid in chunk_ids:
+        sets = [set(toks) for _, toks, _ in view.sentences(cid)]
+        for i, one in enumerate(sets):
+            best = max(best, _coverage(q, one))
+            if i + 1 < len(sets):
+                best = max(best, _coverage(q, one | sets[i + 1]))
+    return best
+
+
+def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int]) -> np.ndarray:
+    """The gate's row (shape ``(1, len(GATE_NAMES))``) for the selected chunks, given as row indexes of
+    ``rows`` (the window's candidate features, which it reads instead of recomputing)."""
+    view, q = inp.view, rows.terms
+    col = {n: rows.X[:, i] for i, n in enumerate(CANDIDATE_NAMES)}
+    sel = list(selected)
+    ids = [rows.chunk_ids[j] for j in sel]
+    focus = focus_of(inp.question, q)
+    stems = [view.stem_set(cid) for cid in ids]
+    union = frozenset().union(*stems) if stems else frozenset()
+    missing = [w for f, w in zip(focus.forms, focus.idf) if not holds(f, union)]
+    token_union = frozenset().union(*(view.token_set(cid) for cid in ids)) if ids else frozenset()
+    cos = col["dense_cos"]
+    known = cos != 0.0
+    best_cos = float(cos[sel].max()) if sel else 0.0
+    median = float(np.median(cos[known])) if known.any() else 0.0
+
+    def best(name: str) -> float:
+        return float(col[name][sel].max()) if sel else 0.0
+
+    matched_code = bool(q.codes) and any(col["code_match"][j] >= 1.0 for j in sel)
+    row = (
+        best("cov_chunk"), _coverage(q, token_union), best("cov_parent"),
+        max((_focus_cov(focus, s) for s in stems), default=0.0),
+        _focus_cov(focus, stems[0]) if stems else 0.0,
+        sum(missing) / focus.total if focus.total > 0 else 0.0, float(len(missing)),
+        _sentence_cov(q, view, ids), best("bigram_cov"), best("proximity"),
+        best_cos, best_cos - median if sel and known.any() else 0.0,
+        float(rows.X[0, CANDIDATE_NAMES.index("q_unseen_index")]) if len(rows.X) else 0.0,
+        best("code_match"), 1.0 if q.codes and not matched_code and any(col["code_conflict"][j] for j in sel) else 0.0,
+    )
+    return np.asarray(row, dtype=np.float64).reshape(1, len(GATE_NAMES))
+
+
+def focus_missing_words(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int]) -> tuple[str, ...]:
+    """The focus tokens that no selected chunk holds (for the gate's reason in plain words)."""
+    focus = focus_of(inp.question, rows.terms)
+    stems = [inp.view.stem_set(rows.chunk_ids[j]) for j in selected]
+    union = frozenset().union(*stems) if stems else frozenset()
+    return tuple(t for t, f in zip(focus.tokens, focus.forms) if not holds(f, union))

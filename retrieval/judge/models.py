@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES
+from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, SENTENCE_NAMES
 
 MANIFEST = "manifest.json"
 CARD = "model_card.md"
@@ -57,7 +57,16 @@ class LogisticModel:
 
     @classmethod
     def fit(cls, X: np.ndarray, y: np.ndarray, l2: float = 1.0, weights: np.ndarray | None = None,
-            iterations: int = 50) -> "LogisticModel":
+            iterations: int = 50, signs: Sequence[int] | None = None) -> "LogisticModel":
+        """Fit on ``X`` (rows) and 0/1 labels ``y``.
+
+        Args:
+            l2: the ridge penalty on the standardized coefficients (not on the intercept).
+            weights: a weight per row.
+            signs: per feature +1 (its coefficient may not be negative), −1 (not positive) or 0 (free). With
+                signs the fit is L-BFGS-B with those bounds: a feature whose direction is known can then never
+                push the score the wrong way, which keeps correlated features' explanations readable.
+        """
         mean = X.mean(axis=0)
         scale = X.std(axis=0)
         scale[scale < 1e-12] = 1.0
@@ -66,6 +75,20 @@ class LogisticModel:
         sw = np.ones(len(X)) if weights is None else weights
         reg = np.full(Z.shape[1], l2)
         reg[-1] = 0.0
+        if signs is not None:
+            from scipy.optimize import minimize
+
+            def loss(v: np.ndarray) -> tuple[float, np.ndarray]:
+                z = np.clip(Z @ v, -30, 30)
+                p = 1.0 / (1.0 + np.exp(-z))
+                ll = np.sum(sw * (np.logaddexp(0, z) - y * z)) + 0.5 * np.sum(reg * v * v)
+                return float(ll), Z.T @ (sw * (p - y)) + reg * v
+
+            bounds = [(0.0, None) if s > 0 else (None, 0.0) if s < 0 else (None, None) for s in signs]
+            found = minimize(loss, w, jac=True, method="L-BFGS-B", bounds=bounds + [(None, None)],
+                             options={"maxiter": 500, "gtol": 1e-8})
+            v = found.x
+            return cls(mean, scale, v[:-1], v[-1])
         for _ in range(iterations):
             p = 1.0 / (1.0 + np.exp(-np.clip(Z @ w, -30, 30)))
             grad = Z.T @ (sw * (p - y)) + reg * w
@@ -168,8 +191,8 @@ class JudgeModels:
         return _explain(self.reranker, X, CANDIDATE_NAMES, "raw LambdaMART score")
 
     def support_proba(self, X: np.ndarray) -> tuple[np.ndarray, Explained]:
-        """P(support) of candidate rows and the contributions to its logit."""
-        ex = _explain(self.support, X, CANDIDATE_NAMES, "log-odds of support")
+        """P(support) of gate rows (one per context, :data:`GATE_NAMES`) and the contributions to its logit."""
+        ex = _explain(self.support, X, GATE_NAMES, "log-odds of support")
         return _sigmoid(ex.raw), ex
 
     def evidence_scores(self, X: np.ndarray) -> Explained:
@@ -195,7 +218,7 @@ class JudgeModels:
         hashes = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in files.values()}
         manifest = {**self.manifest, "feature_set_version": FEATURE_SET_VERSION,
                     "candidate_features": list(CANDIDATE_NAMES), "sentence_features": list(SENTENCE_NAMES),
-                    "files": files, "sha256": hashes, "support_threshold": self.threshold,
+                    "gate_features": list(GATE_NAMES), "files": files, "sha256": hashes, "support_threshold": self.threshold,
                     "reranker_kind": RERANKER_KIND, "reranker_label": RERANKER_LABEL}
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         if card is not None:
@@ -238,7 +261,8 @@ def read_models(folder: str | Path) -> JudgeModels:
         raise JudgeModelError(f"model at {folder} was trained on feature set '{version}', this code computes "
                               f"'{FEATURE_SET_VERSION}': retrain it (python -m retrieval train)")
     if (tuple(manifest.get("candidate_features") or ()) != CANDIDATE_NAMES
-            or tuple(manifest.get("sentence_features") or ()) != SENTENCE_NAMES):
+            or tuple(manifest.get("sentence_features") or ()) != SENTENCE_NAMES
+            or tuple(manifest.get("gate_features") or ()) != GATE_NAMES):
         raise JudgeModelError(f"model at {folder} lists other features than feature set '{FEATURE_SET_VERSION}' "
                               "defines: retrain it")
     try:
@@ -255,7 +279,7 @@ def read_models(folder: str | Path) -> JudgeModels:
         raise JudgeModelError(f"model at {folder} is unreadable: {exc.__class__.__name__}: {first}") from None
     if not isinstance(models["reranker"], BoosterModel):
         raise JudgeModelError(f"model at {folder}: the reranker must be a LightGBM model")
-    for role, names in (("reranker", CANDIDATE_NAMES), ("support", CANDIDATE_NAMES), ("evidence", SENTENCE_NAMES)):
+    for role, names in (("reranker", CANDIDATE_NAMES), ("support", GATE_NAMES), ("evidence", SENTENCE_NAMES)):
         m = models[role]
         n = m.booster.num_feature() if isinstance(m, BoosterModel) else len(m.coef)
         if n != len(names):

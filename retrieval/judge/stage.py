@@ -5,8 +5,8 @@ request by :func:`judge_input`), computes the window's features once (:class:`Ju
 explanation into the trace:
 
 * reranked items carry ``feature_contributions`` (raw LambdaMART units; with ``bias`` they sum to the score);
-* the gate's ``support`` entry holds P(support) per selected chunk, the threshold, the decision's top
-  contributions (log-odds) and a reason in plain words;
+* the gate's ``support`` entry holds P(support) of the selected context, its question-level features, the
+  threshold, the decision's top contributions (log-odds) and a reason in plain words;
 * each answer sentence says why it was chosen (its evidence score and top contributions).
 """
 
@@ -22,7 +22,8 @@ import numpy as np
 from ..answer import EXTRACTIVE_NOTES, Answer, abstention
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
-from .features import CandidateRows, JudgeInput, TextView, candidate_features, sentence_features, tenant_stats
+from .features import (GATE_NAMES, CandidateRows, JudgeInput, TextView, candidate_features, focus_missing_words,
+                       gate_features, sentence_features, tenant_stats)
 from .models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
 
 _views: dict[str, TextView] = {}
@@ -121,32 +122,33 @@ def _words_for(question: str, tokens: Sequence[str]) -> list[str]:
 
 
 def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[ScoredItem],
-                     question: str) -> dict[str, Any]:
-    """P(support) of the selected chunks and the learned gate's decision (``passes``), with the top
-    contributions (log-odds) of the best chunk and a reason in plain words."""
+                     question: str, threshold: float | None = None) -> dict[str, Any]:
+    """The learned gate's decision (``passes``) on the selected chunks: P(support) of the context from its
+    question-level features, the features themselves, the top contributions (log-odds) and a reason in
+    plain words. ``threshold`` overrides the model's (``RETRIEVAL_SUPPORT_THRESHOLD``)."""
     missing_rows = [i for i in selected if i.chunk_id not in run.index]
     if missing_rows:  # a selected chunk beyond the window (MMR): score the whole fused list once
         run.rows = candidate_features(run.inp, len(run.inp.fused.items))
         run.index = {cid: j for j, cid in enumerate(run.rows.chunk_ids)}
     idx = [run.index[i.chunk_id] for i in selected if i.chunk_id in run.index]
-    threshold = models.threshold
+    threshold = models.threshold if threshold is None else float(threshold)
+    kind = f"learned support ({models.support.kind})"
     if not idx:
-        return {"kind": f"learned support ({models.support.kind})", "threshold": threshold, "best": None,
-                "p_support": {}, "passes": False, "top_contributions": [],
-                "reason": "no candidate to answer from"}
-    p, ex = models.support_proba(run.rows.X[idx])
-    best = int(np.argmax(p))
-    passes = bool(p[best] >= threshold)
-    top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(best, 3)]
-    missing = _words_for(question, run.rows.missing_tokens)
+        return {"kind": kind, "threshold": threshold, "best": None, "features": {}, "passes": False,
+                "top_contributions": [], "missing_tokens": [], "reason": "no candidate to answer from"}
+    x = gate_features(run.inp, run.rows, idx)
+    p, ex = models.support_proba(x)
+    p_support = float(p[0])
+    passes = bool(p_support >= threshold)
+    top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(0, 3)]
+    missing = _words_for(question, focus_missing_words(run.inp, run.rows, idx))
     if passes:
-        reason = f"best support {p[best]:.2f} ≥ {threshold:.2f} ({run.rows.chunk_ids[idx[best]]})"
+        reason = f"support {p_support:.2f} ≥ {threshold:.2f}"
     else:
-        lead = (f"no candidate mentions {', '.join(repr(w) for w in missing)}; " if missing else "")
-        reason = f"{lead}best support {p[best]:.2f} < {threshold:.2f}"
-    return {"kind": f"learned support ({models.support.kind})", "threshold": threshold,
-            "best": round(float(p[best]), 4), "best_chunk": run.rows.chunk_ids[idx[best]],
-            "p_support": {run.rows.chunk_ids[j]: round(float(v), 4) for j, v in zip(idx, p)},
+        lead = (f"no selected chunk mentions {', '.join(repr(w) for w in missing)}; " if missing else "")
+        reason = f"{lead}support {p_support:.2f} < {threshold:.2f}"
+    return {"kind": kind, "threshold": threshold, "best": round(p_support, 4),
+            "features": {n: round(float(v), 4) for n, v in zip(GATE_NAMES, x[0])},
             "passes": passes, "top_contributions": top, "missing_tokens": missing, "reason": reason}
 
 
@@ -159,7 +161,7 @@ def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lex
 
 
 def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, selected: Sequence[ScoredItem],
-                       question: str, judge_reason: str) -> tuple[Any, dict[str, Any]]:
+                       question: str, judge_reason: str, threshold: float | None = None) -> tuple[Any, dict[str, Any]]:
     """The learned support gate after the cosine and code checks: nothing passes when the best P(support) of
     the selected chunks is below the model's threshold.
 
@@ -167,6 +169,7 @@ def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, s
         gate: the cosine / code decision (a frozen ``GateResult``).
         judged: ``(models, run)``, or ``None`` when no judge model loaded (``judge_reason`` says why) or the
             tier has no fused candidates.
+        threshold: a threshold that replaces the model's (``None``: the model's).
 
     Returns:
         The gate (a new one when the learned gate refuses) and its trace entry, with ``support``: P per
@@ -179,7 +182,7 @@ def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, s
         why = judge_reason if judge_reason != "loaded" else "this tier has no fused candidates to read features from"
         data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
         return gate, data
-    decision = support_decision(judged[0], judged[1], selected, question)
+    decision = support_decision(judged[0], judged[1], selected, question, threshold)
     if gate.final and not decision["passes"]:
         gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final), reason=decision["reason"],
                        kind=f"{gate.kind} + {decision['kind']}")

@@ -37,9 +37,9 @@ from ..evaluation.metrics import relevant_grades
 from ..fusion import fuse
 from ..text import fold
 from ..types import Question, RankedList, ScoredItem
-from .features import (CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES, CandidateRows, JudgeInput,
-                       SentenceRows, TextView, candidate_features, sentence_features, stats_without,
-                       tenant_stats)
+from .features import (CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIGNS, SENTENCE_NAMES, CandidateRows,
+                       JudgeInput, SentenceRows, TextView, candidate_features, gate_features, sentence_features,
+                       stats_without, tenant_stats)
 from .models import (FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, JudgeModels, LogisticModel, ndcg_at)
 
 SEED = 20261201
@@ -107,6 +107,14 @@ class Case:
     sentences: SentenceRows | None = None
     sentence_labels: np.ndarray | None = None
     fold: str = ""            # "fit" | "calib" inside the training part
+    evidence_left: bool = False  # leave_out only: a window candidate still holds a gold span
+
+    @property
+    def clean(self) -> bool:
+        """Not a leave-the-evidence-out case whose remaining candidates still hold the answer (another
+        parent repeats it): such a case is not unanswerable by construction, so it is neither trained on nor
+        counted in the clean figures."""
+        return not self.evidence_left
 
     @property
     def answerable(self) -> bool:
@@ -221,6 +229,8 @@ def build_case(q: Question, kind: str, split: str, corpus_name: str, inp: JudgeI
         sent = sentence_features(inp.question, ctx, view, inp.stats, rows.terms)
         case.sentences = sent
         case.sentence_labels = np.asarray([sentence_label(t, q.answers) for t in sent.texts], dtype=float)
+    if kind == "leave_out" and q.answers:
+        case.evidence_left = any(contains_span(view.chunks[cid].text, q.answers) for cid in rows.chunk_ids)
     pivot = q.relevant[0] if q.relevant else q.id
     case.fold = "calib" if _bucket(pivot) < 20 else "fit"
     return case
@@ -276,24 +286,55 @@ def _fit_ranker(train: Sequence[Case], valid: Sequence[Case] | None, attr: str, 
     return lgb.train(params, dtrain, rounds), rounds
 
 
-def _support_data(cases: Sequence[Case]) -> tuple[np.ndarray, np.ndarray]:
-    X = np.vstack([c.rows.X for c in cases]) if cases else np.zeros((0, len(CANDIDATE_NAMES)))
-    y = np.concatenate([c.support_labels for c in cases]) if cases else np.zeros(0)
-    return X, y
+def gate_row(case: Case, final: Sequence[int]) -> np.ndarray:
+    """The gate's feature row of ``case`` for the chunks ``final`` (row indexes of the window)."""
+    return gate_features(case.inp, case.rows, final)
 
 
-def _logloss(p: np.ndarray, y: np.ndarray) -> float:
+def _support_data(models: JudgeModels, cases: Sequence[Case]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gate rows of ``cases`` (their final chunks in ``models``' learned order), labels and weights.
+
+    Label 1: an answerable case whose final chunks hold a support chunk; 0: an unanswerable case or a clean
+    leave-the-evidence-out case. Left out: answerable cases whose final chunks miss the evidence (the gate
+    cannot be right to answer them from that context) and leave-out cases with the evidence left. Weights
+    give each corpus the same total, so a large set does not define alone what support looks like.
+    """
+    X, y, corpus = [], [], []
+    for c in cases:
+        final = final_indexes(c, ltr_order(models, c))
+        if not final:
+            continue
+        if c.answerable:
+            if not any(c.support_labels[j] > 0 for j in final):
+                continue
+            label = 1.0
+        elif c.clean:
+            label = 0.0
+        else:
+            continue
+        X.append(gate_row(c, final)[0])
+        y.append(label)
+        corpus.append(c.corpus)
+    if not X:
+        return np.zeros((0, len(GATE_NAMES))), np.zeros(0), np.zeros(0)
+    names = np.asarray(corpus)
+    w = np.asarray([1.0 / np.sum(names == n) for n in corpus])
+    return np.vstack(X), np.asarray(y), w * len(w) / w.sum()
+
+
+def _logloss(p: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
     p = np.clip(p, 1e-6, 1 - 1e-6)
-    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+    return float(-np.average(y * np.log(p) + (1 - y) * np.log(1 - p), weights=w))
 
 
-def _fit_support(train: Sequence[Case], kind: str, seed: int, rounds: int = 300):
-    X, y = _support_data(train)
+def _fit_support(data: tuple[np.ndarray, np.ndarray, np.ndarray], kind: str, seed: int, rounds: int = 200):
+    X, y, w = data
     if kind == "logistic":
-        return LogisticModel.fit(X, y, l2=1.0)
+        return LogisticModel.fit(X, y, l2=1.0, weights=w, signs=GATE_SIGNS)
     import lightgbm as lgb
 
-    return BoosterModel(lgb.train(_seeded(BINARY_PARAMS, seed), lgb.Dataset(X, y), rounds))
+    params = {**_seeded(BINARY_PARAMS, seed), "monotone_constraints": list(GATE_SIGNS)}
+    return BoosterModel(lgb.train(params, lgb.Dataset(X, y, weight=w), rounds))
 
 
 def _fit_evidence_logistic(train: Sequence[Case]) -> LogisticModel:
@@ -315,10 +356,11 @@ def final_indexes(case: Case, order: Sequence[int], k: int = TOP_K) -> list[int]
 
 
 def support_of(models: JudgeModels, case: Case, final: Sequence[int]) -> float:
+    """The gate's P(support) for the chunks ``final`` of ``case`` (0 when there is none)."""
     if not final:
         return 0.0
-    p, _ = models.support_proba(case.rows.X[list(final)])
-    return float(p.max())
+    p, _ = models.support_proba(gate_row(case, final))
+    return float(p[0])
 
 
 def choose_evidence(models: JudgeModels, sent: SentenceRows, question: str = "", n: int = 2) -> list[int]:
@@ -356,6 +398,40 @@ def cosine_gate_abstains(case: Case, final: Sequence[int], min_similarity: float
     return False
 
 
+def gate_shares(abstained: Mapping[str, Sequence[bool]]) -> dict[str, float | None]:
+    """Answered share of answerable cases, abstained share of each kind of unanswerable case."""
+    def mean(v: Sequence[bool]) -> float | None:
+        return round(float(np.mean(v)), 4) if len(v) else None
+
+    return {"answered_answerable": mean([not a for a in abstained["answerable"]]),
+            "abstained_unanswerable": mean(abstained["unanswerable"]),
+            "abstained_leave_out": mean(abstained["leave_out"]),
+            "abstained_leave_out_clean": mean(abstained["leave_out_clean"])}
+
+
+#: The thresholds of the model card's operating-point table (``RETRIEVAL_SUPPORT_THRESHOLD`` picks one).
+OPERATING_THRESHOLDS = (0.05, 0.10, 0.15, 0.20, 0.30, 0.50)
+
+
+def operating_points(models: JudgeModels, cases: Sequence[Case],
+                     thresholds: Sequence[float] = OPERATING_THRESHOLDS) -> list[dict[str, Any]]:
+    """The learned gate alone at each threshold: answered share of answerable cases, abstained share of
+    unanswerable, leave-out and clean leave-out cases."""
+    scored = []
+    for c in cases:
+        final = final_indexes(c, ltr_order(models, c)) if len(c.rows.chunk_ids) else []
+        scored.append((c, support_of(models, c, final)))
+    out = []
+    for t in thresholds:
+        abst: dict[str, list[bool]] = {k: [] for k in ("answerable", "unanswerable", "leave_out", "leave_out_clean")}
+        for c, p in scored:
+            abst[c.kind].append(p < t)
+            if c.kind == "leave_out" and c.clean:
+                abst["leave_out_clean"].append(p < t)
+        out.append({"threshold": t, **gate_shares(abst)})
+    return out
+
+
 def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None = None) -> dict[str, Any]:
     """Figures of the learned judge against RRF and the cosine gate on ``cases``.
 
@@ -365,9 +441,10 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
     t = models.threshold if threshold is None else threshold
     nd_r, nd_l, rc_r, rc_l, mr_r, mr_l, lost = [], [], [], [], [], [], 0
     lost_ids = []
-    abst = {"answerable": [], "unanswerable": [], "leave_out": []}
-    abst_cos = {"answerable": [], "unanswerable": [], "leave_out": []}
-    abst_codes = {"answerable": [], "unanswerable": [], "leave_out": []}
+    kinds = ("answerable", "unanswerable", "leave_out", "leave_out_clean")
+    abst: dict[str, list[bool]] = {k: [] for k in kinds}
+    abst_cos: dict[str, list[bool]] = {k: [] for k in kinds}
+    abst_codes: dict[str, list[bool]] = {k: [] for k in kinds}
     groups: dict[str, list[tuple[float, float]]] = {}
     ev_before, ev_after, ev_after_ltr = [], [], []
     for c in cases:
@@ -377,9 +454,11 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
         final_l = final_indexes(c, order)
         final_r = final_indexes(c, fused_order)
         p = support_of(models, c, final_l)
-        abst[c.kind].append(p < t)
-        abst_cos[c.kind].append(cosine_gate_abstains(c, final_r))
-        abst_codes[c.kind].append(p < t or cosine_gate_abstains(c, final_l))
+        these = [c.kind] + (["leave_out_clean"] if c.kind == "leave_out" and c.clean else [])
+        for k in these:
+            abst[k].append(p < t)
+            abst_cos[k].append(cosine_gate_abstains(c, final_r))
+            abst_codes[k].append(p < t or cosine_gate_abstains(c, final_l))
         if c.answerable:
             grades = c.grades
             pr = [c.rows.parent_ids[j] for j in final_indexes(c, fused_order, 10)]
@@ -410,27 +489,27 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
 
     return {
         "n_answerable": len(nd_r), "n_unanswerable": len(abst["unanswerable"]), "n_leave_out": len(abst["leave_out"]),
+        "n_leave_out_clean": len(abst["leave_out_clean"]),
         "ndcg@10": {"rrf": mean(nd_r), "ltr": mean(nd_l)},
         "recall@10": {"rrf": mean(rc_r), "ltr": mean(rc_l)},
         "mrr@10": {"rrf": mean(mr_r), "ltr": mean(mr_l)},
         "lost_relevant": lost, "lost_relevant_ids": lost_ids,
-        "support_gate": {"threshold": t, "answered_answerable": mean([not a for a in abst["answerable"]]),
-                         "abstained_unanswerable": mean(abst["unanswerable"]),
-                         "abstained_leave_out": mean(abst["leave_out"])},
-        "support_and_cosine_gate": {"answered_answerable": mean([not a for a in abst_codes["answerable"]]),
-                                   "abstained_unanswerable": mean(abst_codes["unanswerable"]),
-                                   "abstained_leave_out": mean(abst_codes["leave_out"])},
+        "support_gate": {"threshold": t, **gate_shares(abst)},
+        "support_and_cosine_gate": gate_shares(abst_codes),
         "ndcg@10_by_group": {g: {"n": len(v), "rrf": mean([a for a, _ in v]), "ltr": mean([b for _, b in v])}
                              for g, v in sorted(groups.items())},
-        "cosine_gate": {"threshold": 0.80, "answered_answerable": mean([not a for a in abst_cos["answerable"]]),
-                        "abstained_unanswerable": mean(abst_cos["unanswerable"]),
-                        "abstained_leave_out": mean(abst_cos["leave_out"])},
+        "cosine_gate": {"threshold": 0.80, **gate_shares(abst_cos)},
         "evidence_span_share": {"n": len(ev_before), "extractive_rrf_context": mean(ev_before),
                                 "model_rrf_context": mean(ev_after), "model_ltr_context": mean(ev_after_ltr)},
     }
 
 
-def _choose_threshold(models: JudgeModels, cases: Sequence[Case], min_answered: float = 0.985) -> float:
+#: The support threshold keeps at least this share of the calibration part's answerable cases answered (the
+#: adoption rule allows 2 % of FaQuAD's answerable questions refused).
+MIN_ANSWERED = 0.99
+
+
+def _choose_threshold(models: JudgeModels, cases: Sequence[Case], min_answered: float = MIN_ANSWERED) -> float:
     """The largest threshold that keeps ≥ ``min_answered`` of answerable calibration cases answered."""
     pos, neg = [], []
     for c in cases:
@@ -482,14 +561,19 @@ def fit(cases: Sequence[Case], seed: int = SEED, log: Callable[[str], None] | No
     _, ev_rounds = _fit_ranker(fit_part, calib, "sentences", 600, seed)
     rank_fit, _ = _fit_ranker(fit_part, None, "rows", rank_rounds, seed)
     ev_fit, _ = _fit_ranker(fit_part, None, "sentences", ev_rounds, seed)
-    # Support: logistic regression vs LightGBM binary, judged by log-loss on the calibration part.
-    Xc, yc = _support_data(calib)
-    choice = {}
-    candidates = {}
+    # Support gate: one row per question (the final chunks in the learned order of the reranker fitted on
+    # the fit part, so the calibration part's contexts are out of sample); logistic vs LightGBM by weighted
+    # log-loss on the calibration part. The gate is not refit: its threshold belongs to this fit.
+    order_fit = JudgeModels(BoosterModel(rank_fit), None, None, 0.5)
+    fit_data, (Xc, yc, wc) = _support_data(order_fit, fit_part), _support_data(order_fit, calib)
+    if len(set(fit_data[1])) < 2:
+        raise ValueError("too little to train the support gate on: the training part needs answerable questions "
+                         "whose evidence is retrieved and unanswerable (or leave-the-evidence-out) ones")
+    choice, candidates = {}, {}
     for kind in ("logistic", "lightgbm"):
-        m = _fit_support(fit_part, kind, seed)
-        raw = m.raw(Xc)
-        choice[kind] = _logloss(1 / (1 + np.exp(-raw)), yc)
+        m = _fit_support(fit_data, kind, seed)
+        p = 1 / (1 + np.exp(-m.raw(Xc))) if len(Xc) else np.zeros(0)
+        choice[kind] = _logloss(p, yc, wc) if len(Xc) else 0.0
         candidates[kind] = m
     support_kind = min(choice, key=lambda k: (round(choice[k], 3), k != "logistic"))
     # Evidence: LambdaMART vs logistic, judged by the span share of the top-2 sentences on calibration.
@@ -503,20 +587,23 @@ def fit(cases: Sequence[Case], seed: int = SEED, log: Callable[[str], None] | No
     evidence_kind = max(ev_choice, key=lambda k: (round(ev_choice[k], 3), k == "logistic"))
     probe = JudgeModels(BoosterModel(rank_fit), candidates[support_kind],
                         BoosterModel(ev_fit) if evidence_kind == "lightgbm" else ev_lr, 0.5)
-    threshold = _choose_threshold(probe, calib)
+    # The threshold is one number chosen on every dev question the models were not fitted on: the calibration
+    # part and the dev questions that share a parent with a held-out question (never the held-out split).
+    threshold = _choose_threshold(probe, calib + [c for c in cases if c.split == "dev_other"])
     calib_metrics = measure(probe, calib, threshold)
     say(f"rounds: reranker {rank_rounds}, evidence {ev_rounds}; support {support_kind} "
         f"(log-loss {choice}); evidence {evidence_kind} ({ev_choice}); threshold {threshold:.3f}")
-    # Refit on the whole training part with the chosen settings.
+    # Refit the reranker and the evidence model on the whole training part with the chosen settings.
     rank_all, _ = _fit_ranker(train, None, "rows", rank_rounds, seed)
-    support_all = _fit_support(train, support_kind, seed)
     evidence_all = (BoosterModel(_fit_ranker(train, None, "sentences", ev_rounds, seed)[0])
                     if evidence_kind == "lightgbm" else _fit_evidence_logistic(train))
-    models = JudgeModels(BoosterModel(rank_all), support_all, evidence_all, threshold)
+    models = JudgeModels(BoosterModel(rank_all), candidates[support_kind], evidence_all, threshold)
     info = {"reranker_rounds": rank_rounds, "evidence_rounds": ev_rounds, "support_kind": support_kind,
             "support_logloss_calibration": choice, "evidence_kind": evidence_kind,
-            "evidence_share_calibration": ev_choice, "threshold_rule": "largest threshold keeping ≥ 98.5 % of "
-            "the calibration part's answerable cases answered", "calibration": calib_metrics,
+            "evidence_share_calibration": ev_choice, "threshold_rule": f"largest threshold keeping ≥ "
+            f"{MIN_ANSWERED:.1%} of the answerable dev cases not fitted on (calibration part and dev_other) answered", "calibration": calib_metrics,
+            "support_training": {"rows": int(len(fit_data[1])), "positives": int(fit_data[1].sum()),
+                                 "corpus_balanced_weights": True},
             "seed": seed, "params": {"reranker": RANK_PARAMS, "support_lightgbm": BINARY_PARAMS}}
     return models, info
 
@@ -535,10 +622,12 @@ def model_card(manifest: Mapping[str, Any]) -> str:
     lines = [
         "# Judge models: learned reranker, support gate, evidence sentences", "",
         f"Reranker kind `ltr`: {RERANKER_LABEL}. Support: P(the chunk supports an answer), "
-        f"{m['training']['support_kind']}; gate = max over the final chunks ≥ {m['support_threshold']:.3f}. "
+        f"{m['training']['support_kind']} over {len(GATE_NAMES)} question-level features of the final chunks; "
+        f"the gate passes when P ≥ {m['support_threshold']:.3f}. "
         f"Evidence: {m['training']['evidence_kind']} over context sentences.", "",
         f"Feature set `{FEATURE_SET_VERSION}` ({len(CANDIDATE_NAMES)} candidate features, "
-        f"{len(SENTENCE_NAMES)} sentence features; see `retrieval/judge/features.py`). Contributions are in "
+        f"{len(SENTENCE_NAMES)} sentence features, {len(GATE_NAMES)} gate features; see "
+        "`retrieval/judge/features.py`). Contributions are in "
         "raw LambdaMART score units (reranker) and log-odds (support), not probabilities.", "",
         "## Training data", "",
     ]
@@ -549,7 +638,8 @@ def model_card(manifest: Mapping[str, Any]) -> str:
     lines += ["", "Split by parent: held-out questions are the evaluation's fixed held-out split; a dev question is "
               "trained on only when none of its relevant parents is relevant to a held-out question. Unanswerable "
               "cases: the set's unanswerable questions plus leave-the-evidence-out cases (an answerable question "
-              "with its relevant parents removed from every list).", "",
+              "with its relevant parents removed from every list); a leave-out case whose remaining candidates "
+              "still hold a gold answer span (another parent repeats the answer) is not trained on.", "",
               f"Seed {m['training']['seed']}; training took {m['training_seconds']:.0f} s on 2 cores "
               f"(tracing {m.get('tracing_seconds', 0):.0f} s of it).", "",
               "## Metrics by part", "",
@@ -558,14 +648,32 @@ def model_card(manifest: Mapping[str, Any]) -> str:
               "Gates: *learned* = P(support) ≥ threshold alone; *learned+cos* = learned and the cosine (0.80) "
               "and code checks together (what the pipeline runs); *cosine* = the cosine and code checks alone. "
               "Each cell: answered share of answerable / abstained share of unanswerable (n) / abstained share of "
-              "leave-the-evidence-out cases (n).", ""]
+              "leave-the-evidence-out cases (n) / the same for clean leave-out cases, those whose remaining "
+              "candidates hold no gold answer span (n).", ""]
     lines += _metrics_table(m["metrics"])
+    lines += _operating_table(m["metrics"], m["support_threshold"])
     lines += ["", "## Strongest reranker features (mean |contribution| over held-out candidates, raw LambdaMART units)", ""]
     lines += [f"- `{name}`: {value}" for name, value in m.get("strongest_features", [])]
     lines += ["", "## Attribution", "",
               f"Trained in part on {FAQUAD_ATTRIBUTION}. The FaQuAD texts are not redistributed in this folder; "
               "these model files are derived from them under the same licence's attribution terms.", ""]
     return "\n".join(lines)
+
+
+def _operating_table(metrics: Mapping[str, Mapping[str, Any]], chosen: float) -> list[str]:
+    parts = [(part, r["operating_points"]) for part, r in metrics.items() if r.get("operating_points")]
+    if not parts:
+        return []
+    rows = ["", f"## Support gate operating points (learned gate alone; the shipped threshold is {chosen:.3f}; "
+            "`RETRIEVAL_SUPPORT_THRESHOLD` picks another)", "",
+            "Each cell: answered share of answerable / abstained share of unanswerable / of leave-out / of clean "
+            "leave-out cases.", "", "| part | " + " | ".join(f"{p['threshold']:.2f}" for p in parts[0][1]) + " |",
+            "|" + " --- |" * (len(parts[0][1]) + 1)]
+    for part, points in parts:
+        rows.append(f"| {part} | " + " | ".join(
+            f"{p['answered_answerable']} / {p['abstained_unanswerable']} / {p['abstained_leave_out']} / "
+            f"{p['abstained_leave_out_clean']}" for p in points) + " |")
+    return rows
 
 
 def _metrics_table(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -575,7 +683,8 @@ def _metrics_table(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
     def gate(g: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (f"{g['answered_answerable']} / {g['abstained_unanswerable']} ({r['n_unanswerable']}) / "
-                f"{g['abstained_leave_out']} ({r['n_leave_out']})")
+                f"{g['abstained_leave_out']} ({r['n_leave_out']}) / {g.get('abstained_leave_out_clean')} "
+                f"({r.get('n_leave_out_clean')})")
 
     for part, r in metrics.items():
         ev = r["evidence_span_share"]
@@ -633,6 +742,8 @@ def fit_and_write(cases: Sequence[Case], sets: Sequence[Mapping[str, Any]], out:
             part_cases = [c for c in cases if c.corpus == corpus and c.split == part]
             if part_cases:
                 metrics[f"{corpus}/{part}"] = measure(models, part_cases)
+                if part != "train":
+                    metrics[f"{corpus}/{part}"]["operating_points"] = operating_points(models, part_cases)
     held = [c for c in cases if c.split == "heldout"]
     seconds = time.perf_counter() - started
     models.manifest = {"training": info, "training_sets": list(sets), "metrics": metrics,

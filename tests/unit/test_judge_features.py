@@ -9,8 +9,9 @@ import pytest
 
 from retrieval.filters import Filters
 from retrieval.fusion import rrf
-from retrieval.judge.features import (CANDIDATE_FEATURES, CANDIDATE_NAMES, FEATURE_DOCS, JudgeInput, SENTENCE_NAMES,
-                                      TextView, candidate_features, sentence_features, tenant_stats)
+from retrieval.judge.features import (CANDIDATE_FEATURES, CANDIDATE_NAMES, FEATURE_DOCS, GATE_NAMES, GATE_SIGNS,
+                                      JudgeInput, SENTENCE_NAMES, TextView, candidate_features, focus_missing_words,
+                                      focus_of, gate_features, holds, sentence_features, tenant_stats, word_forms)
 from retrieval.lexical import LexicalIndex
 from retrieval.text import tokenize
 from retrieval.types import Chunk, Document, RankedList, ScoredItem
@@ -42,7 +43,8 @@ def case():
 def test_every_feature_is_documented_once():
     assert len(set(CANDIDATE_NAMES)) == len(CANDIDATE_NAMES)
     assert len(set(SENTENCE_NAMES)) == len(SENTENCE_NAMES)
-    assert all(FEATURE_DOCS[n].doc and FEATURE_DOCS[n].range for n in (*CANDIDATE_NAMES, *SENTENCE_NAMES))
+    assert all(FEATURE_DOCS[n].doc and FEATURE_DOCS[n].range for n in (*CANDIDATE_NAMES, *SENTENCE_NAMES, *GATE_NAMES))
+    assert len(set(GATE_NAMES)) == len(GATE_NAMES) == len(GATE_SIGNS) and set(GATE_SIGNS) <= {-1, 1}
     assert len(CANDIDATE_FEATURES) == len(CANDIDATE_NAMES)
 
 
@@ -126,3 +128,39 @@ def test_sentence_features_by_hand(case):
     assert sent.X[0, col("s_cov_rel")] == 1.0
     assert sent.X[2, col("s_chunk_rank_recip")] == 0.5 and sent.X[0, col("s_has_number")] == 1.0
     assert sent.X[1, col("s_position")] == 1.0 and sent.X[0, col("s_position")] == 0.0
+
+
+def test_gate_features_by_hand(case):
+    inp, rows = case
+    i_p, i_g, i_l, i_b = idf(3, 1), idf(3, 1), idf(3, 2), idf(3, 0)
+    total = i_p + i_g + i_l + i_b
+    col = GATE_NAMES.index
+    j_a, j_b = rows.chunk_ids.index("a#0"), rows.chunk_ids.index("b#0")
+    # "qual" is a question word: the focus is the four content tokens.
+    assert focus_of(QUESTION, rows.terms).tokens == ("prazo", "garantia", "leitor", "biometrico")
+    x = gate_features(inp, rows, [j_a, j_b])[0]
+    assert x[col("g_cov_best")] == pytest.approx((i_g + i_l) / total)          # a#0 alone
+    assert x[col("g_cov_union")] == pytest.approx((i_p + i_g + i_l) / total)   # a#0 and b#0 together
+    assert x[col("g_focus_cov_top")] == pytest.approx((i_g + i_l) / total)     # the first selected chunk, a#0
+    assert x[col("g_focus_missing")] == pytest.approx(i_b / total)             # only "biometrico" is nowhere
+    assert x[col("g_focus_missing_n")] == 1.0
+    # One sentence of a#0 ("A garantia do leitor é de 12 meses.") holds garantia and leitor.
+    assert x[col("g_sentence_cov")] == pytest.approx((i_g + i_l) / total)
+    assert x[col("g_cos_best")] == pytest.approx(0.8)
+    assert x[col("g_cos_peak")] == pytest.approx(0.8 - 0.7)  # the median of the nonzero cosines 0.8 and 0.6
+    assert x[col("g_code_match")] == 0.0 and x[col("g_code_conflict")] == 0.0
+    assert focus_missing_words(inp, rows, [j_a, j_b]) == ("biometrico",)
+    only_b = gate_features(inp, rows, [j_b])[0]
+    assert only_b[col("g_focus_missing")] == pytest.approx((i_g + i_l + i_b) / total)
+    assert only_b[col("g_focus_missing_n")] == 3.0
+
+
+def test_a_focus_word_is_held_by_its_stem_or_prefix():
+    question = "A licença ativada pode ser reembolsada? How do I get a refund?"
+    forms = word_forms("O reembolso de uma licença só vale antes da ativação.")
+    focus = focus_of(question, __import__("retrieval.judge.features", fromlist=["question_terms"]).question_terms(
+        question, tenant_stats(LexicalIndex([], "tenant"))))
+    held = {t: holds(f, forms) for t, f in zip(focus.tokens, focus.forms)}
+    # "how", "do", "i", "get", "a" are question words or English stopwords; "refund" is not in the text.
+    assert set(focus.tokens) == {"licenca", "ativada", "pode", "reembolsada", "refund"} - {"pode"}
+    assert held == {"licenca": True, "ativada": True, "reembolsada": True, "refund": False}

@@ -9,7 +9,7 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from retrieval.judge.features import CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES  # noqa: E402
+from retrieval.judge.features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, SENTENCE_NAMES  # noqa: E402
 from retrieval.judge.models import (BoosterModel, JudgeModelError, JudgeModels, LogisticModel, load_judge,  # noqa: E402
                                     ndcg_at, read_models)
 
@@ -27,9 +27,10 @@ def _data(width: int, rows: int = 200, seed: int = 0):
 def _models() -> JudgeModels:
     Xc, yc = _data(len(CANDIDATE_NAMES))
     Xs, ys = _data(len(SENTENCE_NAMES), seed=1)
+    Xg, yg = _data(len(GATE_NAMES), seed=2)
     rank = lgb.train(PARAMS, lgb.Dataset(Xc, yc, group=[20] * 10), 20)
     ev = lgb.train(PARAMS, lgb.Dataset(Xs, ys, group=[20] * 10), 20)
-    return JudgeModels(BoosterModel(rank), LogisticModel.fit(Xc, yc), BoosterModel(ev), 0.42)
+    return JudgeModels(BoosterModel(rank), LogisticModel.fit(Xg, yg), BoosterModel(ev), 0.42)
 
 
 def test_folder_round_trips(tmp_path):
@@ -39,13 +40,15 @@ def test_folder_round_trips(tmp_path):
     loaded = read_models(tmp_path / "m")
     X, _ = _data(len(CANDIDATE_NAMES), 30, seed=3)
     Xs, _ = _data(len(SENTENCE_NAMES), 30, seed=4)
+    Xg, _ = _data(len(GATE_NAMES), 30, seed=6)
     assert np.allclose(loaded.rerank(X).raw, models.rerank(X).raw)
-    assert np.allclose(loaded.support_proba(X)[0], models.support_proba(X)[0])
+    assert np.allclose(loaded.support_proba(Xg)[0], models.support_proba(Xg)[0])
     assert np.allclose(loaded.evidence_scores(Xs).raw, models.evidence_scores(Xs).raw)
     assert loaded.threshold == 0.42
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
     assert manifest["feature_set_version"] == FEATURE_SET_VERSION
     assert manifest["candidate_features"] == list(CANDIDATE_NAMES)
+    assert manifest["gate_features"] == list(GATE_NAMES)
     assert manifest["files"] == {"reranker": "reranker.txt", "support": "support.json", "evidence": "evidence.txt"}
     assert (tmp_path / "m" / "model_card.md").read_text() == "# card\n"
 
@@ -57,7 +60,8 @@ def test_contributions_sum_to_the_raw_score():
     booster_raw = models.reranker.booster.predict(X, raw_score=True)
     assert np.allclose([sum(c.values()) for c in ex.contributions], booster_raw)
     assert set(ex.contributions[0]) == {*CANDIDATE_NAMES, "bias"}
-    p, sup = models.support_proba(X)
+    p, sup = models.support_proba(_data(len(GATE_NAMES), 25, seed=8)[0])
+    assert set(sup.contributions[0]) == {*GATE_NAMES, "bias"}
     logits = np.array([sum(c.values()) for c in sup.contributions])
     assert np.allclose(p, 1 / (1 + np.exp(-logits)))
 
@@ -67,6 +71,22 @@ def test_logistic_regression_learns_a_separable_rule():
     model = LogisticModel.fit(X, y, l2=0.1)
     p = 1 / (1 + np.exp(-model.raw(X)))
     assert ((p > 0.5) == (y == 1)).mean() > 0.95
+
+
+def test_sign_bounded_logistic_keeps_each_coefficient_on_its_side():
+    # y depends on column 0 only; column 1 is a noisy copy of column 0 and column 2 is its negation plus
+    # noise. Unbounded, the correlated columns share the weight with any sign; bounded, column 2 (declared
+    # −1) may not get a positive coefficient and column 1 (declared +1) no negative one.
+    rng = np.random.default_rng(3)
+    a = rng.random(500)
+    X = np.column_stack([a, a + rng.normal(0, 0.05, 500), -a + rng.normal(0, 0.05, 500)])
+    y = (a + rng.normal(0, 0.1, 500) > 0.5).astype(float)
+    bounded = LogisticModel.fit(X, y, l2=1.0, signs=(1, 1, -1))
+    assert bounded.coef[0] >= 0 and bounded.coef[1] >= 0 and bounded.coef[2] <= 0
+    p = 1 / (1 + np.exp(-bounded.raw(X)))
+    assert ((p > 0.5) == (y == 1)).mean() > 0.85
+    wrong = LogisticModel.fit(X, y, l2=1.0, signs=(-1, -1, 1))  # every declared side is wrong: all zero
+    assert np.allclose(wrong.coef, 0.0, atol=1e-6)
 
 
 def test_feature_set_mismatch_is_refused(tmp_path):

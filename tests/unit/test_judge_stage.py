@@ -12,6 +12,7 @@ from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
 
 from retrieval.corpus import load_questions  # noqa: E402
 from retrieval.judge import train as T  # noqa: E402
+from retrieval.judge.features import GATE_NAMES  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,8 @@ def test_ltr_runs_in_the_full_tier_with_contributions(bench_and_model):
     data = trace.to_dict()
     assert "feature_contributions" in data["reranked"]["items"][0]
     support = data["gate"]["support"]
-    assert set(support["p_support"]) == {i.chunk_id for i in trace.selected}
+    assert set(support["features"]) == set(GATE_NAMES)
+    assert 0.0 <= support["best"] <= 1.0
     assert support["threshold"] > 0 and len(support["top_contributions"]) == 3
     assert support["passes"] is True and not trace.answer.abstained
     assert trace.answer.adapter == "local-extractive (learned evidence)"
@@ -82,7 +84,7 @@ def test_support_gate_refuses_in_plain_words(bench_and_model):
     trace = bench.ask("Qual a garantia do aparelho zulu?", settings=s)
     assert trace.tier == "refusal" and trace.final == [] and trace.answer.abstained
     reason = trace.gate["reason"]
-    assert reason.startswith("no candidate mentions 'zulu'; best support ") and reason.endswith("< 1.00")
+    assert reason.startswith("no selected chunk mentions 'zulu'; support ") and reason.endswith("< 1.00")
     assert trace.gate["support"]["passes"] is False
 
 
@@ -102,3 +104,23 @@ def test_feature_contribution_rows_for_the_panel():
     rows = feature_contribution_rows(item, 2)
     assert [(r["feature"], r["contribution"]) for r in rows] == [("dense_gap", -0.8), ("cov_parent", 0.5)]
     assert rows[1]["meaning"].startswith("IDF-weighted coverage")
+
+
+def test_support_threshold_setting_takes_effect_or_is_refused(bench_and_model):
+    from retrieval.errors import InvalidSetting
+    from retrieval.settings import Settings
+
+    bench, corpus, _ = bench_and_model
+    bench.load_corpus(corpus)
+    question = "Qual a garantia do aparelho alfa?"
+    base = bench.settings.with_overrides(reranker_model="ltr")
+    model_p = bench.ask(question, settings=base).gate["support"]["best"]
+    strict = bench.ask(question, settings=base.with_overrides(support_threshold=1.0))
+    assert strict.tier == "refusal" and strict.gate["support"]["threshold"] == 1.0
+    assert strict.gate["support"]["best"] == model_p  # the same P, a different threshold
+    lenient = bench.ask(question, settings=base.with_overrides(support_threshold=0.0))
+    assert lenient.tier == "full" and lenient.gate["support"]["passes"] is True
+    with pytest.raises((InvalidSetting, ValueError), match="support gate is off"):
+        Settings(support_gate=False, support_threshold=0.5, _env_file=None)
+    with pytest.raises((InvalidSetting, ValueError)):
+        Settings(support_threshold=1.5, _env_file=None)
