@@ -308,6 +308,7 @@ if labeled:
                + (", ".join(f"`{r}`" for r in labeled.relevant) or "none (the right answer is an abstention)"))
 
 layout.answer_block(trace, terms, lang)
+layout.support_block(trace, lang)
 if len(trace.get("queries") or []) > 1:
     layout.queries_block(trace)
 

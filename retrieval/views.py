@@ -167,6 +167,33 @@ def contribution_rows(trace: Mapping[str, Any], limit: int | None = None) -> lis
     return rows
 
 
+def support_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows for the support gate's bar chart: one per gate feature that moved the log-odds, strongest first,
+    with the feature's value and what it measures. Empty when the learned gate did not run."""
+    from .judge.features import FEATURE_DOCS
+
+    support = (trace.get("gate") or {}).get("support") or {}
+    values = support.get("features") or {}
+    rows = [{"feature": name, "contribution": value, "value": values.get(name),
+             "meaning": FEATURE_DOCS[name].doc if name in FEATURE_DOCS else "",
+             "direction": "for answering" if value > 0 else "against answering"}
+            for name, value in (support.get("contributions") or {}).items() if name != "bias" and abs(value) >= 1e-4]
+    return sorted(rows, key=lambda r: -abs(r["contribution"]))
+
+
+def support_summary(trace: Mapping[str, Any]) -> str | None:
+    """One line: P(support) against the threshold and the verdict; ``None`` when the learned gate did not run
+    (its note then says why)."""
+    support = (trace.get("gate") or {}).get("support") or {}
+    if support.get("best") is None:
+        return support.get("note")
+    verdict = "answers" if support.get("passes") else "abstains"
+    missing = support.get("missing_tokens") or []
+    lead = f" — no selected chunk mentions {', '.join(repr(w) for w in missing)}" if missing else ""
+    return (f"P(support) {support['best']:.2f} {'≥' if support.get('passes') else '<'} threshold "
+            f"{support['threshold']:.2f}: the learned gate {verdict}{lead}.")
+
+
 def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows for a fused → reranked slope chart (two per reranked item), with a status per item.
 

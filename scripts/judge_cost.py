@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere: the project's package
 
 
 def main() -> None:
@@ -22,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from retrieval.corpus import load_questions
-    from retrieval.judge.features import candidate_features, sentence_features
+    from retrieval.judge.features import candidate_features, gate_features, sentence_features
     from retrieval.judge.stage import judge_input, text_view
     from retrieval.pipeline import open_workbench
     from retrieval.select import dedup
@@ -54,7 +58,7 @@ def main() -> None:
             ids = [rows.chunk_ids[j] for j in order]
             top = [i for i in dedup([_Item(c, state.chunk_by_id[c].parent_id) for c in ids], "parent")][:5]
             idx = [rows.chunk_ids.index(i.chunk_id) for i in top]
-            models.support_proba(rows.X[idx])
+            models.support_proba(gate_features(inp, rows, idx))  # the gate's features and model
             t4 = time.perf_counter()
             sent = sentence_features(trace.question, [i.chunk_id for i in top], inp.view, inp.stats, rows.terms)
             t5 = time.perf_counter()

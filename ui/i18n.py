@@ -33,6 +33,14 @@ TEXTS: dict[str, dict[str, str]] = {
                      "pt": "Contexto enviado à etapa de resposta: {n} trecho(s), numerados pela posição final."},
     "judged": {"en": "Judged {n} of {m} pooled", "pt": "Julgados {n} de {m} do pool"},
     "save_judgments": {"en": "Save judgments", "pt": "Salvar julgamentos"},
+    "support_gate": {"en": "Support gate: why it answered or abstained",
+                     "pt": "Portão de suporte: por que respondeu ou se absteve"},
+    "support_axis": {"en": "contribution to the log-odds of support", "pt": "contribuição ao log-odds de suporte"},
+    "support_caption": {"en": "Each bar is one feature of the selected chunks, relative to the training average; "
+                               "the bars and the model's bias sum to the log-odds (hover for the value and meaning).",
+                        "pt": "Cada barra é uma característica dos trechos selecionados, relativa à média do treino; "
+                              "as barras e o viés do modelo somam o log-odds (passe o mouse para o valor e o "
+                              "significado)."},
 }
 
 

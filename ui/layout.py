@@ -191,6 +191,32 @@ def contribution_chart(trace: Mapping[str, Any], rows: int) -> None:
     st.altair_chart(chart, width="stretch", height=max(140, 26 * len(order)) + 60)
 
 
+def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
+    """The learned support gate: P against the threshold, the reason, and what pushed the log-odds."""
+    from .i18n import t
+
+    summary = views.support_summary(trace)
+    if summary is None:
+        return
+    rows = views.support_rows(trace)
+    with st.expander(t("support_gate", lang), expanded=bool((trace.get("answer") or {}).get("abstained"))):
+        st.markdown(md_escape(summary))
+        if not rows:
+            return
+        data = pd.DataFrame(rows)
+        chart = alt.Chart(data).mark_bar().encode(
+            y=alt.Y("feature:N", sort=[r["feature"] for r in rows], title=None, axis=alt.Axis(labelOverlap=False)),
+            x=alt.X("contribution:Q", title=t("support_axis", lang)),
+            color=alt.Color("direction:N", scale=alt.Scale(domain=["for answering", "against answering"],
+                                                           range=["#2e7d32", "#c62828"]),
+                            legend=alt.Legend(orient="top", title=None)),
+            tooltip=["feature", alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("contribution:Q", format="+.3f"),
+                     "meaning"],
+        ).properties(height=max(120, 24 * len(rows)))
+        st.altair_chart(chart, width="stretch", height=max(120, 24 * len(rows)) + 60)
+        st.caption(t("support_caption", lang))
+
+
 # -- movement and losses ---------------------------------------------------------------------------------------
 def movement_chart(trace: Mapping[str, Any]) -> None:
     st.subheader("Rank movement")

@@ -149,6 +149,7 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
         reason = f"{lead}support {p_support:.2f} < {threshold:.2f}"
     return {"kind": kind, "threshold": threshold, "best": round(p_support, 4),
             "features": {n: round(float(v), 4) for n, v in zip(GATE_NAMES, x[0])},
+            "contributions": {k: round(float(v), 4) for k, v in ex.contributions[0].items()},
             "passes": passes, "top_contributions": top, "missing_tokens": missing, "reason": reason}
 
 

@@ -172,3 +172,17 @@ def test_transforms_in_url_show_queries_flags_and_costs() -> None:
     # HyDE text never reaches the answer or its cited chunks: it shows only as the hyde query itself.
     shown = [m.value for m in at.markdown if "HIPÓTESE" in m.value]
     assert shown and all(v.startswith("**hyde** (hypothesis only)") for v in shown)
+
+
+def test_support_gate_panel_says_why_it_abstained() -> None:
+    # A question about something no lumen document mentions: the learned gate abstains, and its panel (opened
+    # because the answer abstained) gives P against the threshold, the missing words and the bars behind it.
+    at = page(q="Qual o horário da biblioteca aos sábados?", tenant="lumen")
+    assert_ok(at)
+    assert ":red-badge[refusal]" in tier_line(at)
+    panel = [e for e in at.expander if e.label == "Support gate: why it answered or abstained"]
+    assert len(panel) == 1
+    summary = [m.value.replace("\\", "") for m in panel[0].markdown]  # the text is Markdown-escaped
+    assert len(summary) == 1 and summary[0].startswith("P(support) ")
+    assert "the learned gate abstains" in summary[0] and "'biblioteca'" in summary[0]
+    assert [getattr(c, "type", "") for c in panel[0].children.values()].count("vega_lite_chart") == 1

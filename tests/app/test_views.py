@@ -163,3 +163,23 @@ def test_language_and_judgments_file_travel_in_the_url() -> None:
     params, problems = views.params_from_query({"lang": ["fr"]}, views.ViewParams())
     assert params.lang == "en" and problems == ["lang='fr' is not one of en, pt; using en"]
     assert views.params_to_query(views.ViewParams(lang="pt"), views.ViewParams()) == {"lang": "pt"}
+
+
+def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
+    from retrieval import views
+
+    trace = {"gate": {"support": {"best": 0.12, "threshold": 0.15, "passes": False, "reason": "no selected chunk "
+                                  "mentions 'zulu'; support 0.12 < 0.15",
+                                  "features": {"g_focus_missing": 0.6, "g_cos_best": 0.88, "g_cov_best": 0.3},
+                                  "contributions": {"g_focus_missing": -0.2, "g_cos_best": 0.5, "g_cov_best": 0.0,
+                                                    "bias": -1.1}}}}
+    rows = views.support_rows(trace)
+    assert [(r["feature"], r["contribution"], r["value"], r["direction"]) for r in rows] == [
+        ("g_cos_best", 0.5, 0.88, "for answering"), ("g_focus_missing", -0.2, 0.6, "against answering")]
+    assert rows[1]["meaning"].startswith("IDF-weighted share of the focus tokens")
+    assert views.support_summary(trace) == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
+    trace["gate"]["support"]["missing_tokens"] = ["zulu", "alfa"]
+    assert views.support_summary(trace) == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
+                                            "selected chunk mentions 'zulu', 'alfa'.")
+    assert views.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
+    assert views.support_summary({"gate": {}}) is None and views.support_rows({"gate": {}}) == []
