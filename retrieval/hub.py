@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 DEFAULT_CROSS_ENCODER = "BAAI/bge-reranker-v2-m3"
 FALLBACK_CROSS_ENCODER = "BAAI/bge-reranker-base"
@@ -25,6 +26,29 @@ def hub_endpoint() -> str:
 
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def on_disk(name: str) -> bool:
+    """``name`` is a local folder, or a model id whose files the local Hugging Face cache holds (a check that
+    reads the cache only: no network, no model library)."""
+    if Path(name).expanduser().exists():
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - installed with sentence-transformers
+        return False
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # noqa: BLE001 - a malformed id is simply not in the cache
+        return False
+    return isinstance(found, str)
+
+
+def cache_folder() -> str:
+    """Where the Hugging Face cache lives on this machine (``HF_HOME`` / ``HF_HUB_CACHE`` respected)."""
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
 
 
 def check_hub(timeout_s: float = 3.0) -> str:

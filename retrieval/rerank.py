@@ -167,6 +167,15 @@ def load_reranker(spec: str, allow_downloads: bool = False,
         if embedder is None:
             return None, f"reranker '{spec}' could not load: {reason}"
         return BiEncoderReranker(spec, embedder), "loaded"
+    if not allow_downloads:
+        from .hub import cache_folder, on_disk
+
+        if not on_disk(spec):  # fail in milliseconds, before the model library is even imported
+            reason = (f"reranker '{spec}' is not on disk (no folder of that name, not in the Hugging Face cache "
+                      f"{cache_folder()}): fetch it with `python -m retrieval models pull {spec}` where a model hub "
+                      "is reachable, or set RETRIEVAL_ALLOW_DOWNLOADS=true")
+            log.warning(reason)
+            return None, reason
     try:
         offline_hub_env(allow_downloads)
         from sentence_transformers import CrossEncoder

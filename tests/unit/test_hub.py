@@ -24,3 +24,27 @@ def test_closed_endpoint_is_unreachable(monkeypatch):
 
 def test_the_adr_models_are_the_defaults():
     assert (DEFAULT_CROSS_ENCODER, FALLBACK_CROSS_ENCODER) == ("BAAI/bge-reranker-v2-m3", "BAAI/bge-reranker-base")
+
+
+def test_a_cross_encoder_not_on_disk_is_refused_before_loading(tmp_path, monkeypatch):
+    from retrieval.hub import on_disk
+    from retrieval.rerank import load_reranker
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # an empty cache: nothing is on disk
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    assert on_disk(str(tmp_path)) is True           # a local folder
+    assert on_disk("BAAI/bge-reranker-v2-m3") is False
+    reranker, reason = load_reranker("BAAI/bge-reranker-v2-m3", allow_downloads=False)
+    assert reranker is None
+    assert reason == ("reranker 'BAAI/bge-reranker-v2-m3' is not on disk (no folder of that name, not in the Hugging "
+                      f"Face cache {tmp_path / 'empty-cache'}): fetch it with `python -m retrieval models pull "
+                      "BAAI/bge-reranker-v2-m3` where a model hub is reachable, or set RETRIEVAL_ALLOW_DOWNLOADS=true")
+    # A model the cache does hold passes the check (a folder laid out as the hub client writes it).
+    snap = tmp_path / "empty-cache" / "models--org--tiny" / "snapshots" / "abc"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    (tmp_path / "empty-cache" / "models--org--tiny" / "refs").mkdir()
+    (tmp_path / "empty-cache" / "models--org--tiny" / "refs" / "main").write_text("abc")
+    assert on_disk("org/tiny") is True
