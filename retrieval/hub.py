@@ -28,11 +28,28 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def looks_like_path(name: str) -> bool:
+    """``name`` is meant as a local path (absolute, ``~``, ``.``-relative, or an existing file or folder)."""
+    return name.startswith(("/", "~", ".", "\\")) or Path(name).expanduser().exists()
+
+
+def model_folder_problem(name: str) -> str | None:
+    """Why the local path ``name`` is not a model folder (``None`` when it is one: a folder with config.json)."""
+    path = Path(name).expanduser()
+    if not path.exists():
+        return "no such file or folder"
+    if not path.is_dir():
+        return "a file, not a model folder"
+    if not (path / "config.json").is_file():
+        return "a folder without config.json, not a model folder"
+    return None
+
+
 def on_disk(name: str) -> bool:
-    """``name`` is a local folder, or a model id whose files the local Hugging Face cache holds (a check that
-    reads the cache only: no network, no model library)."""
-    if Path(name).expanduser().exists():
-        return True
+    """``name`` is a local model folder, or a model id whose files the local Hugging Face cache holds (a
+    check that reads the disk only: no network, no model library)."""
+    if looks_like_path(name):
+        return model_folder_problem(name) is None
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # pragma: no cover - installed with sentence-transformers

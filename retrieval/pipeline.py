@@ -193,7 +193,8 @@ class Workbench:
                 gate = decide(selected, question_cosines(selected, c.dense, c.vector, state.store), c.lexical,
                               state.chunk_by_id, question, s.min_similarity, s.min_bm25, s.require_codes,
                               state.known_codes)
-                gate, gate_dict = self._support_gate(gate, judged, selected, question, s)
+                # The learned gate reads the context the answer would use: what passed the cosine and code checks.
+                gate, gate_dict = self._support_gate(gate, judged, gate.final or selected, question, s)
             if not gate.final:
                 tier, reason = "refusal", gate.reason
             _assert_no_hypothesis(gate.final, c.queries)

@@ -167,15 +167,20 @@ def load_reranker(spec: str, allow_downloads: bool = False,
         if embedder is None:
             return None, f"reranker '{spec}' could not load: {reason}"
         return BiEncoderReranker(spec, embedder), "loaded"
-    if not allow_downloads:
-        from .hub import cache_folder, on_disk
+    from .hub import cache_folder, looks_like_path, model_folder_problem, on_disk
 
-        if not on_disk(spec):  # fail in milliseconds, before the model library is even imported
-            reason = (f"reranker '{spec}' is not on disk (no folder of that name, not in the Hugging Face cache "
-                      f"{cache_folder()}): fetch it with `python -m retrieval models pull {spec}` where a model hub "
-                      "is reachable, or set RETRIEVAL_ALLOW_DOWNLOADS=true")
-            log.warning(reason)
-            return None, reason
+    problem = None
+    if looks_like_path(spec):  # a path: it must be a model folder, whatever allow_downloads says
+        why = model_folder_problem(spec)
+        if why is not None:
+            problem = f"reranker '{spec}' cannot load: {why} (a cross-encoder folder holds config.json and weights)"
+    elif not allow_downloads and not on_disk(spec):  # fail in milliseconds, before the model library loads
+        problem = (f"reranker '{spec}' is not on disk (not in the Hugging Face cache {cache_folder()}): fetch it "
+                   f"with `python -m retrieval models pull {spec}` where a model hub is reachable, or set "
+                   "RETRIEVAL_ALLOW_DOWNLOADS=true")
+    if problem is not None:
+        log.warning(problem)
+        return None, problem
     try:
         offline_hub_env(allow_downloads)
         from sentence_transformers import CrossEncoder

@@ -7,7 +7,7 @@ environment themselves; they receive a :class:`Settings`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+
+    @field_validator("support_threshold", mode="before")
+    @classmethod
+    def _empty_threshold_is_unset(cls, value: Any) -> Any:
+        """``RETRIEVAL_SUPPORT_THRESHOLD=`` (empty) means the model's own threshold, as when it is unset."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("transforms", mode="before")
     @classmethod

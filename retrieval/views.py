@@ -181,17 +181,35 @@ def support_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: -abs(r["contribution"]))
 
 
-def support_summary(trace: Mapping[str, Any]) -> str | None:
-    """One line: P(support) against the threshold and the verdict; ``None`` when the learned gate did not run
-    (its note then says why)."""
+_SUPPORT_TEXTS = {
+    "en": {"answers": "answers", "abstains": "abstains", "line": "P(support) {p} {op} threshold {t}: the learned gate "
+           "{verdict}", "missing": " — no selected chunk mentions {words}", "nothing": " — the question names "
+           "nothing to look for"},
+    "pt": {"answers": "responde", "abstains": "se abstém", "line": "P(suporte) {p} {op} limiar {t}: o portão "
+           "aprendido {verdict}", "missing": " — nenhum trecho selecionado menciona {words}", "nothing": " — a "
+           "pergunta não nomeia nada a procurar"},
+}
+
+
+def support_summary(trace: Mapping[str, Any], lang: str = "en") -> str | None:
+    """One line, in ``lang`` (en / pt): P(support) against the threshold and the verdict, with the words no
+    selected chunk mentions; ``None`` when the learned gate did not run (its note then says why)."""
+    from .judge.stage import MAX_NAMED_WORDS, _pair
+
     support = (trace.get("gate") or {}).get("support") or {}
     if support.get("best") is None:
         return support.get("note")
-    verdict = "answers" if support.get("passes") else "abstains"
+    texts = _SUPPORT_TEXTS.get(lang, _SUPPORT_TEXTS["en"])
+    passes = bool(support.get("passes"))
+    p, t = _pair(float(support["best"]), float(support["threshold"]))
+    line = texts["line"].format(p=p, op="≥" if passes else "<", t=t, verdict=texts["answers" if passes else "abstains"])
     missing = support.get("missing_tokens") or []
-    lead = f" — no selected chunk mentions {', '.join(repr(w) for w in missing)}" if missing else ""
-    return (f"P(support) {support['best']:.2f} {'≥' if support.get('passes') else '<'} threshold "
-            f"{support['threshold']:.2f}: the learned gate {verdict}{lead}.")
+    if missing:
+        words = ", ".join(repr(w) for w in missing[:MAX_NAMED_WORDS]) + (" …" if len(missing) > MAX_NAMED_WORDS else "")
+        line += texts["missing"].format(words=words)
+    elif not passes and "names nothing" in str(support.get("reason", "")):
+        line += texts["nothing"]
+    return line + "."
 
 
 def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -195,7 +195,7 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     """The learned support gate: P against the threshold, the reason, and what pushed the log-odds."""
     from .i18n import t
 
-    summary = views.support_summary(trace)
+    summary = views.support_summary(trace, lang)
     if summary is None:
         return
     rows = views.support_rows(trace)

@@ -118,28 +118,31 @@ SENTENCE_FEATURES: tuple[Feature, ...] = (
 )
 
 #: Question-level features of the selected context (the final chunks the gate reads), for the support gate.
-#: "Focus tokens" are the content tokens minus question and auxiliary words (``qual``, ``posso``, ``how``,
-#: English stopwords): what the question is about. A focus token is "held" by a chunk when the chunk has
-#: the token, its Snowball stem (``ativada`` / ``ativação``), or its first six letters.
+#: "Focus tokens" are the content tokens minus question, auxiliary and English function words (``qual``,
+#: ``posso``, ``how``, ``the``): what the question is about. A focus token is "held" by a chunk when the
+#: chunk has the token, its Snowball stem when that stem has four letters or more (``ativada`` / ``ativação``;
+#: shorter stems such as ``tax`` for taxa / taxi are ambiguous), or its first seven letters (words of seven
+#: letters or more). A question with no focus token names nothing a passage could support.
 GATE_FEATURES: tuple[Feature, ...] = (
     _f("g_cov_best", "[0, 1]", "Best cov_chunk over the selected chunks."),
     _f("g_cov_union", "[0, 1]", "IDF-weighted coverage of the question's content tokens by all selected chunks "
        "together."),
     _f("g_parent_cov_best", "[0, 1]", "Best cov_parent over the selected chunks."),
-    _f("g_focus_cov_best", "[0, 1]; 1 when the question has no focus token", "Best IDF-weighted share of the "
+    _f("g_focus_cov_best", "[0, 1]; 0 when the question has no focus token", "Best IDF-weighted share of the "
        "focus tokens that one selected chunk holds (stem-aware)."),
-    _f("g_focus_cov_top", "[0, 1]; 1 when the question has no focus token", "The same share for the first "
+    _f("g_focus_cov_top", "[0, 1]; 0 when the question has no focus token", "The same share for the first "
        "selected chunk (the one the answer leans on)."),
-    _f("g_focus_missing", "[0, 1]", "IDF-weighted share of the focus tokens that no selected chunk holds, even "
-       "by stem: what the context does not talk about."),
+    _f("g_focus_missing", "[0, 1]; 1 when the question has no focus token", "IDF-weighted share of the focus "
+       "tokens that no selected chunk holds, even by stem: what the context does not talk about."),
     _f("g_focus_missing_n", "≥ 0", "Number of focus tokens that no selected chunk holds."),
     _f("g_sentence_cov", "[0, 1]", "Best IDF-weighted coverage of the question by one sentence, or two adjacent "
        "sentences of one chunk, of the selected chunks."),
     _f("g_bigram_best", "[0, 1]", "Best bigram_cov over the selected chunks."),
     _f("g_proximity_best", "[0, 1]", "Best proximity over the selected chunks."),
     _f("g_cos_best", "[-1, 1]; 0 when unknown", "Best dense cosine over the selected chunks."),
-    _f("g_cos_peak", "[0, 2]; 0 when unknown", "g_cos_best minus the median nonzero cosine of the rerank window: how "
-       "much the best match stands out from the on-topic crowd."),
+    _f("g_cos_peak", "[-2, 2]; 0 when unknown", "g_cos_best minus the median nonzero cosine of the rerank window: "
+       "how much the best match stands out from the on-topic crowd (negative when the selected chunks' best cosine "
+       "is below that median)."),
     _f("g_unseen_index", "[0, 1]", "q_unseen_index: IDF-weighted share of question tokens that occur nowhere in "
        "the tenant's index."),
     _f("g_code_match", "[0, 1]; 0 when the question names no code", "Best code_match over the selected chunks."),
@@ -592,8 +595,18 @@ QUESTION_WORDS = frozenset(
     "faco fazer faz quero queria preciso devo tenho ter ser sao existe existem ha vai vou significa "
     "what which how where who whom why can could do does did get".split())
 
+#: English function words (a short list: the stop-words package's English list holds 1,300 words, among
+#: them "area", "face", "site", "zero" and "e", which are content words in a Portuguese question).
+ENGLISH_FUNCTION_WORDS = frozenset(
+    "a an the of to in on at by for from with about into over under and or but is are was were be been being "
+    "am do does did done have has had having i me my mine we us our you your he him his she her it its they "
+    "them their this that these those there here what which who whom whose how why where when whether can "
+    "could would should will shall may might must any some all each every other than then so as also just "
+    "very too not no yes if".split())
+
 _WORD_FORM_RE = re.compile(r"\w+")
-_PREFIX = 6
+_PREFIX = 7
+_MIN_STEM = 4
 
 
 @lru_cache(maxsize=1)
@@ -603,24 +616,18 @@ def _stemmer() -> Any:
     return snowballstemmer.stemmer("portuguese")
 
 
-@lru_cache(maxsize=1)
-def _english_stopwords() -> frozenset[str]:
-    from stop_words import get_stop_words
-
-    from ..text import KEPT_WORDS
-
-    return frozenset(fold(w) for w in get_stop_words("english")) - KEPT_WORDS
-
-
 def _forms(word: str) -> tuple[str, str, str]:
-    """(folded word, folded stem of the accented word, six-letter prefix marker) of one lower-cased word."""
+    """(folded word, folded stem of the accented word, seven-letter prefix marker) of one lower-cased word;
+    the stem is left out (``""``) when shorter than four letters, the prefix for words under seven."""
     folded = fold(word)
-    return folded, "~" + fold(_stemmer().stemWord(word)), ("^" + folded[:_PREFIX]) if len(folded) >= _PREFIX else ""
+    stem = fold(_stemmer().stemWord(word))
+    return (folded, ("~" + stem) if len(stem) >= _MIN_STEM else "",
+            ("^" + folded[:_PREFIX]) if len(folded) >= _PREFIX else "")
 
 
 def word_forms(text: str) -> frozenset[str]:
     """Every folded token of ``text`` (as :func:`tokenize` gives them), plus each word's stem (``~``) and
-    six-letter prefix (``^``)."""
+    seven-letter prefix (``^``)."""
     out = set(tokenize(text))
     for word in _WORD_FORM_RE.findall(text.casefold()):
         out.update(f for f in _forms(word) if f)
@@ -642,7 +649,9 @@ class Focus:
 
 def focus_of(question: str, q: QuestionTerms) -> Focus:
     """The focus tokens of ``question`` (see :data:`GATE_FEATURES`)."""
-    drop = QUESTION_WORDS | _english_stopwords()
+    from ..text import KEPT_WORDS
+
+    drop = QUESTION_WORDS | (ENGLISH_FUNCTION_WORDS - KEPT_WORDS)
     raw = {}
     for word in _WORD_FORM_RE.findall(question.casefold()):
         raw.setdefault(fold(word), word)
@@ -663,8 +672,8 @@ def holds(forms: Sequence[str], present: frozenset[str]) -> bool:
 
 
 def _focus_cov(focus: Focus, present: frozenset[str]) -> float:
-    if focus.total <= 0:
-        return 1.0
+    if focus.total <= 0:  # nothing to hold: a question that names nothing is not supported by any passage
+        return 0.0
     return sum(w for f, w in zip(focus.forms, focus.idf) if holds(f, present)) / focus.total
 
 
@@ -680,9 +689,11 @@ def _sentence_cov(q: QuestionTerms, view: TextView, chunk_ids: Sequence[str]) ->
     return best
 
 
-def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int]) -> np.ndarray:
+def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int],
+                  window: int | None = None) -> np.ndarray:
     """The gate's row (shape ``(1, len(GATE_NAMES))``) for the selected chunks, given as row indexes of
-    ``rows`` (the window's candidate features, which it reads instead of recomputing)."""
+    ``rows`` (the window's candidate features, which it reads instead of recomputing). ``window``: how many
+    first rows form the rerank window (for the median cosine; default all rows)."""
     view, q = inp.view, rows.terms
     col = {n: rows.X[:, i] for i, n in enumerate(CANDIDATE_NAMES)}
     sel = list(selected)
@@ -693,9 +704,10 @@ def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int])
     missing = [w for f, w in zip(focus.forms, focus.idf) if not holds(f, union)]
     token_union = frozenset().union(*(view.token_set(cid) for cid in ids)) if ids else frozenset()
     cos = col["dense_cos"]
-    known = cos != 0.0
+    in_window = cos[: window or len(cos)]
+    known = in_window != 0.0
     best_cos = float(cos[sel].max()) if sel else 0.0
-    median = float(np.median(cos[known])) if known.any() else 0.0
+    median = float(np.median(in_window[known])) if known.any() else 0.0
 
     def best(name: str) -> float:
         return float(col[name][sel].max()) if sel else 0.0
@@ -705,7 +717,7 @@ def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int])
         best("cov_chunk"), _coverage(q, token_union), best("cov_parent"),
         max((_focus_cov(focus, s) for s in stems), default=0.0),
         _focus_cov(focus, stems[0]) if stems else 0.0,
-        sum(missing) / focus.total if focus.total > 0 else 0.0, float(len(missing)),
+        sum(missing) / focus.total if focus.total > 0 else 1.0, float(len(missing)),
         _sentence_cov(q, view, ids), best("bigram_cov"), best("proximity"),
         best_cos, best_cos - median if sel and known.any() else 0.0,
         float(rows.X[0, CANDIDATE_NAMES.index("q_unseen_index")]) if len(rows.X) else 0.0,
@@ -715,8 +727,18 @@ def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int])
 
 
 def focus_missing_words(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int]) -> tuple[str, ...]:
-    """The focus tokens that no selected chunk holds (for the gate's reason in plain words)."""
+    """The focus tokens that no selected chunk holds (for the gate's reason in plain words). A hyphenated
+    word compound is named by its missing parts when the context holds one of its parts."""
     focus = focus_of(inp.question, rows.terms)
     stems = [inp.view.stem_set(rows.chunk_ids[j]) for j in selected]
     union = frozenset().union(*stems) if stems else frozenset()
-    return tuple(t for t, f in zip(focus.tokens, focus.forms) if not holds(f, union))
+    missing = [t for t, f in zip(focus.tokens, focus.forms) if not holds(f, union)]
+    # "garantia-holograma" with "garantia" held is reported as "holograma"; a code (PX-70) stays whole.
+    held = set(focus.tokens) - set(missing)
+    return tuple(t for t in missing
+                 if not ("-" in t and not any(ch.isdigit() for ch in t) and any(p in held for p in t.split("-"))))
+
+
+def has_focus(inp: JudgeInput, rows: CandidateRows) -> bool:
+    """The question names at least one focus token."""
+    return bool(focus_of(inp.question, rows.terms).tokens)

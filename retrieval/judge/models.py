@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, SENTENCE_NAMES
+from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIGNS, SENTENCE_NAMES
 
 MANIFEST = "manifest.json"
 CARD = "model_card.md"
@@ -118,8 +118,12 @@ class LogisticModel:
         if not (mean.shape == scale.shape == coef.shape and mean.ndim == 1):
             raise ValueError("mean, scale and coef must be lists of one length")
         if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(np.isfinite(coef))
-                and np.isfinite(intercept)) or np.any(scale == 0):
-            raise ValueError("every value must be a finite number (and no scale 0)")
+                and np.isfinite(intercept)):
+            raise ValueError("every value must be a finite number")
+        if np.any(scale < 1e-12):  # a standard deviation: positive (a tiny one turns every score into NaN)
+            raise ValueError("every scale must be a positive standard deviation (≥ 1e-12)")
+        if np.any(np.abs(coef) > 1e4) or abs(intercept) > 1e4:  # standardized inputs: larger is a damaged file
+            raise ValueError("a coefficient beyond ±1e4 on standardized features: not a fitted model")
         return cls(mean, scale, coef, intercept)
 
 
@@ -256,6 +260,8 @@ def read_models(folder: str | Path) -> JudgeModels:
         raise JudgeModelError(f"no judge model at {folder} ({MANIFEST} missing)") from None
     except (OSError, ValueError) as exc:
         raise JudgeModelError(f"{folder / MANIFEST} is unreadable ({exc.__class__.__name__})") from None
+    if not isinstance(manifest, dict):
+        raise JudgeModelError(f"{folder / MANIFEST} is not a JSON object")
     version = manifest.get("feature_set_version")
     if version != FEATURE_SET_VERSION:
         raise JudgeModelError(f"model at {folder} was trained on feature set '{version}', this code computes "
@@ -269,7 +275,10 @@ def read_models(folder: str | Path) -> JudgeModels:
         files, hashes = manifest["files"], manifest.get("sha256") or {}
         models = {role: _load_model(folder, files[role], hashes.get(files[role]))
                   for role in ("reranker", "support", "evidence")}
-        threshold = float(manifest["support_threshold"])
+        raw_threshold = manifest["support_threshold"]
+        if isinstance(raw_threshold, bool) or not isinstance(raw_threshold, (int, float)):
+            raise ValueError(f"support_threshold {raw_threshold!r} is not a number")
+        threshold = float(raw_threshold)
         if not 0.0 <= threshold <= 1.0:  # NaN fails this too
             raise ValueError(f"support_threshold {threshold} is not a probability in [0, 1]")
     except ImportError:
@@ -284,6 +293,12 @@ def read_models(folder: str | Path) -> JudgeModels:
         n = m.booster.num_feature() if isinstance(m, BoosterModel) else len(m.coef)
         if n != len(names):
             raise JudgeModelError(f"model at {folder}: {role} reads {n} features, the feature set has {len(names)}")
+    support = models["support"]
+    if isinstance(support, LogisticModel):
+        against = [n for n, c, sign in zip(GATE_NAMES, support.coef, GATE_SIGNS) if c * sign < -1e-9]
+        if against:
+            raise JudgeModelError(f"model at {folder}: the support gate's coefficients of {', '.join(against)} push "
+                                  "against their feature's declared direction: retrain it")
     return JudgeModels(models["reranker"], models["support"], models["evidence"], threshold, manifest, folder)
 
 

@@ -12,10 +12,11 @@ explanation into the trace:
 
 from __future__ import annotations
 
+import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from ..answer import EXTRACTIVE_NOTES, Answer, abstention
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
 from .features import (GATE_NAMES, CandidateRows, JudgeInput, TextView, candidate_features, focus_missing_words,
-                       gate_features, sentence_features, tenant_stats)
+                       gate_features, has_focus, sentence_features, tenant_stats)
 from .models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
 
 _views: dict[str, TextView] = {}
@@ -90,11 +91,25 @@ class JudgeRun:
     inp: JudgeInput
     rows: CandidateRows
     index: dict[str, int] = field(default_factory=dict)
+    window: int | None = None
+    fetch: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None  # stored vectors by chunk id
 
     @classmethod
-    def of(cls, inp: JudgeInput, window: int) -> "JudgeRun":
+    def of(cls, inp: JudgeInput, window: int,
+           fetch: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None) -> "JudgeRun":
         rows = candidate_features(inp, window)
-        return cls(inp, rows, {cid: j for j, cid in enumerate(rows.chunk_ids)})
+        return cls(inp, rows, {cid: j for j, cid in enumerate(rows.chunk_ids)}, window, fetch)
+
+    def widen(self, chunk_ids: Sequence[str]) -> None:
+        """Rows for the whole fused list, when a selected chunk lies beyond the window (MMR, a top_k above the
+        window): the stored vectors of those chunks are read first, so their cosine is known, not 0."""
+        wanted = [c for c in chunk_ids if c not in self.inp.vectors]
+        vectors = dict(self.inp.vectors)
+        if wanted and self.fetch is not None and self.inp.q_vec is not None:
+            vectors.update(self.fetch(wanted))
+        self.inp = replace(self.inp, vectors=vectors)
+        self.rows = candidate_features(self.inp, len(self.inp.fused.items))
+        self.index = {cid: j for j, cid in enumerate(self.rows.chunk_ids)}
 
 
 def ltr_rerank(models: JudgeModels, run: JudgeRun) -> RankedList:
@@ -111,14 +126,39 @@ def ltr_rerank(models: JudgeModels, run: JudgeRun) -> RankedList:
     return RankedList("reranked", models.score_kind, items)
 
 
+_EDGE_PUNCT = re.compile(r"^\W+|\W+$")
+#: At most this many words are named in a reason; the rest are counted.
+MAX_NAMED_WORDS = 5
+
+
 def _words_for(question: str, tokens: Sequence[str]) -> list[str]:
-    """The question's own words behind folded tokens (``biometrico`` → ``biométrico``)."""
-    out = []
-    for token in tokens:
-        word = next((w.strip("?!.,;:()\"'") for w in question.split() if token in tokenize(w)), token)
-        if word not in out:
-            out.append(word)
-    return out
+    """The question's own words behind folded tokens (``biometrico`` → ``biométrico``), without the
+    punctuation around them; a part of a hyphenated word is shown as that part. One pass over the question."""
+    own: dict[str, str] = {}
+    for raw in question.split():
+        word = _EDGE_PUNCT.sub("", raw)
+        for piece in [word, *word.split("-")] if "-" in word else [word]:
+            toks = tokenize(piece)
+            if len(toks) == 1:
+                own.setdefault(toks[0], piece)
+            for tok in toks:
+                own.setdefault(tok, word)
+    return list(dict.fromkeys(own.get(t, t) for t in tokens))
+
+
+def _named(words: Sequence[str]) -> str:
+    shown = ", ".join(repr(w) for w in words[:MAX_NAMED_WORDS])
+    more = len(words) - MAX_NAMED_WORDS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _pair(p: float, threshold: float) -> tuple[str, str]:
+    """P and the threshold with as many decimals (2 to 4) as it takes for the comparison to read true."""
+    for digits in (2, 3, 4):
+        a, b = f"{p:.{digits}f}", f"{threshold:.{digits}f}"
+        if a != b:
+            return a, b
+    return f"{p:.4f}", f"{threshold:.4f}"
 
 
 def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[ScoredItem],
@@ -126,28 +166,32 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
     """The learned gate's decision (``passes``) on the selected chunks: P(support) of the context from its
     question-level features, the features themselves, the top contributions (log-odds) and a reason in
     plain words. ``threshold`` overrides the model's (``RETRIEVAL_SUPPORT_THRESHOLD``)."""
-    missing_rows = [i for i in selected if i.chunk_id not in run.index]
-    if missing_rows:  # a selected chunk beyond the window (MMR): score the whole fused list once
-        run.rows = candidate_features(run.inp, len(run.inp.fused.items))
-        run.index = {cid: j for j, cid in enumerate(run.rows.chunk_ids)}
+    missing_rows = [i.chunk_id for i in selected if i.chunk_id not in run.index]
+    if missing_rows:  # a selected chunk beyond the window (MMR, top_k above it): rows for the whole fused list
+        run.widen(missing_rows)
     idx = [run.index[i.chunk_id] for i in selected if i.chunk_id in run.index]
     threshold = models.threshold if threshold is None else float(threshold)
     kind = f"learned support ({models.support.kind})"
     if not idx:
         return {"kind": kind, "threshold": threshold, "best": None, "features": {}, "passes": False,
                 "top_contributions": [], "missing_tokens": [], "reason": "no candidate to answer from"}
-    x = gate_features(run.inp, run.rows, idx)
+    x = gate_features(run.inp, run.rows, idx, run.window)
     p, ex = models.support_proba(x)
     p_support = float(p[0])
     passes = bool(p_support >= threshold)
     top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(0, 3)]
     missing = _words_for(question, focus_missing_words(run.inp, run.rows, idx))
+    shown_p, shown_t = _pair(p_support, threshold)
     if passes:
-        reason = f"support {p_support:.2f} ≥ {threshold:.2f}"
+        reason = f"support {shown_p} ≥ {shown_t}"
     else:
-        lead = (f"no selected chunk mentions {', '.join(repr(w) for w in missing)}; " if missing else "")
-        reason = f"{lead}support {p_support:.2f} < {threshold:.2f}"
+        if not has_focus(run.inp, run.rows):
+            lead = "the question names nothing to look for (no content word the index can match); "
+        else:
+            lead = f"no selected chunk mentions {_named(missing)}; " if missing else ""
+        reason = f"{lead}support {shown_p} < {shown_t}"
     return {"kind": kind, "threshold": threshold, "best": round(p_support, 4),
+            "chunks": [run.rows.chunk_ids[j] for j in idx],
             "features": {n: round(float(v), 4) for n, v in zip(GATE_NAMES, x[0])},
             "contributions": {k: round(float(v), 4) for k, v in ex.contributions[0].items()},
             "passes": passes, "top_contributions": top, "missing_tokens": missing, "reason": reason}
@@ -158,7 +202,7 @@ def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lex
     """The request's :class:`JudgeInput` (its tenant's statistics) and the rerank window's feature rows."""
     tenants = filters.get(tenant_field)
     inp = judge_input(state, question, tenants[0] if tenants else None, lexical, dense, fused, vector, max_input)
-    return JudgeRun.of(inp, max_input)
+    return JudgeRun.of(inp, max_input, state.store.vectors if state.store is not None else None)
 
 
 def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, selected: Sequence[ScoredItem],

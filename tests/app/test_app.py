@@ -128,8 +128,8 @@ def test_reranker_toggle(spec: str, tier: str) -> None:
         assert "bi\\-encoder" in line  # named honestly: a bi-encoder rescoring, not a cross-encoder
         assert any(h == "Reranked (bi-encoder)" for h in subheaders(at))
     else:
-        assert "could not load" in line
-        assert any("could not load" in i.value for i in at.info)  # the empty reranked panel says why
+        assert "is not on disk" in line and "models pull" in line
+        assert any("is not on disk" in i.value for i in at.info)  # the empty reranked panel says why
 
 
 def test_bad_corpus_path_keeps_the_previous_corpus() -> None:

@@ -181,5 +181,9 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     trace["gate"]["support"]["missing_tokens"] = ["zulu", "alfa"]
     assert views.support_summary(trace) == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
                                             "selected chunk mentions 'zulu', 'alfa'.")
+    assert views.support_summary(trace, "pt") == ("P(suporte) 0.12 < limiar 0.15: o portão aprendido se abstém — "
+                                                  "nenhum trecho selecionado menciona 'zulu', 'alfa'.")
+    close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
+    assert views.support_summary(close) == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
     assert views.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
     assert views.support_summary({"gate": {}}) is None and views.support_rows({"gate": {}}) == []

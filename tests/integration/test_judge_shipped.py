@@ -46,3 +46,19 @@ def test_lab_unanswerable_abstains_and_answerable_answers(lab_bench):
     assert "24 horas" in answered.answer.text
     item = answered.reranked.items[0]
     assert sum(item.feature_contributions.values()) == pytest.approx(item.score, abs=1e-4)
+
+
+def test_the_learned_gate_reads_the_chunks_that_passed_the_cosine_check(lab_bench):
+    # lab-008 at min_similarity 0.87: five chunks selected, the cosine check keeps two; the learned gate reads
+    # exactly those two (the context the answer uses), not the three it dropped.
+    s = lab_bench.settings.with_overrides(min_similarity=0.87)
+    trace = lab_bench.ask("O que significa o código E-42 na API da Ventura?", {"tenant": "ventura"}, settings=s)
+    assert len(trace.selected) == 5 and len(trace.final) == 2
+    assert trace.gate["support"]["chunks"] == [f.chunk_id for f in trace.final]
+
+
+def test_a_question_that_names_nothing_abstains_and_says_so(lab_bench):
+    for question in ("qual?", "Como faço?", "Какой срок гарантии?"):
+        trace = lab_bench.ask(question, {"tenant": "lumen"})
+        assert trace.tier == "refusal" and trace.answer.abstained, question
+        assert trace.gate["reason"].startswith("the question names nothing to look for"), question

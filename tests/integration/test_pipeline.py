@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 import unicodedata
 
 import pytest
@@ -133,10 +132,10 @@ def test_reranker_that_cannot_load_gives_rrf_only(lab_bench, tmp_path):
 def test_hub_name_with_downloads_off_fails_fast():
     from retrieval.rerank import load_reranker
 
-    started = time.perf_counter()
+    # Refused from the disk check alone (no model library, no network): the reason says what to do.
     reranker, reason = load_reranker("BAAI/bge-reranker-v2-m3", allow_downloads=False)
-    assert reranker is None and "could not load" in reason
-    assert time.perf_counter() - started < 5.0
+    assert reranker is None and reason.startswith("reranker 'BAAI/bge-reranker-v2-m3' is not on disk")
+    assert "models pull BAAI/bge-reranker-v2-m3" in reason and "RETRIEVAL_ALLOW_DOWNLOADS=true" in reason
 
 
 def test_bi_encoder_reranker_is_labelled_bi_encoder(lab_bench):

@@ -164,3 +164,40 @@ def test_a_focus_word_is_held_by_its_stem_or_prefix():
     # "how", "do", "i", "get", "a" are question words or English stopwords; "refund" is not in the text.
     assert set(focus.tokens) == {"licenca", "ativada", "pode", "reembolsada", "refund"} - {"pode"}
     assert held == {"licenca": True, "ativada": True, "reembolsada": True, "refund": False}
+
+
+def test_a_question_that_names_nothing_has_no_focus_and_no_support_from_focus(case):
+    inp, rows = case
+    from dataclasses import replace as dc_replace
+
+    from retrieval.judge.features import candidate_features as cf
+
+    for question in ("qual?", "Como faço?", "O que posso fazer?"):
+        q_inp = dc_replace(inp, question=question)
+        q_rows = cf(q_inp, 20)
+        x = gate_features(q_inp, q_rows, [0, 1])[0]
+        assert focus_of(question, q_rows.terms).tokens == ()
+        assert x[GATE_NAMES.index("g_focus_cov_best")] == 0.0 and x[GATE_NAMES.index("g_focus_cov_top")] == 0.0
+        assert x[GATE_NAMES.index("g_focus_missing")] == 1.0
+
+
+def test_english_function_words_only_leave_the_focus():
+    from retrieval.judge.features import question_terms
+
+    stats = tenant_stats(LexicalIndex([], "tenant"))
+    # Content words that a long English stopword list would drop ("area", "face", "site", the code NF-e) stay.
+    q = "Onde encontro a NF-e? Does the face ID work in the area of the site?"
+    assert focus_of(q, question_terms(q, stats)).tokens == ("encontro", "nf-e", "nf", "face", "id", "work", "area", "site")
+
+
+def test_short_stems_and_short_prefixes_do_not_match():
+    from retrieval.judge.features import question_terms
+
+    stats = tenant_stats(LexicalIndex([], "tenant"))
+    for question, text in (("Qual a taxa?", "Chame um táxi."), ("A garantia é internacional?", "Use a internet."),
+                           ("Qual o valor da contratação?", "O valor é contra a regra.")):
+        focus = focus_of(question, question_terms(question, stats))
+        forms = word_forms(text)
+        word = {"Qual a taxa?": "taxa", "A garantia é internacional?": "internacional"}.get(question, "contratacao")
+        j = focus.tokens.index(word)
+        assert not holds(focus.forms[j], forms), (question, text)

@@ -9,7 +9,8 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from retrieval.judge.features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, SENTENCE_NAMES  # noqa: E402
+from retrieval.judge.features import (CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIGNS,  # noqa: E402
+                                      SENTENCE_NAMES)
 from retrieval.judge.models import (BoosterModel, JudgeModelError, JudgeModels, LogisticModel, load_judge,  # noqa: E402
                                     ndcg_at, read_models)
 
@@ -30,7 +31,7 @@ def _models() -> JudgeModels:
     Xg, yg = _data(len(GATE_NAMES), seed=2)
     rank = lgb.train(PARAMS, lgb.Dataset(Xc, yc, group=[20] * 10), 20)
     ev = lgb.train(PARAMS, lgb.Dataset(Xs, ys, group=[20] * 10), 20)
-    return JudgeModels(BoosterModel(rank), LogisticModel.fit(Xg, yg), BoosterModel(ev), 0.42)
+    return JudgeModels(BoosterModel(rank), LogisticModel.fit(Xg, yg, signs=GATE_SIGNS), BoosterModel(ev), 0.42)
 
 
 def test_folder_round_trips(tmp_path):
@@ -161,3 +162,40 @@ def _edit_json(path, **changes):
         else:
             data[key] = value
     path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_damaged_support_values_and_manifest_shapes_are_refused(tmp_path):
+    """Values that parsed before and broke every request (NaN P, a flipped sign, a list for a manifest)."""
+    good = _models()
+    good.save(tmp_path / "good")
+    support = json.loads((tmp_path / "good" / "support.json").read_text())
+    manifest = json.loads((tmp_path / "good" / "manifest.json").read_text())
+    j = GATE_NAMES.index("g_focus_missing")  # declared −1: a positive coefficient contradicts it
+    cases = {
+        "tiny scale": ({**support, "scale": [1e-320] + support["scale"][1:]}, None, "positive standard deviation"),
+        "huge coefficient": ({**support, "coef": [1e308] + support["coef"][1:]}, None, "beyond ±1e4"),
+        "flipped sign": ({**support, "coef": [*support["coef"][:j], 3.0, *support["coef"][j + 1:]]}, None,
+                         "g_focus_missing push against"),
+        "threshold true": (None, {**manifest, "support_threshold": True}, "is not a number"),
+        "threshold string": (None, {**manifest, "support_threshold": "0.5"}, "is not a number"),
+    }
+    import hashlib
+
+    for name, (sup, man, why) in cases.items():
+        folder = tmp_path / name.replace(" ", "-")
+        folder.mkdir()
+        for f in (tmp_path / "good").iterdir():
+            (folder / f.name).write_bytes(f.read_bytes())
+        m = dict(man or manifest)
+        if sup is not None:
+            (folder / "support.json").write_text(json.dumps(sup))
+            m["sha256"] = {**m["sha256"], "support.json": hashlib.sha256((folder / "support.json").read_bytes()).hexdigest()}
+        (folder / "manifest.json").write_text(json.dumps(m))
+        models, reason = load_judge(folder)
+        assert models is None and why in reason, (name, reason)
+    for shape in ("[]", "null", "3"):
+        folder = tmp_path / f"shape-{len(shape)}-{shape[0]}"
+        folder.mkdir()
+        (folder / "manifest.json").write_text(shape)
+        models, reason = load_judge(folder)
+        assert models is None and reason.endswith("manifest.json is not a JSON object"), reason

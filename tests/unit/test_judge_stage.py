@@ -124,3 +124,48 @@ def test_support_threshold_setting_takes_effect_or_is_refused(bench_and_model):
         Settings(support_gate=False, support_threshold=0.5, _env_file=None)
     with pytest.raises((InvalidSetting, ValueError)):
         Settings(support_threshold=1.5, _env_file=None)
+
+
+def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds():
+    # c#0 is a lexical-only find beyond a window of 1: the window's input holds no vector for it, so a
+    # widened run must read it from the store (cos 0.9), not leave the "unknown" 0.
+    import numpy as np
+    from dataclasses import replace as dc_replace
+
+    from test_judge_features import DOCS, QUESTION  # the hand-built three-chunk case
+    from retrieval.filters import Filters
+    from retrieval.fusion import rrf
+    from retrieval.judge.features import JudgeInput, TextView, tenant_stats
+    from retrieval.judge.stage import JudgeRun
+    from retrieval.lexical import LexicalIndex
+    from retrieval.types import Chunk, RankedList, ScoredItem
+
+    chunks = [Chunk(f"{d.id}#0", d.id, 0, d.title, d.text, {}, d.id) for d in DOCS]
+    lexical = LexicalIndex(chunks, "tenant")
+    lex = lexical.search(QUESTION, Filters(()), 20)
+    dense = RankedList("dense", "cosine", (ScoredItem("a#0", "a", 1, 0.8), ScoredItem("b#0", "b", 2, 0.6)))
+    fused = rrf({"bm25": lex, "dense": dense}, 60)
+    inp = JudgeInput(QUESTION, lex, dense, fused, np.array([1.0, 0.0]), {}, TextView.build(chunks, DOCS),
+                     tenant_stats(lexical))
+    c_rank = [i.chunk_id for i in fused.items].index("c#0")
+    stored = {"c#0": np.array([0.9, np.sqrt(1 - 0.81)])}
+    run = JudgeRun.of(inp, c_rank, fetch=lambda ids: {k: stored[k] for k in ids if k in stored})
+    assert "c#0" not in run.index
+    run.widen(["c#0"])
+    assert run.rows.column("dense_cos")[run.index["c#0"]] == pytest.approx(0.9)
+    unfetched = JudgeRun.of(dc_replace(inp), c_rank)  # no store: the cosine stays unknown (0)
+    unfetched.widen(["c#0"])
+    assert unfetched.rows.column("dense_cos")[unfetched.index["c#0"]] == 0.0
+
+
+def test_gate_features_of_chunks_beyond_the_window_read_their_stored_vectors(bench_and_model):
+    # A rerank window of 2 with top_k 5: three selected chunks lie beyond the window. Their cosines come from
+    # the store (as the gate's own cosine check reads them), not the 0 of "unknown".
+    bench, corpus, _ = bench_and_model
+    bench.load_corpus(corpus)
+    s = bench.settings.with_overrides(reranker_model="none", reranker_max_input=2, top_k=5, min_similarity=-1.0)
+    trace = bench.ask("Qual a garantia do aparelho alfa?", settings=s)
+    support = trace.gate["support"]
+    assert len(support["chunks"]) == len(trace.final) > 2
+    best = max(f.similarity for f in trace.final if f.similarity is not None)
+    assert support["features"]["g_cos_best"] == pytest.approx(best, abs=1e-4)
