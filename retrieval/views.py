@@ -167,27 +167,58 @@ def contribution_rows(trace: Mapping[str, Any], limit: int | None = None) -> lis
     return rows
 
 
-def support_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+#: Plain-word labels of the support gate's features (en, pt), for the chart; the trace keeps the ids.
+GATE_LABELS: dict[str, tuple[str, str]] = {
+    "g_cov_best": ("question covered by the best chunk", "pergunta coberta pelo melhor trecho"),
+    "g_cov_union": ("question covered by all chunks", "pergunta coberta por todos os trechos"),
+    "g_parent_cov_best": ("question covered by the best document", "pergunta coberta pelo melhor documento"),
+    "g_focus_cov_best": ("focus words in the best chunk", "palavras-foco no melhor trecho"),
+    "g_focus_cov_top": ("focus words in the first chunk", "palavras-foco no primeiro trecho"),
+    "g_focus_missing": ("focus words in no chunk", "palavras-foco em nenhum trecho"),
+    "g_focus_missing_n": ("how many focus words are in no chunk", "quantas palavras-foco não estão em trecho algum"),
+    "g_sentence_cov": ("question covered by one or two sentences", "pergunta coberta por uma ou duas frases"),
+    "g_bigram_best": ("question word pairs kept together", "pares de palavras da pergunta juntos"),
+    "g_proximity_best": ("question words close together", "palavras da pergunta próximas"),
+    "g_cos_best": ("best dense cosine", "melhor cosseno denso"),
+    "g_cos_peak": ("best cosine's lead over the window", "vantagem do melhor cosseno sobre a janela"),
+    "g_unseen_index": ("question words unseen in the index", "palavras da pergunta ausentes do índice"),
+    "g_code_match": ("question's codes found", "códigos da pergunta encontrados"),
+    "g_code_conflict": ("another code of the same prefix", "outro código do mesmo prefixo"),
+    "bias": ("model baseline (bias)", "base do modelo (viés)"),
+}
+
+
+def support_rows(trace: Mapping[str, Any], lang: str = "en") -> list[dict[str, Any]]:
     """Rows for the support gate's bar chart: one per gate feature that moved the log-odds, strongest first,
-    with the feature's value and what it measures. Empty when the learned gate did not run."""
+    then the model's baseline (bias), so the bars visibly sum to the log-odds. Each row has the feature id,
+    a plain-word label in ``lang``, its value and what it measures. Empty when the learned gate did not run."""
     from .judge.features import FEATURE_DOCS
 
     support = (trace.get("gate") or {}).get("support") or {}
     values = support.get("features") or {}
-    rows = [{"feature": name, "contribution": value, "value": values.get(name),
-             "meaning": FEATURE_DOCS[name].doc if name in FEATURE_DOCS else "",
-             "direction": "for answering" if value > 0 else "against answering"}
-            for name, value in (support.get("contributions") or {}).items() if name != "bias" and abs(value) >= 1e-4]
-    return sorted(rows, key=lambda r: -abs(r["contribution"]))
+    contributions = support.get("contributions") or {}
+    col = 1 if lang == "pt" else 0
+
+    def row(name: str, value: float, direction: str) -> dict[str, Any]:
+        return {"feature": name, "label": GATE_LABELS.get(name, (name, name))[col], "contribution": value,
+                "value": values.get(name), "meaning": FEATURE_DOCS[name].doc if name in FEATURE_DOCS else
+                "the log-odds with every feature at its training average", "direction": direction}
+
+    rows = [row(name, value, "for answering" if value > 0 else "against answering")
+            for name, value in contributions.items() if name != "bias" and abs(value) >= 1e-4]
+    rows.sort(key=lambda r: -abs(r["contribution"]))
+    if rows and "bias" in contributions:
+        rows.append(row("bias", contributions["bias"], "baseline"))
+    return rows
 
 
 _SUPPORT_TEXTS = {
     "en": {"answers": "answers", "abstains": "abstains", "line": "P(support) {p} {op} threshold {t}: the learned gate "
-           "{verdict}", "missing": " — no selected chunk mentions {words}", "nothing": " — the question names "
-           "nothing to look for"},
+           "{verdict}", "missing": " — no selected chunk mentions {words}", "although": ", although no selected chunk "
+           "mentions {words}", "nothing": " — the question names nothing to look for"},
     "pt": {"answers": "responde", "abstains": "se abstém", "line": "P(suporte) {p} {op} limiar {t}: o portão "
-           "aprendido {verdict}", "missing": " — nenhum trecho selecionado menciona {words}", "nothing": " — a "
-           "pergunta não nomeia nada a procurar"},
+           "aprendido {verdict}", "missing": " — nenhum trecho selecionado menciona {words}", "although": ", embora "
+           "nenhum trecho selecionado mencione {words}", "nothing": " — a pergunta não nomeia nada a procurar"},
 }
 
 
@@ -206,7 +237,7 @@ def support_summary(trace: Mapping[str, Any], lang: str = "en") -> str | None:
     missing = support.get("missing_tokens") or []
     if missing:
         words = ", ".join(repr(w) for w in missing[:MAX_NAMED_WORDS]) + (" …" if len(missing) > MAX_NAMED_WORDS else "")
-        line += texts["missing"].format(words=words)
+        line += texts["although" if passes else "missing"].format(words=words)
     elif not passes and "names nothing" in str(support.get("reason", "")):
         line += texts["nothing"]
     return line + "."

@@ -36,11 +36,12 @@ TEXTS: dict[str, dict[str, str]] = {
     "support_gate": {"en": "Support gate: why it answered or abstained",
                      "pt": "Portão de suporte: por que respondeu ou se absteve"},
     "support_axis": {"en": "contribution to the log-odds of support", "pt": "contribuição ao log-odds de suporte"},
-    "support_caption": {"en": "Each bar is one feature of the selected chunks, relative to the training average; "
-                               "the bars and the model's bias sum to the log-odds (hover for the value and meaning).",
-                        "pt": "Cada barra é uma característica dos trechos selecionados, relativa à média do treino; "
-                              "as barras e o viés do modelo somam o log-odds (passe o mouse para o valor e o "
-                              "significado)."},
+    "support_caption": {"en": "Each coloured bar is one feature of the selected chunks, against its training average; "
+                               "the grey bar is the model's baseline. All bars sum to the log-odds of support "
+                               "(hover for the value and what the feature measures).",
+                        "pt": "Cada barra colorida é uma característica dos trechos selecionados, comparada à média do "
+                              "treino; a barra cinza é a base do modelo. Todas somam o log-odds de suporte (passe o "
+                              "mouse para o valor e o que a característica mede)."},
 }
 
 

@@ -198,22 +198,24 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     summary = views.support_summary(trace, lang)
     if summary is None:
         return
-    rows = views.support_rows(trace)
+    rows = views.support_rows(trace, lang)
     with st.expander(t("support_gate", lang), expanded=bool((trace.get("answer") or {}).get("abstained"))):
         st.markdown(md_escape(summary))
         if not rows:
             return
         data = pd.DataFrame(rows)
+        height = max(140, 30 * len(rows))
         chart = alt.Chart(data).mark_bar().encode(
-            y=alt.Y("feature:N", sort=[r["feature"] for r in rows], title=None, axis=alt.Axis(labelOverlap=False)),
+            y=alt.Y("label:N", sort=[r["label"] for r in rows], title=None,
+                    axis=alt.Axis(labelOverlap=False, labelLimit=320)),
             x=alt.X("contribution:Q", title=t("support_axis", lang)),
-            color=alt.Color("direction:N", scale=alt.Scale(domain=["for answering", "against answering"],
-                                                           range=["#2e7d32", "#c62828"]),
+            color=alt.Color("direction:N", scale=alt.Scale(domain=["for answering", "against answering", "baseline"],
+                                                           range=["#2e7d32", "#c62828", "#9e9e9e"]),
                             legend=alt.Legend(orient="top", title=None)),
-            tooltip=["feature", alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("contribution:Q", format="+.3f"),
-                     "meaning"],
-        ).properties(height=max(120, 24 * len(rows)))
-        st.altair_chart(chart, width="stretch", height=max(120, 24 * len(rows)) + 60)
+            tooltip=["label", "feature", alt.Tooltip("value:Q", format=".3f"),
+                     alt.Tooltip("contribution:Q", format="+.3f"), "meaning"],
+        ).properties(height=height)
+        st.altair_chart(chart, width="stretch", height=height + 60)
         st.caption(t("support_caption", lang))
 
 

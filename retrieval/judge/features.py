@@ -592,7 +592,8 @@ def sentence_features(question: str, context_ids: Sequence[str], view: TextView,
 #: Question and auxiliary words (folded): part of how a question is asked, not of what it is about.
 QUESTION_WORDS = frozenset(
     "qual quais quanto quanta quantos quantas como onde porque quem posso pode podem podemos consigo "
-    "faco fazer faz quero queria preciso devo tenho ter ser sao existe existem ha vai vou significa "
+    "faco fazer faz quero queria preciso devo tenho ter ser sao existe existem ha vai vou significa leva levam "
+    "demora demoram "
     "what which how where who whom why can could do does did get".split())
 
 #: English function words (a short list: the stop-words package's English list holds 1,300 words, among
@@ -602,7 +603,8 @@ ENGLISH_FUNCTION_WORDS = frozenset(
     "am do does did done have has had having i me my mine we us our you your he him his she her it its they "
     "them their this that these those there here what which who whom whose how why where when whether can "
     "could would should will shall may might must any some all each every other than then so as also just "
-    "very too not no yes if".split())
+    "very too not no yes if after before during since until while long much many take takes taken need "
+    "needs want please tell know".split())
 
 _WORD_FORM_RE = re.compile(r"\w+")
 _PREFIX = 7

@@ -175,14 +175,23 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
                                                     "bias": -1.1}}}}
     rows = views.support_rows(trace)
     assert [(r["feature"], r["contribution"], r["value"], r["direction"]) for r in rows] == [
-        ("g_cos_best", 0.5, 0.88, "for answering"), ("g_focus_missing", -0.2, 0.6, "against answering")]
+        ("g_cos_best", 0.5, 0.88, "for answering"), ("g_focus_missing", -0.2, 0.6, "against answering"),
+        ("bias", -1.1, None, "baseline")]  # the bars and the baseline sum to the log-odds: 0.5 − 0.2 − 1.1
+    assert [r["label"] for r in rows] == ["best dense cosine", "focus words in no chunk", "model baseline (bias)"]
+    assert [r["label"] for r in views.support_rows(trace, "pt")][0] == "melhor cosseno denso"
     assert rows[1]["meaning"].startswith("IDF-weighted share of the focus tokens")
+    from retrieval.judge.features import GATE_NAMES
+
+    assert set(views.GATE_LABELS) == {*GATE_NAMES, "bias"}
     assert views.support_summary(trace) == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
     trace["gate"]["support"]["missing_tokens"] = ["zulu", "alfa"]
     assert views.support_summary(trace) == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
                                             "selected chunk mentions 'zulu', 'alfa'.")
     assert views.support_summary(trace, "pt") == ("P(suporte) 0.12 < limiar 0.15: o portão aprendido se abstém — "
                                                   "nenhum trecho selecionado menciona 'zulu', 'alfa'.")
+    passing = {"gate": {"support": {"best": 0.2, "threshold": 0.15, "passes": True, "missing_tokens": ["rate"]}}}
+    assert views.support_summary(passing) == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers, although "
+                                              "no selected chunk mentions 'rate'.")
     close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
     assert views.support_summary(close) == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
     assert views.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
