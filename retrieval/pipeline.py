@@ -253,8 +253,9 @@ class Workbench:
     # -- the learned judge (retrieval/judge/stage.py): learned rerank, support gate, evidence sentences --
     def _wants_judge(self, tier: str, s: Settings) -> bool:
         """The judge runs when the request's reranker is ``ltr`` (full tier) or a learned gate or evidence
-        model is on; never in ``lexical_only`` / ``dense_only`` (its features read both lists)."""
-        if tier not in {"full", "rrf_only"}:
+        model is on. In ``dense_only`` its BM25 features are absent (0) and the gate and evidence still run; in
+        ``lexical_only`` there is no query vector, so the gate's cosine features would be unknown: it does not run."""
+        if tier not in {"full", "rrf_only", "dense_only"}:
             return False
         return RerankerSpec.parse(s.reranker_model).kind == "ltr" or s.support_gate or s.evidence_model
 

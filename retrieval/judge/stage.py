@@ -224,7 +224,8 @@ def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, s
 
     data = gate.to_dict()
     if judged is None:
-        why = judge_reason if judge_reason != "loaded" else "this tier has no fused candidates to read features from"
+        why = (judge_reason if judge_reason != "loaded" else
+               "this tier has no query vector (lexical_only): the gate's cosine features would be unknown")
         data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
         return gate, data
     decision = support_decision(judged[0], judged[1], selected, question, threshold)

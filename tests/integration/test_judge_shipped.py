@@ -62,3 +62,15 @@ def test_a_question_that_names_nothing_abstains_and_says_so(lab_bench):
         trace = lab_bench.ask(question, {"tenant": "lumen"})
         assert trace.tier == "refusal" and trace.answer.abstained, question
         assert trace.gate["reason"].startswith("the question names nothing to look for"), question
+
+
+def test_dense_only_keeps_the_learned_gate(lab_bench):
+    # The dense-only A/B toggle used to skip the learned gate (and answered this question); its BM25 features
+    # are absent there, the gate's features are not.
+    s = lab_bench.settings.with_overrides(hybrid_enabled=False)
+    refused = lab_bench.ask("Qual o horário da biblioteca aos sábados?", {"tenant": "lumen"}, settings=s)
+    assert refused.tier == "refusal" and refused.answer.abstained
+    assert refused.gate["support"]["passes"] is False and "'biblioteca'" in refused.gate["reason"]
+    answered = lab_bench.ask("Em quanto tempo o PX-7 é ativado depois do pagamento?", {"tenant": "lumen"}, settings=s)
+    assert answered.tier == "dense_only" and answered.gate["support"]["passes"] is True
+    assert answered.answer.adapter == "local-extractive (learned evidence)"
