@@ -109,9 +109,14 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
     threshold = settings.get("min_similarity")
     named = codes(question) if settings.get("require_codes", True) else []
     missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
+    support = (trace.get("gate") or {}).get("support") or {}
+    learned = None
+    if support.get("best") is not None:  # the learned gate decides for the whole context, not per chunk
+        learned = {"p_support": support["best"], "threshold": support.get("threshold"),
+                   "passes": bool(support.get("passes")), "read_this_chunk": chunk_id in (support.get("chunks") or [])}
     out["gate"] = {"cosine": cosine, "threshold": threshold,
                    "passes_similarity": None if cosine is None or threshold is None else cosine >= threshold,
-                   "codes": named, "missing_codes": missing}
+                   "codes": named, "missing_codes": missing, "learned": learned}
     return out
 
 

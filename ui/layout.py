@@ -434,6 +434,11 @@ def where_block(explained: Sequence[Mapping[str, Any]]) -> None:
         if gate.get("codes"):
             line += (f"; codes named by the question {', '.join(gate['codes'])}: "
                      + (f"missing {', '.join(gate['missing_codes'])}" if gate["missing_codes"] else "all present"))
+        learned = gate.get("learned")
+        if learned:
+            verdict = "answers" if learned["passes"] else "abstains for the whole request"
+            line += (f"; learned support gate: P {learned['p_support']:.2f} vs {learned['threshold']:.2f}, it "
+                     f"{verdict}" + (" (it read this chunk)" if learned["read_this_chunk"] else ""))
         st.markdown(line)
 
 

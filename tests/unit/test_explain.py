@@ -77,3 +77,11 @@ def test_no_shared_token_and_outside_the_window() -> None:
 def test_targets_and_search() -> None:
     assert explain.targets(STATE, "a") == ["a#0"] and explain.targets(STATE, "b#0") == ["b#0"]
     assert explain.search_targets(STATE, "doc c") == [("c", "Doc c")]
+
+
+def test_the_learned_gate_is_named_for_the_whole_request() -> None:
+    refused = {**TRACE, "gate": {"support": {"best": 0.09, "threshold": 0.18, "passes": False, "chunks": ["a#0"]}}}
+    out = explain.explain(STATE, refused, "a#0", Q)
+    assert out["gate"]["learned"] == {"p_support": 0.09, "threshold": 0.18, "passes": False, "read_this_chunk": True}
+    assert explain.explain(STATE, refused, "c#0", Q)["gate"]["learned"]["read_this_chunk"] is False
+    assert explain.explain(STATE, TRACE, "a#0", Q)["gate"]["learned"] is None  # no learned gate ran
