@@ -621,7 +621,7 @@ def model_card(manifest: Mapping[str, Any]) -> str:
     m = manifest
     lines = [
         "# Judge models: learned reranker, support gate, evidence sentences", "",
-        f"Reranker kind `ltr`: {RERANKER_LABEL}. Support: P(the chunk supports an answer), "
+        f"Reranker kind `ltr`: {RERANKER_LABEL}. Support: P(the selected context supports an answer), "
         f"{m['training']['support_kind']} over {len(GATE_NAMES)} question-level features of the final chunks; "
         f"the gate passes when P ≥ {m['support_threshold']:.3f}. "
         f"Evidence: {m['training']['evidence_kind']} over context sentences.", "",
