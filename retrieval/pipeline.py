@@ -37,7 +37,7 @@ from .select import lost_by_reranker, select
 from .settings import Settings
 from .store import open_client
 from .text import has_words, plain_codes
-from .tiers import plan_tier
+from .tiers import no_candidate_reason, plan_tier
 from .trace import SCHEMA_VERSION, StageTimer, Trace, tracer
 from .types import FinalItem, Query, RankedList, RankerKey
 
@@ -197,6 +197,8 @@ class Workbench:
                 gate, gate_dict = self._support_gate(gate, judged, gate.final or selected, question, s)
             if not gate.final:
                 tier, reason = "refusal", gate.reason
+                if not selected:  # nothing was found: a misspelled tenant is the usual cause, say so
+                    reason = no_candidate_reason(state, c.filters, s, reason)
             _assert_no_hypothesis(gate.final, c.queries)
             with timer.stage("answer"):
                 if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:

@@ -42,3 +42,21 @@ def plan_tier(state: IndexState, flt: Filters, s: Settings, embedder_ok: bool, e
     if loaded is None:
         return "rrf_only", why
     return "full", f"reranker '{loaded.name}' ({loaded.kind}) loaded"
+
+
+def unknown_tenants(state: IndexState, flt: Filters, s: Settings) -> list[Any]:
+    """The requested tenant values that no chunk of the corpus has (a misspelled ``Lumen`` for ``lumen``)."""
+    from .filters import typed, typed_set
+
+    known = typed_set(state.tenants)
+    return [t for t in (flt.get(s.tenant_field) or []) if typed(t) not in known]
+
+
+def no_candidate_reason(state: IndexState, flt: Filters, s: Settings, reason: str) -> str:
+    """``reason``, with the unknown tenants named when they are why nothing was found."""
+    unknown = unknown_tenants(state, flt, s)
+    if not unknown:
+        return reason
+    # Other tenants' values are not listed: a request never learns what another tenant is called.
+    return (f"{reason}: {s.tenant_field} {', '.join(repr(t) for t in unknown)} is not in this corpus "
+            "(values are matched exactly: case and type count)")

@@ -88,3 +88,13 @@ def test_chroma_where_keeps_tenants_of_equal_value_and_other_type_apart(tmp_path
     raw = store.collection.query(query_embeddings=[vector.tolist()], n_results=10,
                                  where=Filters((("tenant", (1,)),)).chroma_where(), include=["metadatas"])
     assert sorted(map(repr, (m["tenant"] for m in raw["metadatas"][0]))) == ["1", "1.0"]
+
+
+def test_a_misspelled_tenant_is_named_in_the_refusal(lab_bench):
+    trace = lab_bench.ask("Em quanto tempo o PX-7 é ativado?", {"tenant": "Lumen"})
+    assert trace.tier == "refusal" and trace.final == []
+    assert trace.tier_reason == ("no candidate to answer from: tenant 'Lumen' is not in this corpus (values are "
+                                 "matched exactly: case and type count)")
+    assert "ventura" not in trace.tier_reason  # another tenant's name is never disclosed
+    known = lab_bench.ask("Em quanto tempo o PX-7 é ativado?", {"tenant": "lumen"})
+    assert known.tier == "full"
