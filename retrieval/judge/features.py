@@ -309,7 +309,7 @@ class TextView:
         return found
 
     def stem_set(self, chunk_id: str) -> frozenset[str]:
-        """The chunk's folded tokens, their Snowball stems and six-letter prefixes (see :func:`holds`)."""
+        """The chunk's folded tokens, their Snowball stems and seven-letter prefixes (see :func:`holds`)."""
         found = self._stems.get(chunk_id)
         if found is None:
             found = self._stems[chunk_id] = word_forms(self.chunks[chunk_id].indexed_text)
@@ -692,15 +692,16 @@ def _sentence_cov(q: QuestionTerms, view: TextView, chunk_ids: Sequence[str]) ->
 
 
 def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int],
-                  window: int | None = None) -> np.ndarray:
+                  window: int | None = None, focus: Focus | None = None) -> np.ndarray:
     """The gate's row (shape ``(1, len(GATE_NAMES))``) for the selected chunks, given as row indexes of
     ``rows`` (the window's candidate features, which it reads instead of recomputing). ``window``: how many
-    first rows form the rerank window (for the median cosine; default all rows)."""
+    first rows form the rerank window (for the median cosine; default all rows). ``focus``: the question's
+    :func:`focus_of`, when the caller already has it."""
     view, q = inp.view, rows.terms
     col = {n: rows.X[:, i] for i, n in enumerate(CANDIDATE_NAMES)}
     sel = list(selected)
     ids = [rows.chunk_ids[j] for j in sel]
-    focus = focus_of(inp.question, q)
+    focus = focus or focus_of(inp.question, q)
     stems = [view.stem_set(cid) for cid in ids]
     union = frozenset().union(*stems) if stems else frozenset()
     missing = [w for f, w in zip(focus.forms, focus.idf) if not holds(f, union)]
@@ -728,10 +729,11 @@ def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int],
     return np.asarray(row, dtype=np.float64).reshape(1, len(GATE_NAMES))
 
 
-def focus_missing_words(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int]) -> tuple[str, ...]:
+def focus_missing_words(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int],
+                        focus: Focus | None = None) -> tuple[str, ...]:
     """The focus tokens that no selected chunk holds (for the gate's reason in plain words). A hyphenated
     word compound is named by its missing parts when the context holds one of its parts."""
-    focus = focus_of(inp.question, rows.terms)
+    focus = focus or focus_of(inp.question, rows.terms)
     stems = [inp.view.stem_set(rows.chunk_ids[j]) for j in selected]
     union = frozenset().union(*stems) if stems else frozenset()
     missing = [t for t, f in zip(focus.tokens, focus.forms) if not holds(f, union)]
@@ -739,8 +741,3 @@ def focus_missing_words(inp: JudgeInput, rows: CandidateRows, selected: Sequence
     held = set(focus.tokens) - set(missing)
     return tuple(t for t in missing
                  if not ("-" in t and not any(ch.isdigit() for ch in t) and any(p in held for p in t.split("-"))))
-
-
-def has_focus(inp: JudgeInput, rows: CandidateRows) -> bool:
-    """The question names at least one focus token."""
-    return bool(focus_of(inp.question, rows.terms).tokens)

@@ -24,7 +24,7 @@ from ..answer import EXTRACTIVE_NOTES, Answer, abstention
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
 from .features import (GATE_NAMES, CandidateRows, JudgeInput, TextView, candidate_features, focus_missing_words,
-                       gate_features, has_focus, sentence_features, tenant_stats)
+                       focus_of, gate_features, sentence_features, tenant_stats)
 from .models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
 
 _views: dict[str, TextView] = {}
@@ -175,17 +175,18 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
     if not idx:
         return {"kind": kind, "threshold": threshold, "best": None, "features": {}, "passes": False,
                 "top_contributions": [], "missing_tokens": [], "reason": "no candidate to answer from"}
-    x = gate_features(run.inp, run.rows, idx, run.window)
+    focus = focus_of(run.inp.question, run.rows.terms)  # once: the features and the reason both read it
+    x = gate_features(run.inp, run.rows, idx, run.window, focus)
     p, ex = models.support_proba(x)
     p_support = float(p[0])
     passes = bool(p_support >= threshold)
     top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(0, 3)]
-    missing = _words_for(question, focus_missing_words(run.inp, run.rows, idx))
+    missing = _words_for(question, focus_missing_words(run.inp, run.rows, idx, focus))
     shown_p, shown_t = _pair(p_support, threshold)
     if passes:
         reason = f"support {shown_p} ≥ {shown_t}"
     else:
-        if not has_focus(run.inp, run.rows):
+        if not focus.tokens:
             lead = "the question names nothing to look for (no content word the index can match); "
         else:
             lead = f"no selected chunk mentions {_named(missing)}; " if missing else ""
