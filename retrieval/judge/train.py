@@ -398,6 +398,15 @@ def cosine_gate_abstains(case: Case, final: Sequence[int], min_similarity: float
     return False
 
 
+#: The kinds of case the gate figures count (a clean leave-out case counts as ``leave_out`` too).
+GATE_KINDS = ("answerable", "unanswerable", "leave_out", "leave_out_clean")
+
+
+def gate_kinds(case: Case) -> list[str]:
+    """The :data:`GATE_KINDS` ``case`` counts under."""
+    return [case.kind] + (["leave_out_clean"] if case.kind == "leave_out" and case.clean else [])
+
+
 def gate_shares(abstained: Mapping[str, Sequence[bool]]) -> dict[str, float | None]:
     """Answered share of answerable cases, abstained share of each kind of unanswerable case."""
     def mean(v: Sequence[bool]) -> float | None:
@@ -423,11 +432,10 @@ def operating_points(models: JudgeModels, cases: Sequence[Case],
         scored.append((c, support_of(models, c, final)))
     out = []
     for t in thresholds:
-        abst: dict[str, list[bool]] = {k: [] for k in ("answerable", "unanswerable", "leave_out", "leave_out_clean")}
+        abst: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
         for c, p in scored:
-            abst[c.kind].append(p < t)
-            if c.kind == "leave_out" and c.clean:
-                abst["leave_out_clean"].append(p < t)
+            for k in gate_kinds(c):
+                abst[k].append(p < t)
         out.append({"threshold": t, **gate_shares(abst)})
     return out
 
@@ -441,10 +449,9 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
     t = models.threshold if threshold is None else threshold
     nd_r, nd_l, rc_r, rc_l, mr_r, mr_l, lost = [], [], [], [], [], [], 0
     lost_ids = []
-    kinds = ("answerable", "unanswerable", "leave_out", "leave_out_clean")
-    abst: dict[str, list[bool]] = {k: [] for k in kinds}
-    abst_cos: dict[str, list[bool]] = {k: [] for k in kinds}
-    abst_codes: dict[str, list[bool]] = {k: [] for k in kinds}
+    abst: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
+    abst_cos: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
+    abst_codes: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
     groups: dict[str, list[tuple[float, float]]] = {}
     ev_before, ev_after, ev_after_ltr = [], [], []
     for c in cases:
@@ -454,8 +461,7 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
         final_l = final_indexes(c, order)
         final_r = final_indexes(c, fused_order)
         p = support_of(models, c, final_l)
-        these = [c.kind] + (["leave_out_clean"] if c.kind == "leave_out" and c.clean else [])
-        for k in these:
+        for k in gate_kinds(c):
             abst[k].append(p < t)
             abst_cos[k].append(cosine_gate_abstains(c, final_r))
             abst_codes[k].append(p < t or cosine_gate_abstains(c, final_l))
