@@ -225,14 +225,14 @@ _SUPPORT_TEXTS = {
 def support_summary(trace: Mapping[str, Any], lang: str = "en") -> str | None:
     """One line, in ``lang`` (en / pt): P(support) against the threshold and the verdict, with the words no
     selected chunk mentions; ``None`` when the learned gate did not run (its note then says why)."""
-    from .judge.stage import MAX_NAMED_WORDS, _pair
+    from .judge.stage import MAX_NAMED_WORDS, readable_pair
 
     support = (trace.get("gate") or {}).get("support") or {}
     if support.get("best") is None:
         return support.get("note")
     texts = _SUPPORT_TEXTS.get(lang, _SUPPORT_TEXTS["en"])
     passes = bool(support.get("passes"))
-    p, t = _pair(float(support["best"]), float(support["threshold"]))
+    p, t = readable_pair(float(support["best"]), float(support["threshold"]))
     line = texts["line"].format(p=p, op="≥" if passes else "<", t=t, verdict=texts["answers" if passes else "abstains"])
     missing = support.get("missing_tokens") or []
     if missing:

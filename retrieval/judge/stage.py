@@ -152,7 +152,7 @@ def _named(words: Sequence[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def _pair(p: float, threshold: float) -> tuple[str, str]:
+def readable_pair(p: float, threshold: float) -> tuple[str, str]:
     """P and the threshold with as many decimals (2 to 4) as it takes for the comparison to read true."""
     for digits in (2, 3, 4):
         a, b = f"{p:.{digits}f}", f"{threshold:.{digits}f}"
@@ -182,7 +182,7 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
     passes = bool(p_support >= threshold)
     top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(0, 3)]
     missing = _words_for(question, focus_missing_words(run.inp, run.rows, idx, focus))
-    shown_p, shown_t = _pair(p_support, threshold)
+    shown_p, shown_t = readable_pair(p_support, threshold)
     if passes:
         reason = f"support {shown_p} ≥ {shown_t}"
     else:
