@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from _apptest import assert_ok, page
 from streamlit.testing.v1 import AppTest
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 PANELS = ("Lexical (BM25)", "Dense (cosine)", "Fused (RRF)", "Reranked")
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
-
-
-def page(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
 
 
 def texts(at: AppTest) -> str:
@@ -43,11 +33,6 @@ def tier_line(at: AppTest) -> str:
     lines = [m.value for m in at.markdown if m.value.startswith("**Tier**")]
     assert len(lines) == 1, lines
     return lines[0]
-
-
-def assert_ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:

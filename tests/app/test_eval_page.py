@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _apptest import assert_ok
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "2_Evaluation.py")
-
-
-def assert_ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_manual_rankings_without_a_run() -> None:

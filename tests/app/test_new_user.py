@@ -6,22 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _apptest import assert_ok
+from _apptest import page as open_page
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 
 
 def page(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
-
-
-def assert_ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return open_page(180, **params)  # these runs also index a user's own corpus: a longer timeout
 
 
 def own_corpus(folder: Path) -> Path:
