@@ -1,7 +1,8 @@
 """Reading corpora and question sets through the project's contracts, and splitting parents into subchunks.
 
 Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of ``.md`` /
-``.txt`` files with optional YAML front matter (``README.md`` skipped); a BEIR folder (``corpus.jsonl``,
+``.txt`` files with optional YAML front matter (``README.md`` skipped; id = relative path without extension,
+title from the first heading / front matter / file name, see :func:`_folder_documents`); a BEIR folder (``corpus.jsonl``,
 ``queries.jsonl``, ``qrels/*.tsv``); a SQuAD JSON file. Every error names the file (and line).
 """
 
@@ -160,21 +161,69 @@ def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     return meta, text[end + 4 :].lstrip("\n")
 
 
+#: An ATX heading line (CommonMark: up to three spaces, one to six ``#``, a space, the text, optional closing ``#``s).
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def _split_title(body: str, markdown: bool) -> tuple[str | None, str]:
+    """The title line of a folder file's body and the body without it, or ``(None, body)`` when it has none.
+
+    Markdown: the first non-empty line when it is an ATX heading (any level), before any body text. Text: the
+    first non-empty line when more non-empty lines follow. A heading that is the file's only line is not a
+    title: its text (without the ``#`` marks) is the body.
+    """
+    lines = body.split("\n")
+    first = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None, body
+    rest = "\n".join(lines[first + 1 :]).lstrip("\r\n")
+    if markdown:
+        heading = _ATX.match(lines[first].rstrip("\r"))
+        if heading is None or not heading.group(1).strip():
+            return None, body
+        if not rest.strip():
+            return None, heading.group(1).strip()
+        return heading.group(1).strip(), rest
+    if not rest.strip():
+        return None, body
+    return lines[first].strip(), rest
+
+
 def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
+    """The ``.md`` / ``.txt`` files under ``root`` as documents (``README.md`` and hidden parts skipped).
+
+    Id: the path relative to ``root`` without its extension (``sub/tcu-432``); two files with one id
+    (``a.md`` and ``a.txt``) are refused naming both. Title: a Markdown file's first ATX heading (before any
+    body text), else the front matter's ``title``, else the file name without extension; a text file's front
+    matter ``title``, else its first non-empty line when more follow, else the file name. A title read from the
+    body is removed from the text.
+    """
+    ids: dict[str, Path] = {}
     for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".txt"}):
-        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in path.relative_to(root).parts):
+        relative = path.relative_to(root)
+        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in relative.parts):
             continue
         where = str(path)
+        doc_id = relative.with_suffix("").as_posix()
+        if doc_id in ids:
+            raise CorpusError(f"{ids[doc_id]} and {path} both give the document id {doc_id!r} (the id is the path "
+                              f"without its extension): rename or remove one")
+        ids[doc_id] = path
         try:
             raw = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CorpusError(f"{where}: cannot read ({exc.__class__.__name__})") from exc
         meta, body = _front_matter(raw, where)
-        title = str(meta.pop("title", "") or "")
-        if not title:
-            heading = re.match(r"#\s+(.+)", body)
-            title = heading.group(1).strip() if heading else path.stem
-        record = {"id": path.relative_to(root).as_posix(), "title": title, "text": body, "metadata": meta}
+        declared = str(meta.pop("title", "") or "")
+        if path.suffix.lower() == ".md":
+            heading, text = _split_title(body, markdown=True)
+            title = heading or declared or path.stem
+        elif declared:
+            title, text = declared, body
+        else:
+            first, text = _split_title(body, markdown=False)
+            title = first or path.stem
+        record = {"id": doc_id, "title": title, "text": text, "metadata": meta}
         yield where, _document(record, where)
 
 

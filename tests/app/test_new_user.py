@@ -42,11 +42,11 @@ def test_own_corpus_without_tenant_takes_a_second_question(tmp_path: Path) -> No
     assert_ok(at)
     ask(at, "Quando roda o backup?")
     assert_ok(at)
-    assert any("`backup.md#0`" in m.value for m in at.markdown)
+    assert any("`backup#0`" in m.value for m in at.markdown)
     ask(at, "Como trocar a senha?")
     assert_ok(at)
     assert [t.value for t in at.text_input if t.key == "question"] == ["Como trocar a senha?"]
-    assert any("`senha.md#0`" in m.value for m in at.markdown)
+    assert any("`senha#0`" in m.value for m in at.markdown)
 
 
 def test_code_identity_refusal_gives_one_reason() -> None:

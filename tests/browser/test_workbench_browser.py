@@ -104,10 +104,10 @@ def test_own_folder_corpus_without_tenant_takes_two_questions(server, browser, t
     page.get_by_text("5 documents · 5 chunks").wait_for(timeout=300_000)
     settle(page)
     ask(page, "Quando roda o backup?")
-    assert "backup.md#0" in page.inner_text("body")
+    assert "backup#0" in page.inner_text("body")
     ask(page, "Como trocar a senha?")
     body = page.inner_text("body")
-    assert "AttributeError" not in body and "senha.md#0" in body
+    assert "AttributeError" not in body and "senha#0" in body
     assert page.input_value('input[aria-label="Question"]') == "Como trocar a senha?"
     page.close()
 

@@ -50,10 +50,66 @@ def test_folder_with_front_matter_skips_readme(tmp_path):
                                            encoding="utf-8")
     (tmp_path / "b.txt").write_text("Outro texto.", encoding="utf-8")
     docs = {d.id: d for d in load_corpus(tmp_path)}
-    assert set(docs) == {"sub/a.md", "b.txt"}
-    assert docs["sub/a.md"].title == "Guia"
-    assert docs["sub/a.md"].metadata == {"tenant": "A", "year": 2024}
-    assert docs["sub/a.md"].text == "Texto do guia."
+    assert set(docs) == {"sub/a", "b"}  # relative path without the extension
+    assert docs["sub/a"].title == "Guia"
+    assert docs["sub/a"].metadata == {"tenant": "A", "year": 2024}
+    assert docs["sub/a"].text == "Texto do guia."
+    assert (docs["b"].title, docs["b"].text) == ("b", "Outro texto.")  # one line: the text, titled by its name
+
+
+def test_markdown_heading_is_the_title_and_leaves_the_text(tmp_path):
+    (tmp_path / "tcu-432.md").write_text("\n# Enunciado 432\n\nA indicação de marca é admitida.\n\n## Notas\nx.\n",
+                                         encoding="utf-8")
+    (tmp_path / "h3.md").write_text("---\ntenant: A\n---\n### Terceiro nível ###\nCorpo.\n", encoding="utf-8")
+    (tmp_path / "later.md").write_text("Corpo primeiro.\n# Não é título\nMais.\n", encoding="utf-8")
+    (tmp_path / "tag.md").write_text("#hashtag não é título\nCorpo.\n", encoding="utf-8")
+    docs = {d.id: d for d in load_corpus(tmp_path)}
+    assert set(docs) == {"tcu-432", "h3", "later", "tag"}
+    assert docs["tcu-432"].title == "Enunciado 432"
+    assert docs["tcu-432"].text.startswith("A indicação de marca")
+    assert "Enunciado 432" not in docs["tcu-432"].text and "## Notas" in docs["tcu-432"].text
+    assert (docs["h3"].title, docs["h3"].text.strip(), docs["h3"].metadata) == ("Terceiro nível", "Corpo.", {"tenant": "A"})
+    # a heading after body text is not the title, nor is "#word": the file name is, and the text is unchanged
+    assert (docs["later"].title, docs["later"].text) == ("later", "Corpo primeiro.\n# Não é título\nMais.\n")
+    assert (docs["tag"].title, docs["tag"].text) == ("tag", "#hashtag não é título\nCorpo.\n")
+    assert [c.chunk_id for c in chunk_documents([docs["tcu-432"]], 200, 0)] == ["tcu-432#0"]
+
+
+def test_markdown_title_falls_back_to_front_matter_then_file_name(tmp_path):
+    (tmp_path / "yaml.md").write_text("---\ntitle: Do YAML\ntenant: B\n---\nSó corpo.\n", encoding="utf-8")
+    (tmp_path / "both.md").write_text("---\ntitle: Do YAML\n---\n# Do cabeçalho\nCorpo.\n", encoding="utf-8")
+    (tmp_path / "plain.md").write_text("Só corpo, sem título.\n", encoding="utf-8")
+    (tmp_path / "only.md").write_text("# Apenas um cabeçalho\n", encoding="utf-8")
+    docs = {d.id: d for d in load_corpus(tmp_path)}
+    assert (docs["yaml"].title, docs["yaml"].text, docs["yaml"].metadata) == ("Do YAML", "Só corpo.\n", {"tenant": "B"})
+    assert (docs["both"].title, docs["both"].text) == ("Do cabeçalho", "Corpo.\n")  # the heading comes first
+    assert (docs["plain"].title, docs["plain"].text) == ("plain", "Só corpo, sem título.\n")
+    # a heading that is the whole file is its text (without the marks), titled by the file name
+    assert (docs["only"].title, docs["only"].text) == ("only", "Apenas um cabeçalho")
+
+
+def test_text_file_title_is_its_first_line_when_more_follow(tmp_path):
+    (tmp_path / "aviso.txt").write_text("\nAviso de manutenção\n\nO sistema para às 22h.\nVolta às 23h.\n",
+                                        encoding="utf-8")
+    (tmp_path / "uma.txt").write_text("Uma linha só.\n", encoding="utf-8")
+    (tmp_path / "meta.txt").write_text("---\ntitle: Declarado\n---\nPrimeira linha.\nSegunda.\n", encoding="utf-8")
+    docs = {d.id: d for d in load_corpus(tmp_path)}
+    assert (docs["aviso"].title, docs["aviso"].text) == ("Aviso de manutenção", "O sistema para às 22h.\nVolta às 23h.\n")
+    assert (docs["uma"].title, docs["uma"].text) == ("uma", "Uma linha só.\n")
+    assert (docs["meta"].title, docs["meta"].text) == ("Declarado", "Primeira linha.\nSegunda.\n")
+
+
+@pytest.mark.parametrize("first, second", [("a.md", "a.txt"), ("sub/x.md", "sub/x.txt")])
+def test_two_files_with_one_id_are_refused_naming_both(tmp_path, first, second):
+    for name in (first, second):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("Corpo.", encoding="utf-8")
+    (tmp_path / "x.md").write_text("Outro x, noutra pasta: outro id.", encoding="utf-8")
+    with pytest.raises(CorpusError) as caught:
+        load_corpus(tmp_path)
+    message = str(caught.value)
+    assert "\n" not in message and str(tmp_path / first) in message and str(tmp_path / second) in message
+    assert repr(first.removesuffix(".md")) in message
 
 
 def test_squad_file_gives_documents_and_questions(tmp_path):
