@@ -32,3 +32,8 @@ class InvalidSetting(RetrievalError, ValueError):
 
 class InvalidGlossary(RetrievalError, ValueError):
     """A glossary file exists but is not a valid glossary; the message names the file."""
+
+
+class InvalidId(RetrievalError, ValueError):
+    """An id that an output format cannot carry (whitespace or a control character in a TREC qrels or run
+    field); the message names the id, the character and the file or run. Nothing is written."""
