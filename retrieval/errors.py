@@ -37,3 +37,8 @@ class InvalidGlossary(RetrievalError, ValueError):
 class InvalidId(RetrievalError, ValueError):
     """An id that an output format cannot carry (whitespace or a control character in a TREC qrels or run
     field); the message names the id, the character and the file or run. Nothing is written."""
+
+
+class PathRefused(RetrievalError):
+    """A path the app was given lies outside the data roots, is not a regular file or folder as asked, or is
+    larger than the input limit; the message is the same whether or not the path exists."""

@@ -101,6 +101,15 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+    data_roots: str = Field("", description="The folders the app may read and write (corpora, question sets, "
+                            "judgments), separated by os.pathsep (':' on Linux); relative entries are relative to "
+                            "the project folder; empty = the defaults of retrieval.roots (data/, judgments/, "
+                            "models/, ../shared/data when it exists, ~/retrieval-data). The CLI is not confined.")
+    max_input_bytes: int = Field(512 * 1024 * 1024, ge=1, description="The app refuses a corpus or question "
+                                 "file (or a folder's files together) larger than this many bytes before reading.")
+    app_rerankers: str = Field("", description="CrossEncoder names the app offers, comma-separated (besides the "
+                               "learned ranker, off, the bi-encoder and a cross-encoder RETRIEVAL_RERANKER_MODEL); "
+                               "the app takes no reranker path from its users.")
 
     @field_validator("support_threshold", mode="before")
     @classmethod
@@ -177,6 +186,11 @@ class Settings(BaseSettings):
                 raise ValueError(f"fusion_weights={self.fusion_weights!r}: '{name}' weighs the lists of the "
                                  f"'{technique}' transform, which this configuration does not run")
         return self
+
+    @property
+    def app_reranker_names(self) -> tuple[str, ...]:
+        """``app_rerankers`` split on commas: the CrossEncoder names the deployer lets the app offer."""
+        return tuple(dict.fromkeys(name.strip() for name in self.app_rerankers.split(",") if name.strip()))
 
     @property
     def window(self) -> int:
