@@ -16,6 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .errors import InvalidId
+from .judgments import trec_field_problem
+
 #: Next hypothesis suggested by the layer where most failures of the chosen configuration sit.
 NEXT_BY_LAYER = {
     "coverage:candidates": "coverage: the relevant document never reaches the candidates — try a query "
@@ -150,20 +153,36 @@ def question_csv(report: Mapping[str, Any], config: str) -> str:
 
 
 def _run_name(name: str) -> str:
-    return re.sub(r"\s+", "_", name.strip()) or "run"
+    return re.sub(r"[\s\x00-\x1f\x7f-\x9f]+", "_", name.strip()) or "run"
+
+
+def _run_field(run: str, what: str, value: Any) -> str:
+    value = str(value)
+    problem = trec_field_problem(value)
+    if problem is not None:
+        raise InvalidId(f"TREC run {run}: the {what} {value!r} {problem}, which a run line ('qid Q0 docno rank "
+                        "score run', whitespace-separated) cannot carry; nothing exported")
+    return value
 
 
 def trec_run(report: Mapping[str, Any], config: str) -> str:
     """A TREC run file of one configuration: ``qid Q0 docno rank score run`` per line, ranks from 1, the
     final parent list before the gate (the list the metrics read), scores as the pipeline gave them
-    (reranked or fused; strictly decreasing scores are not guaranteed across ties)."""
+    (reranked or fused; strictly decreasing scores are not guaranteed across ties).
+
+    The run tag is the configuration's name with whitespace and control characters as ``_``. A question id or
+    docno that is empty or holds whitespace or a control character would make a corrupt line: it raises
+    :class:`~retrieval.errors.InvalidId` (one line naming the id) rather than being rewritten into another id.
+    """
     run = _run_name(config)
     lines = []
     for r in report["configs"][config]["questions"]:
         scores = r.get("scores") or []
+        qid = _run_field(run, "question id", r["id"])
         for rank, doc in enumerate(r["ranked"], start=1):
+            doc = _run_field(run, "docno", doc)
             score = scores[rank - 1] if rank - 1 < len(scores) else float(len(r["ranked"]) - rank + 1)
-            lines.append(f"{r['id']} Q0 {doc} {rank} {score:.6f} {run}")
+            lines.append(f"{qid} Q0 {doc} {rank} {score:.6f} {run}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -375,21 +394,19 @@ def _cost_section(configs: Mapping[str, Any], names: list[str]) -> list[str]:
 
 def write_outputs(report: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     """Write ``report.json``, ``comparison.csv``, ``questions-<config>.csv``, ``<config>.run`` (TREC) and
-    ``decision.md`` into ``out_dir`` (created). Returns the paths written."""
+    ``decision.md`` into ``out_dir`` (created). Returns the paths written. Every text is made before the
+    first is written, so a refusal (:class:`~retrieval.errors.InvalidId` from a run) writes nothing."""
+    texts = {"report.json": comparison_json(report), "comparison.csv": comparison_csv(report)}
+    for name in report["configs"]:
+        safe = re.sub(r"[^0-9A-Za-z_.+-]+", "_", name)
+        texts[f"questions-{safe}.csv"] = question_csv(report, name)
+        texts[f"{safe}.run"] = trec_run(report, name)
+    texts["decision.md"] = decision_record(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-
-    def put(name: str, text: str) -> None:
+    for name, text in texts.items():
         path = out / name
         path.write_text(text, encoding="utf-8")
         written.append(path)
-
-    put("report.json", comparison_json(report))
-    put("comparison.csv", comparison_csv(report))
-    for name in report["configs"]:
-        safe = re.sub(r"[^0-9A-Za-z_.+-]+", "_", name)
-        put(f"questions-{safe}.csv", question_csv(report, name))
-        put(f"{safe}.run", trec_run(report, name))
-    put("decision.md", decision_record(report))
     return written
