@@ -263,6 +263,8 @@ def eval_(
             written = write_outputs(report, out)
         except OSError as exc:
             _fail(f"{out}: cannot write the outputs ({exc})")
+        except RetrievalError as exc:  # an id the TREC run format cannot carry: refused, nothing written
+            _fail(str(exc))
     if json_:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
