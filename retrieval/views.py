@@ -243,31 +243,44 @@ def support_summary(trace: Mapping[str, Any], lang: str = "en") -> str | None:
     return line + "."
 
 
+def _fused_kept(trace: Mapping[str, Any]) -> set[str]:
+    """Chunk ids the fused list would have sent on: deduplicated as the request was (by parent, or by chunk),
+    then its first ``top_k`` — the counterpart, before the rerank, of the final list."""
+    settings = trace.get("settings") or {}
+    top_k = int(settings.get("top_k") or 0)
+    key = "chunk_id" if settings.get("dedup") == "chunk" else "parent_id"
+    seen: set[str] = set()
+    kept: list[str] = []
+    for item in sorted((trace.get("fused") or {}).get("items") or [], key=lambda i: i["rank"]):
+        if item[key] not in seen:
+            seen.add(item[key])
+            kept.append(item["chunk_id"])
+    return set(kept[:top_k])
+
+
 def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows for a fused → reranked slope chart (two per reranked item), with a status per item.
 
-    Status: ``fell out`` (in ``lost_by_reranker``, or fused rank ≤ top_k and reranked rank > top_k),
-    ``moved in`` (fused rank > top_k, reranked rank ≤ top_k), ``stayed in`` or ``stayed out``.
-    Empty when no rerank ran.
+    An item is *in* after the rerank exactly when it is in the trace's ``final`` list (the chunks the answer
+    used: after the dedup by parent, the top_k cut or MMR, and the gate), and *in* before it when the fused list,
+    deduplicated the same way, holds it in its first ``top_k``. Status: ``stayed in`` (in both), ``moved in``
+    (final only), ``fell out`` (fused only: the reranker, the dedup or the gate dropped it) or ``stayed out``.
+    A chunk whose parent has a better-ranked chunk is out after the dedup whatever its raw rank.
+    ``final_rank`` is the item's place in the final list (``None`` when out). Empty when no rerank ran.
     """
-    top_k = int((trace.get("settings") or {}).get("top_k") or 0)
-    lost = {entry["chunk_id"] for entry in trace.get("lost_by_reranker") or []}
+    final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or []}
+    before_in = _fused_kept(trace)
     rows = []
     for item in (trace.get("reranked") or {}).get("items") or []:
         before, after = item.get("fused_rank"), item["rank"]
         if before is None:
             continue
-        if item["chunk_id"] in lost or (before <= top_k < after):
-            status = "fell out"
-        elif after <= top_k < before:
-            status = "moved in"
-        elif after <= top_k:
-            status = "stayed in"
-        else:
-            status = "stayed out"
+        was_in, is_in = item["chunk_id"] in before_in, item["chunk_id"] in final
+        status = ("stayed in" if was_in else "moved in") if is_in else ("fell out" if was_in else "stayed out")
         for stage, rank in (("fused", before), ("reranked", after)):
             rows.append({"chunk_id": item["chunk_id"], "parent_id": item["parent_id"], "stage": stage,
-                         "rank": rank, "status": status, "fused_rank": before, "reranked_rank": after})
+                         "rank": rank, "status": status, "fused_rank": before, "reranked_rank": after,
+                         "final_rank": final.get(item["chunk_id"])})
     return rows
 
 
@@ -379,6 +392,36 @@ def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id
 RERANKER_OFF = "none"
 LANGUAGES = ("en", "pt")
 RERANKER_BI = "bi-encoder:use-m3"
+
+
+def canonical_reranker(spec: str) -> str:
+    """``spec`` stripped, with every spelling of "no reranker" (``''``, ``off``, ``none``) as :data:`RERANKER_OFF`."""
+    spec = (spec or "").strip()
+    return RERANKER_OFF if spec.lower() in {"", "none", "off"} else spec
+
+
+def app_rerankers(settings: Any) -> tuple[str, ...]:
+    """The rerankers the app offers, its only choices: a link or a box never names a model path or folder.
+
+    The learned ranker, off, the bi-encoder rescoring, then the cross-encoders the deployer named
+    (``app_rerankers``) and ``reranker_model`` when it is a cross-encoder. The learned-ranker and bi-encoder
+    slots take the server's own spec when ``reranker_model`` is of that kind (``ltr:FOLDER``,
+    ``bi-encoder:e5-small``), so the server's default is always a choice.
+
+    Args:
+        settings: the server's :class:`~retrieval.settings.Settings`.
+
+    Returns:
+        Reranker specs (``RETRIEVAL_RERANKER_MODEL`` values), without repeats.
+    """
+    from .rerank import RerankerSpec
+
+    server = canonical_reranker(settings.reranker_model)
+    kind = RerankerSpec.parse(server).kind
+    ltr = server if kind == "ltr" else "ltr"
+    bi = server if kind == "bi-encoder" else RERANKER_BI
+    cross = list(settings.app_reranker_names) + ([server] if kind == "cross-encoder" else [])
+    return tuple(dict.fromkeys([ltr, RERANKER_OFF, bi, *cross]))
 
 
 @dataclass(frozen=True)

@@ -234,16 +234,17 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
         color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUS_COLORS), range=list(STATUS_COLORS.values())),
                         legend=alt.Legend(orient="top", title=None)),
         detail="chunk_id:N",
-        tooltip=["chunk_id", "fused_rank", "reranked_rank", "status"],
+        tooltip=["chunk_id", "fused_rank", "reranked_rank", "final_rank", "status"],
     )
     lines = base.mark_line(point=True, strokeWidth=2)
     labels = base.transform_filter(alt.datum.stage == "reranked").mark_text(align="left", dx=6, fontSize=11).encode(
         text="chunk_id:N")
-    lines = lines + labels
-    rule = alt.Chart(pd.DataFrame({"rank": [top_k + 0.5]})).mark_rule(strokeDash=[4, 4], color="#999").encode(y="rank:Q")
-    st.altair_chart((lines + rule).properties(height=320), width="stretch")
-    st.caption(f"Fused rank → reranked rank for the {len(rows) // 2} candidates the reranker saw; dashed line: "
-               f"top_k = {top_k}. Red lines fell out of the top_k.")
+    st.altair_chart((lines + labels).properties(height=320), width="stretch")
+    dedup = "chunk" if (trace.get("settings") or {}).get("dedup") == "chunk" else "parent"
+    st.caption(f"Raw fused rank → reranked rank for the {len(rows) // 2} candidates the reranker saw. Colour: in or "
+               f"out of the final list the answer used (dedup by {dedup}, top_k = {top_k}, the gate), against the "
+               f"fused list deduplicated and cut the same way; a chunk whose parent has a better-ranked chunk is out "
+               f"whatever its rank. Red lines fell out of the context.")
 
 
 def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
