@@ -13,13 +13,12 @@ import unicodedata
 
 STARTED = time.perf_counter()
 
-from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from retrieval import explain, judgments, views  # noqa: E402
-from retrieval.errors import CorpusError, RetrievalError  # noqa: E402
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT  # noqa: E402
+from retrieval import explain, judgments, roots, views  # noqa: E402
+from retrieval.errors import CorpusError, PathRefused, RetrievalError  # noqa: E402
+from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
 from retrieval.transforms import TECHNIQUES  # noqa: E402
 from ui import layout, resources  # noqa: E402
 from ui.i18n import t  # noqa: E402
@@ -29,23 +28,30 @@ ss = st.session_state
 
 BASE = resources.base_settings()
 DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
-                            reranker=BASE.reranker_model, dense_only=not BASE.hybrid_enabled,
-                            min_similarity=BASE.min_similarity)
+                            reranker=views.canonical_reranker(BASE.reranker_model),
+                            dense_only=not BASE.hybrid_enabled, min_similarity=BASE.min_similarity)
+# The app's rerankers are a list (README, "Data roots"): the learned ranker, off, the bi-encoder and the
+# cross-encoders the deployer configured. No link or box names a model path.
+LTR_SPEC, _, BI_SPEC, *CROSS_SPECS = views.app_rerankers(BASE)
 RERANK_MODES = {"ltr": "Learned ranker (LambdaMART over BM25, dense and coverage features)", "off": "Off",
-                "bi": "Bi-encoder rescoring (use-m3, offline)", "custom": "CrossEncoder (name or path)"}
+                "bi": f"Bi-encoder rescoring ({BI_SPEC.split(':', 1)[1]}, offline)"}
+if CROSS_SPECS:
+    RERANK_MODES["cross"] = "Cross-encoder (configured on this server)"
 NO_TENANT = ""
-DEFAULT_JUDGMENTS = PROJECT_ROOT / ".retrieval" / "judgments.jsonl"
+DEFAULT_JUDGMENTS = roots.JUDGMENTS_DIR / "judgments.jsonl"
 LANG_NAMES = {"en": "English", "pt": "Português"}
 
 
 def reranker_mode(spec: str) -> tuple[str, str]:
-    if spec.strip().lower() in {"", "none", "off"}:
+    """(mode of the Reranker radio, cross-encoder name) of one of the app's rerankers."""
+    spec = views.canonical_reranker(spec)
+    if spec == views.RERANKER_OFF:
         return "off", ""
-    if spec.strip() == "ltr":
+    if spec == LTR_SPEC:
         return "ltr", ""
-    if spec == views.RERANKER_BI:
+    if spec == BI_SPEC:
         return "bi", ""
-    return "custom", spec
+    return "cross", spec
 
 
 def nfc(text: str) -> str:
@@ -53,31 +59,58 @@ def nfc(text: str) -> str:
 
 
 def normalize_corpus(raw: str) -> str:
-    """'' for the lab corpus, else the resolved path (so one corpus has one cache entry)."""
+    """'' for the lab corpus, else the real path inside the data roots (so one corpus has one cache entry).
+
+    Raises:
+        PathRefused: outside the data roots, not a file or folder, or over the input size limit.
+    """
     raw = raw.strip()
     if not raw:
         return ""
-    path = str(Path(raw).expanduser().resolve())
+    path = str(roots.confine_input(raw, BASE))
     return "" if path == str(LAB_CORPUS.resolve()) else path
+
+
+def confined_url_path(name: str, raw: str, check) -> str:
+    """``raw`` when ``check`` accepts it, else '' with the refusal in the URL problems (one line)."""
+    if not raw.strip():
+        return raw
+    try:
+        check(raw.strip())
+        return raw
+    except PathRefused as exc:
+        ss.url_problems.append(f"{name}: {exc}")
+        return ""
 
 
 # -- 1. seed the widgets from the URL, once per session -----------------------------------------------------
 if "_seeded" not in ss:
     params, problems = views.params_from_query({k: st.query_params.get_all(k) for k in st.query_params}, DEFAULTS)
     ss._seeded, ss.url_problems, ss.pending_filters = True, problems, dict(params.filters)
-    ss.question, ss.corpus_input, ss.questions_input, ss.tenant = params.q, params.corpus, params.questions, params.tenant
+    # Paths in the link pass the data roots before anything reads them; a refused one is dropped here.
+    ss.corpus_input = confined_url_path("corpus", params.corpus, lambda raw: roots.confine_input(raw, BASE))
+    ss.questions_input = confined_url_path("questions", params.questions,
+                                           lambda raw: roots.confine_input(raw, BASE))
+    ss.judgments_path = confined_url_path("judgments", params.judgments,
+                                          lambda raw: roots.confine_output(raw, BASE)) or str(DEFAULT_JUDGMENTS)
+    ss.question, ss.tenant = params.q, params.tenant
     ss.top_k, ss.overfetch, ss.rrf_k = params.top_k, params.overfetch, params.rrf_k
     ss.min_similarity, ss.dense_only, ss.ab, ss.rows = params.min_similarity, params.dense_only, params.ab, params.rows
-    ss.rerank_mode, ss.rerank_custom = reranker_mode(params.reranker)
+    wanted_reranker = views.canonical_reranker(params.reranker)
+    if wanted_reranker not in views.app_rerankers(BASE):
+        ss.url_problems.append(f"reranker={params.reranker[:80]!r} is not one of this app's rerankers "
+                               f"({', '.join(views.app_rerankers(BASE))}); using {DEFAULTS.reranker}")
+        wanted_reranker = DEFAULTS.reranker
+    ss.rerank_mode, ss.rerank_cross = reranker_mode(wanted_reranker)
     ss.transforms, ss.mmr_on, ss.mmr_lambda = list(params.transforms), params.mmr is not None, params.mmr or 0.7
-    ss.lang, ss.judgments_path = params.lang, params.judgments or str(DEFAULT_JUDGMENTS)
+    ss.lang = params.lang
     ss.traces = {}
 # Streamlit drops a widget's state on any run that does not draw it: on another page (the Evaluation page),
 # or for boxes this corpus does not need. Each widget's value is also kept under its own key, restored when
 # the widget's key is gone, so coming back to this page finds the question and the settings as they were.
 # (The tenant box is drawn only on a multi-tenant corpus, the judgments file only once a question ran.)
 KEPT = ("question", "corpus_input", "questions_input", "tenant", "top_k", "overfetch", "rrf_k", "min_similarity",
-        "dense_only", "ab", "rows", "rerank_mode", "rerank_custom", "transforms", "mmr_on", "mmr_lambda", "lang",
+        "dense_only", "ab", "rows", "rerank_mode", "rerank_cross", "transforms", "mmr_on", "mmr_lambda", "lang",
         "judgments_path")
 for key in KEPT:
     if key not in ss and f"_kept_{key}" in ss:
@@ -115,8 +148,12 @@ with st.sidebar:
     st.header(t("corpus", lang))
     st.text_input("Corpus file or folder", key="corpus_input", placeholder="lab corpus (data/lab/corpus.jsonl)",
                   help="JSONL, a folder of .md/.txt, a BEIR folder or a SQuAD JSON. Empty = the lab corpus.")
-    requested = normalize_corpus(ss.corpus_input)
     active = ss.get("active_corpus", "")
+    try:
+        requested = normalize_corpus(ss.corpus_input)
+    except PathRefused as exc:
+        st.error(f"{exc}; still using {active or 'the lab corpus'}.")
+        requested = active
     try:
         wb = load_workbench(requested)
         ss.active_corpus = requested
@@ -130,12 +167,14 @@ with st.sidebar:
     if st.button("Re-index (sync changes)", help="Re-read the corpus and sync the vector store"):
         with st.status("Re-indexing…") as status:
             try:
+                if ss.active_corpus:  # read again: it passes the roots and the size limit again
+                    roots.confine_input(ss.active_corpus, BASE)
                 state = wb.load_corpus(ss.active_corpus or None)
                 r = state.sync
                 status.update(label=("Re-indexed: " + (f"{r.added} added, {r.updated} updated, {r.removed} removed, "
                                                         f"{r.unchanged} unchanged" if r else
                                                         f"no vectors ({state.store_reason})")), state="complete")
-            except CorpusError as exc:
+            except (CorpusError, PathRefused) as exc:
                 status.update(label=f"Re-index failed, previous index kept: {exc}", state="error")
         state = wb.state
 
@@ -143,7 +182,13 @@ with st.sidebar:
     st.text_input("Question set (JSONL, BEIR or SQuAD)", key="questions_input",
                   placeholder="lab questions" if on_lab else "none",
                   help="Labeled questions for relevance marks. Empty = the lab questions on the lab corpus.")
-    questions_path = ss.questions_input.strip() or (str(LAB_QUESTIONS) if on_lab else "")
+    questions_path = str(LAB_QUESTIONS) if on_lab else ""
+    if ss.questions_input.strip():
+        try:
+            questions_path = str(roots.confine_input(ss.questions_input.strip(), BASE))
+        except PathRefused as exc:
+            st.error(str(exc))
+            questions_path = ""
     questions = []
     if questions_path:
         try:
@@ -196,10 +241,14 @@ with st.sidebar:
     c1.number_input("rrf_k", 1, 1000, key="rrf_k", help="RRF: Σ 1/(rrf_k + rank), ranks from 1")
     c2.number_input("rows per panel", 1, 100, key="rows")
     st.slider("Min cosine similarity (gate)", -1.0, 1.0, step=0.01, key="min_similarity")
+    if ss.get("rerank_mode") not in RERANK_MODES:
+        ss.rerank_mode = reranker_mode(DEFAULTS.reranker)[0]
     st.radio("Reranker", list(RERANK_MODES), key="rerank_mode", format_func=RERANK_MODES.get)
-    if ss.rerank_mode == "custom":
-        st.text_input("CrossEncoder model name or local path", key="rerank_custom",
-                      placeholder="BAAI/bge-reranker-v2-m3")
+    if ss.rerank_mode == "cross":
+        if ss.get("rerank_cross") not in CROSS_SPECS:
+            ss.rerank_cross = CROSS_SPECS[0]
+        st.selectbox("Cross-encoder", CROSS_SPECS, key="rerank_cross",
+                     help="The cross-encoders this server offers (RETRIEVAL_APP_RERANKERS)")
     st.toggle("Dense-only (hybrid off)", key="dense_only", help="Sets hybrid_enabled=False: the A/B toggle")
 
     st.header(t("transforms", lang))
@@ -212,8 +261,7 @@ with st.sidebar:
         st.slider("MMR λ", 0.0, 1.0, step=0.05, key="mmr_lambda")
     st.toggle("Compare: also run configuration B (tab 'Compare')", key="ab")
 
-reranker_spec = {"off": views.RERANKER_OFF, "bi": views.RERANKER_BI, "ltr": "ltr"}.get(ss.rerank_mode) or (
-    ss.rerank_custom.strip() or views.RERANKER_OFF)
+reranker_spec = {"off": views.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC}.get(ss.rerank_mode) or ss.rerank_cross
 current = views.ViewParams(
     q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
     tenant=ss.get("tenant", NO_TENANT),
@@ -352,11 +400,21 @@ with tab_judge:
                        "questions are kept. A qrels file keeps one line per judgment.")
     jpath = ss.judgments_path.strip() or str(DEFAULT_JUDGMENTS)
     qid = labeled.id if labeled else None
+    stored = {}
     try:
-        stored = judgments.load(jpath, question, judge_filters, qid)
+        if jpath == str(DEFAULT_JUDGMENTS):
+            DEFAULT_JUDGMENTS.parent.mkdir(exist_ok=True)  # the project's judgments/ folder, inside the roots
+        jfile = roots.confine_output(jpath, BASE)  # read and rewritten: only inside the data roots
+    except (PathRefused, OSError) as exc:
+        if jpath == str(DEFAULT_JUDGMENTS):  # the deployer's roots leave out judgments/: not the user's mistake
+            st.info(f"Name a judgments file inside the data roots to save grades ({exc}).")
+        else:
+            st.error(str(exc))
+        jfile = None
+    try:
+        stored = judgments.load(jfile, question, judge_filters, qid) if jfile is not None else {}
     except CorpusError as exc:
         st.error(f"Judgments not read: {exc}")
-        stored = {}
     j1, j2 = st.columns(2)
     blind = j1.toggle("Hide ranks and scores while judging (position bias)", key="judge_blind")
     only_unjudged = j2.toggle("Only unjudged", key="judge_unjudged")
@@ -367,10 +425,10 @@ with tab_judge:
     judged_n, pooled_n = judgments.counter(pooled, grades)
     counter_slot.markdown(f"**{t('judged', lang, n=judged_n, m=pooled_n)}** · saved in the file: "
                           f"{len([p for p in pooled if p['parent_id'] in stored])}")
-    if st.button(t("save_judgments", lang), type="primary", key="judge_save"):
+    if st.button(t("save_judgments", lang), type="primary", key="judge_save", disabled=jfile is None):
         keep = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
         try:
-            saved_id = judgments.save(jpath, question, {**keep, **grades}, judge_filters, qid)
+            saved_id = judgments.save(jfile, question, {**keep, **grades}, judge_filters, qid)
             st.success(f"Saved {len(grades)} grade(s) of question `{saved_id}` to `{jpath}`.")
         except (CorpusError, ValueError, OSError) as exc:
             st.error(f"Judgments not saved: {exc}")
@@ -404,9 +462,9 @@ with tab_cmp:  # after the main view, so the extra runs never delay the answer a
         ss.setdefault(key, value)
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     b1.toggle("B: dense-only", key="cmp_dense_only")
-    b2.selectbox("B: reranker", [views.RERANKER_OFF, views.RERANKER_BI] + (
-        [current.reranker] if current.reranker not in (views.RERANKER_OFF, views.RERANKER_BI) else []),
-        key="cmp_reranker")
+    if ss.cmp_reranker not in views.app_rerankers(BASE):
+        ss.cmp_reranker = current.reranker
+    b2.selectbox("B: reranker", list(views.app_rerankers(BASE)), key="cmp_reranker")
     b3.number_input("B: top_k", 1, 50, key="cmp_top_k")
     b4.number_input("B: rrf_k", 1, 1000, key="cmp_rrf_k")
     b5.number_input("B: over-fetch ×", 1, 20, key="cmp_overfetch")

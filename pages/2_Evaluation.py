@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -18,6 +17,7 @@ import streamlit as st
 
 from retrieval import compare as cmp
 from retrieval import report as rep
+from retrieval import roots, views
 from retrieval.errors import RetrievalError
 from retrieval.rerank import RerankerSpec
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
@@ -38,7 +38,10 @@ if FAQUAD is None:  # offer only what exists on this machine
     SETS.pop("faquad")
 with st.sidebar:
     layout.nav_links("Ask and inspect", "Evaluation")
-RERANKERS = {"bi-encoder:use-m3": "bi-encoder:use-m3 (offline rescoring, not a cross-encoder)", "none": "none"}
+# The app's rerankers (README, "Data roots"): a list, never a path typed on the page. The bi-encoder first.
+_LTR, _OFF, _BI, *_CROSS = views.app_rerankers(BASE)
+RERANKERS = {_BI: f"{_BI} (offline rescoring, not a cross-encoder)", _OFF: "none",
+             _LTR: f"{_LTR} (the learned ranker, as hybrid+ltr)", **{name: f"{name} (cross-encoder)" for name in _CROSS}}
 
 st.title("Evaluation and diagnosis")
 st.caption("Label first, then compare: metrics from ranx, paired Fisher randomization tests against the first "
@@ -69,14 +72,24 @@ with st.form("eval_form"):
 
 
 def chosen_paths() -> tuple[str, str, str | None]:
-    """(corpus, questions, qrels) of the chosen set; '' corpus = the lab corpus (the app's cache key)."""
+    """(corpus, questions, qrels) of the chosen set; '' corpus = the lab corpus (the app's cache key).
+
+    My set's paths are real paths inside the data roots (:func:`retrieval.roots.confine_input`).
+
+    Raises:
+        PathRefused: a My set path outside the data roots, not a file or folder, or over the size limit.
+    """
     if ss.ev_set == "lab":
         return "", str(LAB_QUESTIONS), None
     if ss.ev_set == "faquad":
         return str((FAQUAD / "corpus.jsonl").resolve()), str(FAQUAD / "questions.jsonl"), None
     corpus = ss.ev_corpus.strip()
-    corpus = "" if not corpus or Path(corpus).resolve() == LAB_CORPUS.resolve() else str(Path(corpus).resolve())
-    return corpus, ss.ev_questions.strip(), ss.ev_qrels.strip() or None
+    corpus = str(roots.confine_input(corpus, BASE)) if corpus else ""
+    corpus = "" if corpus == str(LAB_CORPUS.resolve()) else corpus
+    questions = ss.ev_questions.strip()
+    questions = str(roots.confine_input(questions, BASE)) if questions else ""
+    qrels = ss.ev_qrels.strip()
+    return corpus, questions, str(roots.confine_input(qrels, BASE, want="file")) if qrels else None
 
 
 def open_bench(corpus: str):
@@ -84,8 +97,8 @@ def open_bench(corpus: str):
 
 
 if run_clicked:
-    corpus, questions_path, qrels = chosen_paths()
     try:
+        corpus, questions_path, qrels = chosen_paths()
         ks = [int(x) for x in ss.ev_k.split(",") if x.strip()]
         if not questions_path:
             raise ValueError("name a questions file for 'My set'")
@@ -215,8 +228,14 @@ with st.expander("Train a learned ranker on this question set (your judgments)",
                "held-out part: paired significance test and the relevant documents lost. The new folder is not "
                "adopted by itself; use it with RETRIEVAL_JUDGE_PATH or reranker ltr:FOLDER once it measures better.")
     if st.button("Train on these judgments", key="ev_train"):
-        corpus, questions_path, qrels = chosen_paths()
-        if qrels or not questions_path.endswith(".jsonl"):
+        try:
+            corpus, questions_path, qrels = chosen_paths()
+            refused = None
+        except RetrievalError as exc:
+            corpus, questions_path, qrels, refused = "", "", None, str(exc)
+        if refused:
+            st.error(refused)
+        elif qrels or not questions_path.endswith(".jsonl"):
             st.error("Training reads a question set in JSONL (relevant / graded): the lab set, FaQuAD or My set.")
         else:
             from retrieval.judge.train import train_and_compare

@@ -144,6 +144,20 @@ class Settings(BaseSettings):
 
         return parse_weights(self.fusion_weights)
 
+    @field_validator("app_rerankers")
+    @classmethod
+    def _cross_encoders_only(cls, value: str) -> str:
+        """The app's extra rerankers are cross-encoder names: its other kinds are offered anyway."""
+        if not value.strip():
+            return value
+        from .rerank import RerankerSpec  # only when set: the parser's module loads numpy
+
+        for name in (n.strip() for n in value.split(",")):
+            if name and RerankerSpec.parse(name).kind != "cross-encoder":
+                raise ValueError(f"{name!r} is not a cross-encoder name (the learned ranker, off and the "
+                                 "bi-encoder are always offered)")
+        return value
+
     @field_validator("glossary_path")
     @classmethod
     def _glossary_exists(cls, value: Path | None) -> Path | None:

@@ -98,13 +98,15 @@ def test_picking_a_labeled_question_sets_question_and_tenant() -> None:
     assert any("Labeled question `lab-004`" in c.value for c in at.caption)
 
 
-@pytest.mark.parametrize("spec, tier", [("bi", "full"), ("custom", "rrf_only")])
-def test_reranker_toggle(spec: str, tier: str) -> None:
+@pytest.mark.parametrize("spec, tier", [("bi", "full"), ("cross", "rrf_only")])
+def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The app offers the cross-encoders its deployer names (no model path is typed on the page).
+    monkeypatch.setenv("RETRIEVAL_APP_RERANKERS", "no-such-org/no-such-cross-encoder")
     at = page(q=PX7, tenant="lumen")
     at.radio(key="rerank_mode").set_value(spec)
-    if spec == "custom":
+    if spec == "cross":
         at.run()
-        at.text_input(key="rerank_custom").input("no-such-org/no-such-cross-encoder")
+        at.selectbox(key="rerank_cross").set_value("no-such-org/no-such-cross-encoder")
     at.run()
     assert_ok(at)
     line = tier_line(at)
@@ -117,12 +119,19 @@ def test_reranker_toggle(spec: str, tier: str) -> None:
         assert any("is not on disk" in i.value for i in at.info)  # the empty reranked panel says why
 
 
-def test_bad_corpus_path_keeps_the_previous_corpus() -> None:
+def test_bad_corpus_path_keeps_the_previous_corpus(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = page(q=PX7, tenant="lumen")
-    at.text_input(key="corpus_input").input("/nonexistent/corpus.jsonl").run()
+    at.text_input(key="corpus_input").input("/nonexistent/corpus.jsonl").run()  # outside the data roots
+    assert not at.exception
+    assert [e.value.split(" is not ")[0] for e in at.error] == ["refused: '/nonexistent/corpus.jsonl'"]
+    assert any(h.startswith("Lexical") for h in subheaders(at))  # still answering from the lab corpus
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))  # inside a root, but not a corpus
+    (tmp_path / "broken.jsonl").write_text("{not json\n", encoding="utf-8")
+    at = page(q=PX7, tenant="lumen")
+    at.text_input(key="corpus_input").input(str(tmp_path / "broken.jsonl")).run()
     assert not at.exception
     assert any("Could not load this corpus" in e.value for e in at.error)
-    assert any(h.startswith("Lexical") for h in subheaders(at))  # still answering from the lab corpus
+    assert any(h.startswith("Lexical") for h in subheaders(at))
 
 
 def test_typed_question_and_ab_comparison() -> None:

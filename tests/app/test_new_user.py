@@ -35,8 +35,9 @@ def ask(at: AppTest, question: str) -> AppTest:
     return at.get("form_submit_button")[0].click().run()
 
 
-def test_own_corpus_without_tenant_takes_a_second_question(tmp_path: Path) -> None:
+def test_own_corpus_without_tenant_takes_a_second_question(tmp_path: Path, monkeypatch) -> None:
     """A.1: the second question on a folder corpus without tenants used to raise AttributeError (tenant)."""
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))  # the app reads only inside its data roots
     at = page()
     at.text_input(key="corpus_input").set_value(str(own_corpus(tmp_path / "docs"))).run()
     assert_ok(at)
@@ -105,7 +106,8 @@ def test_compare_runs_both_configurations_warm_and_names_every_millisecond() -> 
     assert stages[-2:] == ["outside any stage (e.g. model loading)", "total"]
 
 
-def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path) -> None:
+def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))  # the app writes only inside its data roots
     path = tmp_path / "judged.jsonl"
     path.write_text('{"id": "other", "question": "Outra?", "relevant": ["x"], "graded": {"x": 2}}\n', encoding="utf-8")
     at = page(q=PX7, tenant="lumen", judgments=str(path))
