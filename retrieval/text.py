@@ -6,7 +6,8 @@ Rules (DESIGN.md, "BM25 and tokenization"):
 * A hyphenated token (a code such as ``PX-7``, ``E-42``, ``NF-e``, or a Portuguese compound word) is kept
   whole (``px-7``) and also indexed by its parts (``px``, ``7``), so "PX 7" still matches, while a ``PX-7``
   query ranks PX-7 documents above PX-17 ones (they share only the part ``px``).
-* Punctuation is stripped except inside such tokens.
+* Punctuation is stripped except inside such tokens. Letters of every script are tokens (``Москва``,
+  ``Αθήνα``); Han and kana runs, written without spaces, are indexed by character bigrams.
 * Portuguese stopwords come from the ``stop-words`` package, minus negation and condition words, which are
   never removed.
 """
@@ -26,7 +27,12 @@ KEPT_WORDS = frozenset(
     }
 )
 
-_TOKEN_RE = re.compile(r"[0-9a-z]+(?:-[0-9a-z]+)*")
+#: A token is a run of letters or digits of any script (after folding, Latin ones are ASCII), hyphenated runs
+#: kept whole: Cyrillic, Greek, Arabic or Devanagari words are tokens like Portuguese ones.
+_TOKEN_RE = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+#: Scripts written without spaces between words (Han, Hiragana, Katakana): a run of them is indexed by its
+#: overlapping character bigrams (a single character by itself), as CJK analyzers of search engines do.
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD_RE = re.compile(r"\w", re.UNICODE)
 
 
@@ -65,12 +71,28 @@ def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for match in _TOKEN_RE.finditer(fold(text).replace("_", " ")):
         token = match.group()
-        if "-" in token:
+        if not token.isascii() and _CJK_RE.search(token):
+            tokens.extend(_cjk_tokens(token))
+        elif "-" in token:
             tokens.append(token)
             tokens.extend(part for part in token.split("-") if part and part not in stop)
         elif token not in stop:
             tokens.append(token)
     return tokens
+
+
+def _cjk_tokens(token: str) -> list[str]:
+    """A token holding CJK characters: its CJK runs as overlapping bigrams (a lone character as itself), the
+    other runs (Latin letters, digits) as they are."""
+    out: list[str] = []
+    position = 0
+    for run in _CJK_RE.finditer(token):
+        out.extend(part for part in token[position:run.start()].split("-") if part)
+        chars = run.group()
+        out.extend([chars] if len(chars) == 1 else [chars[i:i + 2] for i in range(len(chars) - 1)])
+        position = run.end()
+    out.extend(part for part in token[position:].split("-") if part)
+    return out
 
 
 #: Dashes that spell the hyphen of a code in other ways (U+2010-2015, minus sign, small and full-width

@@ -20,6 +20,7 @@ from retrieval.fusion import fuse
 from retrieval.lexical import LexicalIndex
 from retrieval.settings import Settings
 from retrieval.store import RESERVED_KEYS, RESERVED_PREFIXES
+from retrieval.text import tokenize
 from retrieval.transforms import Glossary, codes
 from retrieval.types import Document, RankedList, ScoredItem
 
@@ -212,3 +213,23 @@ def test_capital_and_hyphen_are_not_evidence_of_a_code(head, tail, digit, rest):
 @given(text=SENTENCE)
 def test_codes_are_the_same_in_nfc_and_nfd(text):
     assert codes(unicodedata.normalize("NFC", text)) == codes(unicodedata.normalize("NFD", text))
+
+
+# -- every script is searchable ------------------------------------------------------------------------------
+SCRIPT_LETTERS = st.sampled_from([(0x0430, 0x044F), (0x03B1, 0x03C9), (0x0627, 0x064A), (0x0905, 0x0939),
+                                  (0x4E00, 0x4FFF), (0x3041, 0x3096), (0xAC00, 0xAD00), (0x61, 0x7A)])
+
+
+@settings(max_examples=budget(60))
+@given(data=st.data())
+def test_a_word_of_any_script_finds_its_document_and_nfc_equals_nfd(data):
+    low, high = data.draw(SCRIPT_LETTERS)
+    word = data.draw(st.text(st.characters(min_codepoint=low, max_codepoint=high, categories=("L",)), min_size=2,
+                             max_size=8))
+    assume(tokenize(word))          # a stopword of the Latin range has no token by design
+    docs = [Document("target", "", f"{word} relatório", {"tenant": "A"}),
+            Document("other", "", "outro relatório qualquer", {"tenant": "A"})]
+    index = LexicalIndex(chunk_documents(docs, 50, 5), "tenant")
+    found = index.search(word, Filters((("tenant", ("A",)),)), 5)
+    assert found.items and found.items[0].parent_id == "target"
+    assert tokenize(unicodedata.normalize("NFD", word)) == tokenize(unicodedata.normalize("NFC", word))

@@ -146,3 +146,14 @@ def test_bm25s_maxscore_pruning_keeps_the_exhaustive_ranking():
     assert positions.tolist() == [0, 13, 26, 39]  # only the "defeito" chunks were scored: 36 others pruned
     positions, _ = engine.top(tokenize("garantia prazo"), 2)
     assert len(positions) == 40  # common terms only: scored exhaustively
+
+
+def test_every_scripts_letters_are_tokens_and_cjk_runs_are_bigrams():
+    assert tokenize("Москва é a capital") == ["москва", "capital"]
+    assert tokenize("Αθήνα") == ["αθηνα"]                         # Greek accents folded like Portuguese ones
+    assert tokenize("東京都") == ["東京", "京都"]
+    assert tokenize("人") == ["人"]
+    assert tokenize("abc東京") == ["abc", "東京"]
+    index = LexicalIndex(_chunks(("ru", "Столица России — Москва.", {"tenant": "A"}),
+                                 ("pt", "A capital do Brasil é Brasília.", {"tenant": "A"})), "tenant")
+    assert [i.chunk_id for i in index.search("Москва", Filters((("tenant", ("A",)),)), 5).items] == ["ru#0"]
