@@ -76,15 +76,17 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120.0) -> 
 
 
 @contextmanager
-def running_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+def running_app(tmp_path_factory: pytest.TempPathFactory,
+                extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, Any]]:
     """``streamlit run app.py`` on a free port, healthy: ``(url, log file)``; stopped (then killed) on exit.
 
-    The store is a fresh temporary folder, or ``RETRIEVAL_BROWSER_CHROMA`` to skip indexing while developing.
+    The store is a fresh temporary folder, or ``RETRIEVAL_BROWSER_CHROMA`` to skip indexing while developing;
+    ``extra_env`` adds variables (``RETRIEVAL_DATA_ROOTS`` for a test's own files).
     """
     port = free_port()
     chroma = os.environ.get("RETRIEVAL_BROWSER_CHROMA") or str(tmp_path_factory.mktemp("chroma"))
     log = tempfile.TemporaryFile()
-    env = {**os.environ, "RETRIEVAL_CHROMA_PATH": chroma, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "RETRIEVAL_CHROMA_PATH": chroma, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
          "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],

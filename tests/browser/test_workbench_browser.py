@@ -33,8 +33,14 @@ SETTLED_JS = """() => {
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    with running_app(tmp_path_factory) as (url, log):
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's only data root: the app reads and writes a test's files only inside its data roots."""
+    return tmp_path_factory.mktemp("data-root")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, data_root: Path):
+    with running_app(tmp_path_factory, {"RETRIEVAL_DATA_ROOTS": str(data_root)}) as (url, log):
         yield {"url": url, "log": log}
 
 
@@ -87,8 +93,8 @@ def test_cold_and_warm_question_times_and_screenshot(server, browser) -> None:
     page.close()
 
 
-def test_own_folder_corpus_without_tenant_takes_two_questions(server, browser, tmp_path: Path) -> None:
-    folder = tmp_path / "docs"
+def test_own_folder_corpus_without_tenant_takes_two_questions(server, browser, data_root: Path) -> None:
+    folder = data_root / "docs"
     folder.mkdir()
     for name, body in {"backup": "O backup noturno roda às 2h.", "senha": "Para trocar a senha abra Perfil.",
                        "fatura": "A fatura chega no quinto dia útil.", "suporte": "O suporte atende das 8h às 18h.",
@@ -112,8 +118,8 @@ def test_own_folder_corpus_without_tenant_takes_two_questions(server, browser, t
     page.close()
 
 
-def test_judging_round_trip(server, browser, tmp_path: Path) -> None:
-    path = tmp_path / "judged.jsonl"
+def test_judging_round_trip(server, browser, data_root: Path) -> None:
+    path = data_root / "judged.jsonl"
     query = urllib.parse.urlencode({"q": PX7, "tenant": "lumen", "judgments": str(path)})
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     page.goto(f"{server['url']}/?{query}", wait_until="domcontentloaded")
