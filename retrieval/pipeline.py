@@ -199,7 +199,7 @@ class Workbench:
                 tier, reason = "refusal", gate.reason
                 if not selected:  # nothing was found: a misspelled tenant is the usual cause, say so
                     reason = no_candidate_reason(state, c.filters, s, reason)
-            _assert_no_hypothesis(gate.final, c.queries)
+            _assert_from_index(gate.final, state.chunk_by_id)
             with timer.stage("answer"):
                 if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:
                     answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)
@@ -353,11 +353,15 @@ def _costs(answer: Answer, techniques: Mapping[str, Mapping[str, Any]]) -> dict[
     return costs
 
 
-def _assert_no_hypothesis(final: Sequence[FinalItem], queries: Sequence[Query]) -> None:
-    """HyDE text is a search hint only: it must never reach the context (enforced on every request)."""
-    for query in queries:
-        if query.hypothesis_only and any(query.text in item.text for item in final):
-            raise RuntimeError("hypothesis-only text reached the context")
+def _assert_from_index(final: Sequence[FinalItem], chunks: Mapping[str, Any]) -> None:
+    """Provenance by origin: every context item is an indexed chunk, word for word (enforced on every request).
+
+    HyDE's hypothesis is a query (``Query.hypothesis_only``), never an item: it can reach the context only by
+    becoming one, which this check refuses. A real document may contain any text, the hypothesis' included."""
+    for item in final:
+        chunk = chunks.get(item.chunk_id)
+        if chunk is None or chunk.text != item.text:
+            raise RuntimeError(f"context item {item.chunk_id!r} is not the indexed chunk of that id")
 
 
 def open_workbench(settings: Settings | None = None, corpus: str | Path | None = None, *,

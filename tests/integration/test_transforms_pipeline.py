@@ -105,3 +105,21 @@ def test_contextual_index_keeps_original_text_in_context(lab_bench):
     trace = bench.ask(NEGATION_Q, {"tenant": "lumen"})
     for f in trace.final:
         assert f.text == state.chunk_by_id[f.chunk_id].text and "Resumo:" not in f.text
+
+
+def test_a_document_holding_the_hyde_text_is_evidence_not_an_internal_error(settings, tmp_path):
+    """Provenance by origin: the hypothesis is a query; a real chunk may contain its very words."""
+    from retrieval.transforms import local_hyde
+
+    question = "Qual o prazo de garantia do leitor PX-7?"
+    corpus = tmp_path / "hyde.jsonl"
+    docs = [{"id": "copy", "title": "Cópia", "text": local_hyde(question) + " A garantia do PX-7 é de 12 meses.",
+             "metadata": {"tenant": "t"}},
+            {"id": "other", "title": "Outro", "text": "O cofre abre com a senha mestra.", "metadata": {"tenant": "t"}}]
+    corpus.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+    s = settings.with_overrides(transforms=("hyde",), min_similarity=-1.0, support_gate=False)
+    bench = Workbench(s, progress=False)
+    bench.load_corpus(corpus)
+    trace = bench.ask(question, {"tenant": "t"}, settings=s)
+    assert trace.tier != "refusal" and trace.final[0].chunk_id == "copy#0"
+    assert local_hyde(question) in trace.final[0].text
