@@ -13,7 +13,6 @@ import unicodedata
 
 STARTED = time.perf_counter()
 
-
 import streamlit as st  # noqa: E402
 
 from retrieval import explain, judgments, roots, views  # noqa: E402
@@ -402,8 +401,8 @@ with tab_judge:
     qid = labeled.id if labeled else None
     stored = {}
     try:
-        if jpath == str(DEFAULT_JUDGMENTS):
-            DEFAULT_JUDGMENTS.parent.mkdir(exist_ok=True)  # the project's judgments/ folder, inside the roots
+        if jpath == str(DEFAULT_JUDGMENTS) and roots.JUDGMENTS_DIR in roots.data_roots(BASE):
+            roots.JUDGMENTS_DIR.mkdir(exist_ok=True)  # the project's judgments/ folder, a data root
         jfile = roots.confine_output(jpath, BASE)  # read and rewritten: only inside the data roots
     except (PathRefused, OSError) as exc:
         if jpath == str(DEFAULT_JUDGMENTS):  # the deployer's roots leave out judgments/: not the user's mistake
