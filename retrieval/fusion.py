@@ -55,7 +55,8 @@ def rrf(
         ``ranks`` per ranker.
 
     Raises:
-        ValueError: ``k`` ≤ 0, or a list that names the same id twice.
+        ValueError: ``k`` ≤ 0, or a list that names the same id twice; a weight that is not a finite number
+            from 0 to :data:`MAX_WEIGHT` (:class:`~retrieval.errors.InvalidSetting`, a ``ValueError``).
     """
     if k <= 0:
         raise ValueError("rrf_k must be positive")
@@ -71,7 +72,7 @@ def rrf(
         ids = [cid for cid, _ in entries]
         if len(set(ids)) != len(ids):
             raise ValueError(f"ranker '{ranker}' lists an id twice")
-        w = float(weights.get(ranker, 1.0))
+        w = _checked_weight(ranker, weights.get(ranker, 1.0))
         for position, (cid, parent) in enumerate(entries, start=1):
             contributions.setdefault(cid, {})[ranker] = w / (k + position)
             ranks.setdefault(cid, {})[ranker] = position
@@ -88,13 +89,18 @@ def rrf(
 #: Fusion methods of the ``fusion`` setting.
 FUSION_METHODS = ("rrf", "weighted_rrf", "combsum")
 
+#: The largest fusion weight accepted. Weights only order rankers against each other, so a million to one is
+#: already "this ranker alone"; beyond, a fused score (a sum of ``w · norm`` or ``w / (k + rank)``) could
+#: overflow a float (``bm25=1e308,dense=1e308`` did, in every request).
+MAX_WEIGHT = 1_000_000.0
+
 
 def parse_weights(text: str) -> dict[str, float]:
     """``"bm25=1.0,dense=0.5"`` → ``{"bm25": 1.0, "dense": 0.5}`` (empty text → ``{}``).
 
     Raises:
         InvalidSetting (a ``ValueError``): an entry without ``=``, an empty name, a name given twice, or a
-            weight that is not a finite number ≥ 0.
+            weight that is not a finite number from 0 to :data:`MAX_WEIGHT`.
     """
     weights: dict[str, float] = {}
     for entry in (text or "").split(","):
@@ -107,12 +113,26 @@ def parse_weights(text: str) -> dict[str, float]:
             weight = float(value)
         except ValueError:
             raise InvalidSetting(f"fusion weight of '{name.strip()}' is not a number: '{value.strip()}'") from None
-        if not math.isfinite(weight) or weight < 0:
-            raise InvalidSetting(f"fusion weight of '{name.strip()}' must be a finite number ≥ 0, got '{value.strip()}'")
+        if not math.isfinite(weight) or weight < 0 or weight > MAX_WEIGHT:
+            raise InvalidSetting(f"fusion weight of '{name.strip()}' must be a finite number ≥ 0 and ≤ "
+                                 f"{MAX_WEIGHT:,.0f}, got '{value.strip()}'")
         if name.strip() in weights:
             raise InvalidSetting(f"fusion weight of '{name.strip()}' is given twice")
         weights[name.strip()] = weight
     return weights
+
+
+def _checked_weight(ranker: str, weight: object) -> float:
+    """A weight handed to a fusion function directly (not through the settings), held to the settings' rule.
+
+    Raises:
+        InvalidSetting: not a finite number from 0 to :data:`MAX_WEIGHT`.
+    """
+    w = float(weight)  # type: ignore[arg-type]
+    if not (math.isfinite(w) and 0 <= w <= MAX_WEIGHT):
+        raise InvalidSetting(f"fusion weight of '{ranker}' must be a finite number ≥ 0 and ≤ {MAX_WEIGHT:,.0f}, "
+                             f"got {w!r}")
+    return w
 
 
 def variant_technique(name: str) -> str | None:
@@ -221,7 +241,8 @@ def combsum(
     A ranker of weight 0 is left out (see :func:`weighted_rrf`), and the note names it.
 
     Raises:
-        ValueError: a plain id list (CombSUM needs scores), or a list naming the same id twice.
+        ValueError: a plain id list (CombSUM needs scores), or a list naming the same id twice; a weight
+            outside 0 … :data:`MAX_WEIGHT` (:class:`~retrieval.errors.InvalidSetting`).
     """
     weights = weights or {}
     lists, note = _weight_note(lists, weights, {r: _weight_of(r, weights) for r in lists})
@@ -238,7 +259,7 @@ def combsum(
             continue
         scores = [i.score for i in ranked.items]
         low, high = min(scores), max(scores)
-        w = _weight_of(ranker, weights)
+        w = _checked_weight(ranker, _weight_of(ranker, weights))
         for position, item in enumerate(ranked.items, start=1):
             norm = 1.0 if high == low else (item.score - low) / (high - low)
             contributions.setdefault(item.chunk_id, {})[ranker] = w * norm

@@ -19,6 +19,14 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LAB_CORPUS = PROJECT_ROOT / "data" / "lab" / "corpus.jsonl"
 LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
 
+#: Upper bounds of settings that would otherwise make a request unbounded in time or memory, or not computable
+#: (``rrf_k=10**400`` overflows a float): a value above is refused in one line naming the setting and the rule.
+#: The fusion weights' bound is :data:`retrieval.fusion.MAX_WEIGHT`.
+MAX_RRF_K = 100_000
+MAX_RERANKER_INPUT = 1_000
+MAX_QUESTION_CHARS = 20_000
+MAX_INPUT_BYTES = 8 * 1024**3
+
 #: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched) and the
 #: models a Workbench loads once (the judge's folder): they live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
@@ -34,15 +42,18 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="RETRIEVAL_", env_file=".env", extra="ignore", frozen=True, validate_default=True
+        env_prefix="RETRIEVAL_", env_file=".env", extra="ignore", frozen=True, validate_default=True,
+        allow_inf_nan=False,  # every number is finite: inf and nan are refused, not compared
     )
 
     hybrid_enabled: bool = True
     dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
-    rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al., 2009); ranks start at 1.")
+    rrf_k: int = Field(60, ge=1, le=MAX_RRF_K, description="RRF constant k (Cormack et al., 2009); ranks start "
+                       "at 1.")
     fusion: Literal["rrf", "weighted_rrf", "combsum"] = Field(
         "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights) or 'combsum' (min-max normalized scores).")
-    fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5'.")
+    fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5' "
+                                "(each a finite number from 0 to 1,000,000).")
     reranker_model: str = Field(
         "ltr",
         description=(
@@ -51,7 +62,8 @@ class Settings(BaseSettings):
             "sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-v2-m3)."
         ),
     )
-    reranker_max_input: int = Field(30, ge=1)
+    reranker_max_input: int = Field(30, ge=1, le=MAX_RERANKER_INPUT, description="Fused candidates the "
+                                    "reranker reads (at most 1,000: a cross-encoder scores each pair).")
     judge_path: Path = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
                              "(reranker kind 'ltr', support gate, evidence sentences).")
     support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "
@@ -73,7 +85,8 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
                                 "ef_search; its default is 100): higher gives recall for latency.")
     tenant_field: str = "tenant"
-    max_question_chars: int = Field(2000, ge=1)
+    max_question_chars: int = Field(2000, ge=1, le=MAX_QUESTION_CHARS, description="Longest question accepted "
+                                    "(at most 20,000 characters).")
     answer_language: Literal["pt", "en"] = Field(
         "pt", description="Language of the answer's fixed texts (the abstention, the extractive note): 'pt' or "
         "'en' (the app sets it from its interface language). A configured LLM answers as it is asked.")
@@ -105,8 +118,9 @@ class Settings(BaseSettings):
                             "judgments), separated by os.pathsep (':' on Linux); relative entries are relative to "
                             "the project folder; empty = the defaults of retrieval.roots (data/, judgments/, "
                             "models/, ../shared/data when it exists, ~/retrieval-data). The CLI is not confined.")
-    max_input_bytes: int = Field(512 * 1024 * 1024, ge=1, description="The app refuses a corpus or question "
-                                 "file (or a folder's files together) larger than this many bytes before reading.")
+    max_input_bytes: int = Field(512 * 1024 * 1024, ge=1, le=MAX_INPUT_BYTES, description="The app refuses a "
+                                 "corpus or question file (or a folder's files together) larger than this many bytes "
+                                 "before reading (at most 8 GiB).")
     app_rerankers: str = Field("", description="CrossEncoder names the app offers, comma-separated (besides the "
                                "learned ranker, off, the bi-encoder and a cross-encoder RETRIEVAL_RERANKER_MODEL); "
                                "the app takes no reranker path from its users.")

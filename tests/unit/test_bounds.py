@@ -1,0 +1,96 @@
+"""Bounded settings: a value whose extreme cannot be computed, or makes a request unbounded in time or memory,
+is refused in one line naming the setting, the value and the rule (``fusion=combsum`` with weights 1e308
+accepted and then every request failing with OverflowError; ``max_question_chars=10**12`` letting one request
+run for 11 minutes)."""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+from retrieval.errors import InvalidSetting
+from retrieval.fusion import MAX_WEIGHT, combsum, weighted_rrf
+from retrieval.settings import Settings, load_settings
+from retrieval.types import RankedList, ScoredItem
+
+#: Numeric settings without an upper bound, and why none is needed (each must still be finite).
+UNBOUNDED_ABOVE = {
+    "min_bm25": "a threshold: a high one abstains on everything, in constant time",
+    "chunk_overlap": "must be smaller than chunk_tokens (≤ 2000), a rule over the two settings",
+}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    assert text and "\n" not in text, repr(text)
+    return text
+
+
+@pytest.mark.parametrize("overrides, name, rule", [
+    ({"max_question_chars": 10**12}, "max_question_chars", "less than or equal to 20000"),
+    ({"rrf_k": 10**400}, "rrf_k", "less than or equal to 100000"),
+    ({"reranker_max_input": 10**6}, "reranker_max_input", "less than or equal to 1000"),
+    ({"max_input_bytes": 10**15}, "max_input_bytes", "less than or equal to 8589934592"),
+    ({"overfetch": 101}, "overfetch", "less than or equal to 100"),
+    ({"top_k": 201}, "top_k", "less than or equal to 200"),
+    ({"chunk_tokens": 10**9}, "chunk_tokens", "less than or equal to 2000"),
+    ({"hnsw_ef_search": 10**9}, "hnsw_ef_search", "less than or equal to 10000"),
+    ({"milvus_timeout": 10**9}, "milvus_timeout", "less than or equal to 600"),
+    ({"milvus_timeout": "inf"}, "milvus_timeout", "finite number"),
+    ({"min_bm25": "inf"}, "min_bm25", "finite number"),
+    ({"min_similarity": "nan"}, "min_similarity", "finite number"),
+    ({"chunk_overlap": 10**9}, "chunk_overlap", "must be smaller than chunk_tokens"),
+    ({"fusion": "combsum", "fusion_weights": "bm25=1e308,dense=1e308"}, "fusion_weights", "≤ 1,000,000"),
+    ({"fusion": "weighted_rrf", "fusion_weights": "dense=1000001"}, "fusion_weights", "≤ 1,000,000"),
+])
+def test_extreme_values_are_refused_in_one_line_naming_setting_value_and_rule(overrides, name, rule):
+    with pytest.raises(InvalidSetting) as err:
+        Settings(_env_file=None).with_overrides(**overrides)
+    text = _one_line(err.value)
+    assert f"{name}=" in text and rule in text
+    assert str(overrides[name])[:20] in text  # the value given
+
+
+def test_the_bounds_themselves_are_accepted():
+    s = Settings(_env_file=None).with_overrides(max_question_chars=20_000, rrf_k=100_000, reranker_max_input=1000,
+                                                fusion="combsum", fusion_weights=f"bm25={MAX_WEIGHT},dense=0.5")
+    assert (s.max_question_chars, s.rrf_k, s.fusion_weight_map["bm25"]) == (20_000, 100_000, MAX_WEIGHT)
+
+
+def test_an_environment_variable_beyond_its_bound_is_one_line(monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_MAX_QUESTION_CHARS", str(10**12))
+    with pytest.raises(InvalidSetting) as err:
+        load_settings(_env_file=None)
+    text = _one_line(err.value)
+    assert "max_question_chars" in text and "20000" in text and "RETRIEVAL_" in text
+
+
+def test_every_numeric_setting_has_an_upper_bound_or_a_reason():
+    """The class, not the examples: a numeric setting added without ``le``/``lt`` fails here."""
+    missing = []
+    for name, info in Settings.model_fields.items():
+        kinds = set(typing.get_args(info.annotation)) or {info.annotation}
+        if not kinds & {int, float} or bool in kinds:
+            continue
+        bounded = any(getattr(m, "le", None) is not None or getattr(m, "lt", None) is not None
+                      for m in info.metadata)
+        if not bounded and name not in UNBOUNDED_ABOVE:
+            missing.append(name)
+    assert missing == []
+
+
+def _scored(stage, ids, scores):
+    return RankedList(stage, "x", tuple(ScoredItem(c, c, r, s) for r, (c, s) in enumerate(zip(ids, scores), 1)))
+
+
+def test_fusion_at_the_largest_weight_stays_finite_and_a_larger_one_is_refused():
+    lists = {"bm25": _scored("lexical", ["a", "b"], [3.0, 1.0]), "dense": _scored("dense", ["a", "c"], [0.9, 0.1])}
+    fused = combsum(lists, {"bm25": MAX_WEIGHT, "dense": MAX_WEIGHT})
+    assert [i.score for i in fused.items][:1] == [2 * MAX_WEIGHT]
+    assert weighted_rrf({"bm25": ["a"], "dense": ["a"]}, weights={"bm25": MAX_WEIGHT}).items[0].score \
+        == pytest.approx(MAX_WEIGHT / 61 + 1 / 61)
+    for call in (lambda: combsum(lists, {"bm25": 1e308, "dense": 1e308}),
+                 lambda: weighted_rrf({"bm25": ["a"]}, weights={"bm25": float("inf")})):
+        with pytest.raises(InvalidSetting, match="fusion weight of 'bm25' must be a finite number"):
+            call()
