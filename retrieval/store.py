@@ -4,20 +4,27 @@ One collection per corpus and embedding model, named from both; the model's name
 collection metadata, and a collection whose metadata names another model is rebuilt. A sync adds, updates (by content hash) and removes chunks so that no stale chunk
 survives; a changed model rebuilds the collection. Vectors are computed before anything is written, so a
 failure while embedding leaves the previous collection as it was.
+
+A request reads the store only through :func:`guarded` (:func:`read_vectors`, :func:`read_window`): a store
+that fails comes back as a :class:`StoreRead` that says why, and the stage that read it drops with that reason.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 
 from .filters import Filters
 from .types import Chunk, RankedList, ScoredItem
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
 #: Metadata keys the stores keep for themselves (ours, and Chroma's ``chroma:document``): refused at load,
@@ -103,6 +110,60 @@ class DenseStore(Protocol):
     def vectors(self, chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]: ...
 
     def count(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class StoreRead(Generic[T]):
+    """What one guarded read of the vector store gave: its ``value``, or ``None`` and why (``reason``).
+
+    The request-path stages read the store only through :func:`guarded` (:func:`read_vectors`,
+    :func:`read_window`), so a store that fails drops the stage that read it, with this reason in the trace,
+    instead of raising out of the request.
+    """
+
+    value: T | None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The read succeeded (``value`` holds its result)."""
+        return self.reason is None
+
+
+def guarded(read: Callable[[], T], what: str) -> StoreRead[T]:
+    """Run one store read; any exception the store raises comes back as ``StoreRead(None, reason)``.
+
+    Args:
+        read: the read, e.g. ``lambda: store.vectors(ids)``.
+        what: the reason's lead, e.g. ``"stored vectors unavailable"``; the reason is
+            ``"<what>: <ExceptionClass>: <message, first 200 characters>"`` (one line, logged once).
+    """
+    try:
+        return StoreRead(read())
+    except Exception as exc:  # noqa: BLE001 - the caller drops its stage with this reason
+        reason = " ".join(f"{what}: {exc.__class__.__name__}: {str(exc)[:200]}".split())
+        log.warning(reason)
+        return StoreRead(None, reason)
+
+
+def read_vectors(store: DenseStore | None, chunk_ids: Sequence[str],
+                 what: str = "stored vectors unavailable") -> StoreRead[Mapping[str, np.ndarray]]:
+    """The stored unit vectors of ``chunk_ids`` (absent ids left out), read through :func:`guarded`.
+
+    No ids: an empty mapping without a read. No store: unavailable, reason ``"<what>: no vector store"``.
+    """
+    if not chunk_ids:
+        return StoreRead({})
+    if store is None:
+        return StoreRead(None, f"{what}: no vector store")
+    ids = list(chunk_ids)
+    return guarded(lambda: store.vectors(ids), what)
+
+
+def read_window(store: DenseStore, vector: np.ndarray, filters: Filters, window: int,
+                what: str = "dense search failed") -> StoreRead[RankedList]:
+    """The store's cosine window (:meth:`DenseStore.query`), read through :func:`guarded`."""
+    return guarded(lambda: store.query(vector, filters, window), what)
 
 
 class VectorStore:
