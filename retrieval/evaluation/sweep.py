@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..store import read_vectors
 from ..text import tokenize
 
 COSINE_RULE = "cosine of stored vectors ≥ {threshold}"
@@ -111,7 +112,7 @@ def run_sweep(bench: Any, questions: Sequence[Any], settings: Any, max_k: int = 
     for q in questions:
         trace = bench.ask(q.question, q.filters, settings=s)
         top = trace.selected  # the list the pipeline kept (MMR included), chunk-level
-        vectors = state.store.vectors([i.chunk_id for i in top]) if state.store is not None else {}
+        vectors = read_vectors(state.store, [i.chunk_id for i in top]).value or {}  # guarded: Jaccard if it fails
         used_cosine = used_cosine or bool(vectors)
         items = []
         for i in top:
