@@ -17,6 +17,7 @@ import typer
 from pydantic import ValidationError
 
 from .errors import RetrievalError
+from .inputs import check_json_depth, check_regular_file
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retrieval workbench.")
 
@@ -280,8 +281,13 @@ def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[A
     extra = []
     if config_file is not None:
         try:
-            extra = json.loads(config_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            check_regular_file(config_file, what="config file")
+            text = config_file.read_text(encoding="utf-8")
+            check_json_depth(text, config_file)
+            extra = json.loads(text)
+        except RetrievalError as exc:
+            _fail(str(exc))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             _fail(f"{config_file}: cannot read config file ({exc})")
         if not isinstance(extra, list):
             _fail(f"{config_file}: expected a JSON list of configs")

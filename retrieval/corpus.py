@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import CorpusError
+from .inputs import check_json_depth, check_regular_file
 from .text import fold, split_sentences
 from .types import Chunk, Document, Question
 
@@ -71,6 +72,7 @@ def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    check_regular_file(path)
     try:
         # JSON Lines are separated by "\n" only: str.splitlines() would also cut at U+0085, U+2028 and other
         # separators that a JSON string may hold unescaped.
@@ -80,6 +82,7 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        check_json_depth(line, path, number)
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -201,8 +204,10 @@ def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
     ids: dict[str, Path] = {}
     for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".txt"}):
         relative = path.relative_to(root)
-        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in relative.parts):
+        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in relative.parts) \
+                or path.is_dir():  # a folder named like a file: rglob walks its files anyway
             continue
+        check_regular_file(path)  # a FIFO or a device named x.md would block the reader
         where = str(path)
         doc_id = relative.with_suffix("").as_posix()
         if doc_id in ids:
@@ -228,9 +233,11 @@ def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
 
 
 def _squad(path: Path) -> tuple[list[Document], list[Question]]:
+    text = _read_text(path)
+    check_json_depth(text, path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise CorpusError(f"{path}: not a readable SQuAD JSON file ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise CorpusError(f"{path}: a SQuAD file needs a top-level 'data' list")
@@ -281,7 +288,8 @@ def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIEL
             have one JSON type.
 
     Raises:
-        CorpusError: unreadable file, invalid JSON (with file:line), missing/empty id or text, duplicate id
+        CorpusError: unreadable file, a path that is not a regular file (a FIFO, a device), invalid JSON or JSON
+            nested more than 64 levels deep (with file:line; checked before parsing), missing/empty id or text, duplicate id
             (naming both places), non-scalar metadata, a metadata key that is empty, starts with ``$`` or is
             reserved by the stores, a tenant field mixing JSON types, a malformed SQuAD file, or an empty
             corpus.
@@ -312,7 +320,8 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
     a SQuAD JSON file, or TREC topics with a TREC qrels file (``qrels`` given; see :func:`load_trec`).
 
     Raises:
-        CorpusError: unreadable file, invalid JSON, a question without ``id`` or text, duplicate ids.
+        CorpusError: unreadable file, a path that is not a regular file, invalid JSON or JSON nested more than
+            64 levels deep (file:line), a question without ``id`` or text, duplicate ids.
     """
     path = Path(path)
     if not path.exists():
@@ -353,6 +362,7 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
 
 
 def _read_text(path: Path) -> str:
+    check_regular_file(path)
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -413,6 +423,7 @@ def _beir_questions(root: Path) -> list[Question]:
     chosen = next((t for t in tsvs if t.stem == "test"), tsvs[0] if tsvs else None)
     graded: dict[str, dict[str, int]] = {}
     if chosen is not None:
+        check_regular_file(chosen)
         with chosen.open(encoding="utf-8") as handle:
             for row in csv.reader(handle, delimiter="\t"):
                 if len(row) < 3 or not row[2].lstrip("-").isdigit():

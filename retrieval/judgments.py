@@ -44,6 +44,7 @@ except ImportError:  # Windows: saves are not locked there
     fcntl = None  # type: ignore[assignment]
 
 from .errors import CorpusError, InvalidId
+from .inputs import check_json_depth, check_regular_file
 
 GRADES = (0, 1, 2, 3)
 POOLED_LISTS = ("lexical", "dense", "fused", "reranked", "final")
@@ -155,7 +156,10 @@ def _locked(target: Path) -> Iterator[None]:
 
 
 def _read(path: Path) -> str:
-    """The file's text exactly as stored (no newline translation); ``""`` when it does not exist."""
+    """The file's text exactly as stored (no newline translation); ``""`` when it does not exist. A path that
+    exists but is not a regular file (a folder, a FIFO, a device) is refused before it is opened."""
+    if os.path.exists(path):
+        check_regular_file(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -237,6 +241,7 @@ def _jsonl_lines(path: Path, text: str | None = None) -> list[tuple[str, dict[st
         if not line.strip():
             out.append((line, None))
             continue
+        check_json_depth(line, path, number)
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from .errors import InvalidGlossary
+from .inputs import check_json_depth
 from .text import fold, plain_codes, tokenize
 from .types import Query
 
@@ -118,7 +119,9 @@ class Glossary:
         if path is None or not Path(path).is_file():
             return cls({}, {}, {})
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            text = Path(path).read_text(encoding="utf-8")
+            check_json_depth(text, path, error=InvalidGlossary)
+            data = json.loads(text)
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidGlossary(f"{path}: cannot read the glossary ({exc.__class__.__name__})") from None
         except json.JSONDecodeError as exc:
