@@ -5,11 +5,15 @@ Two adapters read the same context (the final chunks, numbered from 1):
 * :class:`ExtractiveAnswerer` (``local-extractive``): copies the context sentences that share the most
   question terms; it generates nothing and says so.
 * :class:`LLMAnswerer` (``llm:<model>``): an OpenAI-compatible chat-completions server
-  (``RETRIEVAL_LLM_BASE_URL``, ``RETRIEVAL_LLM_MODEL``, ``RETRIEVAL_LLM_API_KEY``). Its citations ``[n]``
-  are checked against the chunks sent: a citation of anything else is dropped and listed in
-  ``dropped_citations``.
+  (``RETRIEVAL_LLM_BASE_URL``, ``RETRIEVAL_LLM_MODEL``, ``RETRIEVAL_LLM_API_KEY``), called through
+  :class:`retrieval.llm.ChatClient` (a total deadline of ``RETRIEVAL_LLM_TIMEOUT``; an empty, oversized or
+  malformed reply, or one holding the API key, is refused). Its citations ``[n]`` are checked against the
+  chunks sent: a citation of anything else is dropped and listed in ``dropped_citations``; a reply left with
+  no citation of the context is marked ``uncited`` (its note says it is not grounded), never shown as grounded.
 
-Citations never name a chunk that was not in the context; HyDE text is never part of the context.
+An LLM that fails or whose reply is refused falls back to the extractive answer, and the answer's note says
+which adapter failed and why. Citations never name a chunk that was not in the context; HyDE text is never
+part of the context.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Sequence
 
+from .llm import ChatClient, LLMFailure
 from .text import split_sentences, tokenize
 from .types import FinalItem
 
@@ -33,6 +38,9 @@ EXTRACTIVE_NOTE = "Resposta extrativa: frases copiadas dos trechos recuperados, 
 ABSTENTIONS = {"pt": ABSTENTION, "en": "I found no sufficient evidence in the corpus to answer this question."}
 EXTRACTIVE_NOTES = {"pt": EXTRACTIVE_NOTE,
                     "en": "Extractive answer: sentences copied from the retrieved chunks, no text generated."}
+#: The note of an LLM reply that cites no chunk of the context it was sent (``Answer.uncited``).
+UNCITED_NOTE = ("Uncited: the LLM's reply cites no chunk of the context it was sent, so nothing in the corpus "
+                "is shown to support it; it is not a grounded answer.")
 
 
 @dataclass(frozen=True)
@@ -46,11 +54,13 @@ class Answer:
     note: str | None = None
     costs: dict[str, int | None] = field(default_factory=lambda: {"llm_calls": 0, "input_tokens": 0,
                                                                    "output_tokens": 0})
+    #: Generated text that cites no chunk of the context (its note is :data:`UNCITED_NOTE`): not grounded.
+    uncited: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "sentences": self.sentences, "citations": self.citations,
                 "abstained": self.abstained, "adapter": self.adapter,
-                "dropped_citations": self.dropped_citations, "note": self.note}
+                "dropped_citations": self.dropped_citations, "note": self.note, "uncited": self.uncited}
 
 
 def abstention(adapter: str, reason: str, language: str = "pt") -> Answer:
@@ -105,30 +115,36 @@ SYSTEM_PROMPT = (
 
 
 class LLMAnswerer:
-    """Answer through an OpenAI-compatible chat-completions endpoint. The API key is never logged."""
+    """Answer through an OpenAI-compatible chat-completions endpoint (:class:`retrieval.llm.ChatClient`: the
+    API key is never logged or recorded, a reply holding it is refused, each call has a total deadline)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0) -> None:
-        from openai import OpenAI
-
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
+                 max_reply_chars: int = 20_000) -> None:
         self.model = model
         self.name = f"llm:{model}"
-        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-set", timeout=timeout_s, max_retries=0)
+        self._chat = ChatClient(base_url, model, api_key, timeout_s, max_reply_chars)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LLMAnswerer":
+        """The answerer of ``RETRIEVAL_LLM_*`` (base URL, model, key, timeout, reply bound)."""
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        return cls(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout,
+                   settings.llm_max_reply_chars)
 
     def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
+        """The LLM's answer with its citations checked against ``context`` (numbered from 1).
+
+        Raises:
+            LLMFailure: no reply within the deadline, an unreachable server or an HTTP error, or a refused
+                reply (empty, oversized, malformed, holding a secret); :func:`answer_stage` falls back.
+        """
         if not context:
             return abstention(self.name, "no chunk passed the gate")
         numbered = "\n\n".join(f"[{i}] {item.text}" for i, item in enumerate(context, start=1))
-        response = self._client.chat.completions.create(
-            model=self.model, temperature=0,
-            messages=[{"role": "system", "content": SYSTEM_PROMPT},
-                      {"role": "user", "content": f"Pergunta: {question}\n\nContexto:\n{numbered}"}],
-        )
-        text = (response.choices[0].message.content or "").strip()
-        usage = getattr(response, "usage", None)
-        costs = {"llm_calls": 1,
-                 "input_tokens": getattr(usage, "prompt_tokens", None) if usage else None,
-                 "output_tokens": getattr(usage, "completion_tokens", None) if usage else None}
-        if not text or "SEM_EVIDENCIA" in text:
+        reply = self._chat.complete(SYSTEM_PROMPT, f"Pergunta: {question}\n\nContexto:\n{numbered}")
+        text = reply.text
+        costs = {"llm_calls": 1, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}
+        if "SEM_EVIDENCIA" in text:
             return replace(abstention(self.name, "the LLM found no support in the context"), costs=costs)
         dropped: list[str] = []
 
@@ -147,6 +163,8 @@ class LLMAnswerer:
                                                                  for n in _CITE_RE.findall(s)))}
                      for s in split_sentences(text)]
         citations = list(dict.fromkeys(c for s in sentences for c in s["citations"]))
+        if not citations:  # nothing ties the text to the context: say so rather than present it as grounded
+            return Answer(text, sentences, [], False, self.name, dropped, UNCITED_NOTE, costs, uncited=True)
         return Answer(text, sentences, citations, False, self.name, dropped, None, costs)
 
 
@@ -154,24 +172,37 @@ def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answe
                  refusal_reason: str = "no chunk passed the gate") -> Answer:
     """The answer stage: the given adapter, else the LLM when configured, else the extractive one.
 
-    An LLM that cannot be reached falls back to the extractive answer and says so in the note (the
-    retrieval is never lost). With no final chunk, the answer abstains with ``refusal_reason``.
+    An LLM that cannot be set up, cannot be reached, misses its deadline or whose reply is refused falls back
+    to the extractive answer, and the note says which and why (``llm:m reply refused (empty reply);
+    extractive fallback. …``): the retrieval is never lost. With no final chunk, the answer abstains with
+    ``refusal_reason``.
     """
+    unavailable = None
     if answerer is None and settings.llm_configured:
         try:
-            answerer = LLMAnswerer(settings.llm_base_url, settings.llm_model,
-                                   settings.llm_api_key.get_secret_value() if settings.llm_api_key else None)
+            answerer = LLMAnswerer.from_settings(settings)
         except Exception as exc:  # noqa: BLE001 - fall back, say why
             log.warning("LLM adapter unavailable: %s", exc.__class__.__name__)
-            answerer = None
+            unavailable = f"llm:{settings.llm_model} unavailable ({exc.__class__.__name__})"
     answerer = answerer or ExtractiveAnswerer(language=settings.answer_language)
     if not final:
         return abstention(answerer.name, refusal_reason, getattr(answerer, "language", settings.answer_language))
+    if unavailable:
+        return _fallback(question, final, settings, unavailable, {"llm_calls": 0, "input_tokens": 0,
+                                                                  "output_tokens": 0})
     try:
         return answerer.answer(question, final)
+    except LLMFailure as exc:
+        log.warning("%s", exc.describe(answerer.name))
+        return _fallback(question, final, settings, exc.describe(answerer.name),
+                         {"llm_calls": 1, "input_tokens": exc.input_tokens, "output_tokens": exc.output_tokens})
     except Exception as exc:  # noqa: BLE001 - an LLM failure must not lose the retrieval
-        fallback = ExtractiveAnswerer().answer(question, final)
-        return replace(fallback,
-                       note=f"{answerer.name} failed ({exc.__class__.__name__}); extractive fallback. "
-                            + (fallback.note or ""),
-                       costs={"llm_calls": 1, "input_tokens": None, "output_tokens": None})
+        return _fallback(question, final, settings, f"{answerer.name} failed ({exc.__class__.__name__})",
+                         {"llm_calls": 1, "input_tokens": None, "output_tokens": None})
+
+
+def _fallback(question: str, final: Sequence[FinalItem], settings: Any, why: str,
+              costs: dict[str, int | None]) -> Answer:
+    """The extractive answer in place of a failed adapter, its note saying which failed and why."""
+    fallback = ExtractiveAnswerer(language=settings.answer_language).answer(question, final)
+    return replace(fallback, note=f"{why}; extractive fallback. " + (fallback.note or ""), costs=costs)

@@ -13,6 +13,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import InvalidSetting
+from .llm import redact_url
 
 #: Where the project's own lab corpus lives (the default corpus of ``ask`` and of the app).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +115,10 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+    llm_timeout: float = Field(60.0, gt=0, le=600, description="Seconds one LLM call may take in all (connection "
+                               "and every read of the reply); past it the call falls back and says so.")
+    llm_max_reply_chars: int = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "
+                                     "(characters); a longer one is refused and the call falls back.")
     data_roots: str = Field("", description="The folders the app may read and write (corpora, question sets, "
                             "judgments), separated by os.pathsep (':' on Linux); relative entries are relative to "
                             "the project folder; empty = the defaults of retrieval.roots (data/, judgments/, "
@@ -263,8 +268,11 @@ class Settings(BaseSettings):
         return sorted(name for name in INDEX_SETTINGS if mine[name] != theirs[name])
 
     def public_dict(self) -> dict[str, object]:
-        """Settings as JSON-safe values, without the API key (never written to traces or logs)."""
+        """Settings as JSON-safe values, without the API key (never written to traces or logs); the LLM base
+        URL is recorded without its credentials (:func:`retrieval.llm.redact_url`)."""
         data = self.model_dump(mode="json", exclude={"llm_api_key", "milvus_token"})
+        data["llm_base_url"] = redact_url(self.llm_base_url,
+                                          [self.llm_api_key.get_secret_value()] if self.llm_api_key else [])
         data["llm_api_key_set"] = self.llm_api_key is not None
         data["milvus_token_set"] = self.milvus_token is not None
         return data

@@ -31,6 +31,7 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from .errors import InvalidGlossary
 from .inputs import check_json_depth
+from .llm import ChatClient, LLMFailure
 from .text import fold, plain_codes, tokenize
 from .types import Query
 
@@ -262,7 +263,9 @@ def checked(original: str, text: str, kind: str, fallback: bool, hypothesis_only
 
 
 class LLMTransformer:
-    """Rewrite, multi-query and HyDE through an OpenAI-compatible chat endpoint (when configured)."""
+    """Rewrite, multi-query and HyDE through an OpenAI-compatible chat endpoint (when configured), each call
+    through :class:`retrieval.llm.ChatClient` (a total deadline; an empty, oversized or malformed reply, or one
+    holding the API key, is refused); ``costs`` adds up every call, refused ones included."""
 
     PROMPTS = {
         "rewrite": "Reescreva a pergunta de suporte expandindo abreviações e corrigindo a grafia. Mantenha "
@@ -272,23 +275,39 @@ class LLMTransformer:
         "hyde": "Escreva um parágrafo curto de artigo de suporte que responderia à pergunta.",
     }
 
-    def __init__(self, base_url: str, model: str, api_key: str | None) -> None:
-        from openai import OpenAI
-
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
+                 max_reply_chars: int = 20_000) -> None:
         self.model = model
-        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-set", timeout=60.0, max_retries=0)
-        self.costs = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}
+        self._chat = ChatClient(base_url, model, api_key, timeout_s, max_reply_chars)
+        self.costs: dict[str, int | None] = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LLMTransformer":
+        """The transformer of ``RETRIEVAL_LLM_*`` (base URL, model, key, timeout, reply bound)."""
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        return cls(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout,
+                   settings.llm_max_reply_chars)
 
     def run(self, technique: str, question: str) -> str:
-        response = self._client.chat.completions.create(
-            model=self.model, temperature=0,
-            messages=[{"role": "system", "content": self.PROMPTS[technique]}, {"role": "user", "content": question}])
-        usage = getattr(response, "usage", None)
-        self.costs["llm_calls"] += 1
-        for key, attr in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-            value = getattr(usage, attr, None) if usage else None
-            self.costs[key] = None if value is None or self.costs[key] is None else self.costs[key] + value
-        return (response.choices[0].message.content or "").strip()
+        """The LLM's text for ``technique`` (checked, non-empty).
+
+        Raises:
+            LLMFailure: deadline, unreachable server, HTTP error, or a refused reply (the call still counts
+                in ``costs``).
+        """
+        try:
+            reply = self._chat.complete(self.PROMPTS[technique], question)
+        except LLMFailure as exc:
+            self._count(exc.input_tokens, exc.output_tokens)
+            raise
+        self._count(reply.input_tokens, reply.output_tokens)
+        return reply.text
+
+    def _count(self, input_tokens: int | None, output_tokens: int | None) -> None:
+        self.costs["llm_calls"] = (self.costs["llm_calls"] or 0) + 1
+        for key, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+            total = self.costs[key]
+            self.costs[key] = None if value is None or total is None else total + value
 
 
 def has_code(text: str, code: str) -> bool:
