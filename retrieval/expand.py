@@ -90,7 +90,7 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
                                      "into sub-questions, which are fused on their own"}
             continue
         before = dict(llm.costs) if llm else None
-        texts = variant_texts(technique, question, glossary, llm)
+        texts, fallback = variant_texts(technique, question, glossary, llm)
         calls = 0
         lost: tuple[str, ...] = ()
         if technique == "decompose" and texts:
@@ -115,26 +115,31 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
                     calls += 1
         llm_costs = ({k: (None if llm.costs[k] is None else llm.costs[k] - (before[k] or 0)) for k in llm.costs}
                      if llm else {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
-        techniques[technique] = {**cost(calls, 0, started), **llm_costs}
+        techniques[technique] = {**cost(calls, 0, started), **llm_costs,
+                                 **({"fallback": fallback} if fallback else {})}
     return Expansion(tuple(queries), lists, techniques)
 
 
-def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -> list[str]:
-    """The variant query texts of one technique (the LLM's when configured, else the local adapter's)."""
+def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -> tuple[list[str], str | None]:
+    """The variant query texts of one technique (the LLM's when configured, else the local adapter's), and
+    why the local adapter wrote them although an LLM is configured (``None`` when it is not a fallback)."""
     if technique == "decompose":
-        return decompose(question)
+        return decompose(question), None
+    fallback = None
     if llm is not None:
         try:
             text = llm.run(technique, question)
-            return [line.strip(" -•") for line in text.splitlines() if line.strip()] if technique == \
-                "multi_query" else [text]
-        except Exception as exc:  # noqa: BLE001 - the local adapter takes over, and says so
-            log.warning("LLM %s failed (%s); local adapter used", technique, exc.__class__.__name__)
+            return ([line.strip(" -•") for line in text.splitlines() if line.strip()] if technique ==
+                    "multi_query" else [text]), None
+        except Exception as exc:  # noqa: BLE001 - the local adapter takes over, and the trace says so
+            # The class only: a server's message may quote the request, and the key never reaches the trace.
+            fallback = f"the LLM failed ({exc.__class__.__name__}); the local adapter wrote this query"
+            log.warning("LLM %s: %s", technique, fallback)
     if technique == "rewrite":
-        return [local_rewrite(question, glossary)]
+        return [local_rewrite(question, glossary)], fallback
     if technique == "multi_query":
-        return local_multi_query(question, glossary)
-    return [local_hyde(question)]
+        return local_multi_query(question, glossary), fallback
+    return [local_hyde(question)], fallback
 
 
 def fuse_expanded(lexical: RankedList, dense: RankedList, expansion: Expansion,

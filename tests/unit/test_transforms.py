@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from retrieval.expand import variant_texts
 from retrieval.mmr import mmr
 from retrieval.transforms import (Glossary, checked, codes, decompose, invariant_flags, local_hyde,
                                   local_multi_query, local_rewrite, self_query_filters)
@@ -76,3 +77,16 @@ def test_mmr_lambda_one_is_identity_and_lambda_zero_diversifies():
     assert [i.chunk_id for i in mmr(items, vectors, 0.5, 2)] == ["c0", "c2"]
     with pytest.raises(ValueError):
         mmr(items, vectors, 1.5, 2)
+
+
+class _FailingLLM:
+    def run(self, technique, question):
+        raise TimeoutError("the server's message, which may quote the request")
+
+
+def test_variant_texts_report_the_llm_fallback():
+    glossary = Glossary({"pgto": "pagamento"}, {}, {})
+    texts, why = variant_texts("rewrite", "PX-7 sem pgto", glossary, _FailingLLM())
+    assert texts == [local_rewrite("PX-7 sem pgto", glossary)]
+    assert why == "the LLM failed (TimeoutError); the local adapter wrote this query"
+    assert variant_texts("rewrite", "PX-7 sem pgto", glossary, None)[1] is None  # no LLM: no fallback
