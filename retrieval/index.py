@@ -14,10 +14,11 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
-from .corpus import chunk_documents, load_corpus
+from .corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from .embedders import Embedder
+from .errors import CorpusError
 from .filters import field_types
 from .lexical import LexicalIndex
 from .settings import LAB_CORPUS, Settings
@@ -67,6 +68,36 @@ class IndexState:
         return {k: list(v) for k, v in self._filter_values.items()}
 
 
+def check_tenant_field(docs: Sequence[Document], tenant_field: str, source: Path) -> None:
+    """Refuse a tenant field that would silently change who sees what.
+
+    * A field other than the default ``tenant`` that no document carries, while the documents carry other
+      metadata: a misspelled ``RETRIEVAL_TENANT_FIELD`` (``tennant``) would make a multi-tenant corpus
+      single-tenant, every request searching every tenant. The refusal names the keys the documents carry.
+    * A field some documents carry and others do not: every request names one tenant, so the documents
+      without one could never be found. The refusal names how many, and the first.
+
+    A corpus without any tenant field under the default name is single-tenant, as are documents with no
+    metadata at all: both load.
+
+    Raises:
+        CorpusError: one of the two cases above, in one line naming ``source``.
+    """
+    carrying = sum(1 for d in docs if tenant_field in d.metadata)
+    if carrying == 0:
+        keys = sorted({k for d in docs for k in d.metadata})
+        if tenant_field != DEFAULT_TENANT_FIELD and keys:
+            shown = ", ".join(repr(k) for k in keys[:20]) + (f" and {len(keys) - 20} more" if len(keys) > 20 else "")
+            raise CorpusError(f"{source}: the tenant field {tenant_field!r} (RETRIEVAL_TENANT_FIELD) is in no "
+                              f"document; their metadata keys are {shown}")
+        return
+    if carrying < len(docs):
+        first = next(d for d in docs if tenant_field not in d.metadata)
+        raise CorpusError(f"{source}: {len(docs) - carrying} of {len(docs)} documents have no tenant field "
+                          f"{tenant_field!r} (first: {first.id!r}); every request names a tenant, so they could "
+                          "never be found: give each document its tenant")
+
+
 def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
                 embedder_reason: str, client: Callable[[], tuple[Any, str]], lock: threading.RLock,
                 progress: bool = True, on_progress: Callable[[int, int], None] | None = None) -> IndexState:
@@ -81,11 +112,13 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
         on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
 
     Raises:
-        CorpusError: the corpus cannot be read.
+        CorpusError: the corpus cannot be read, or its tenant field is misspelled or partial
+            (:func:`check_tenant_field`).
     """
     started = time.perf_counter()
     path = Path(corpus_path or LAB_CORPUS).resolve()
     docs = load_corpus(path, settings.tenant_field)  # the tenant field's types are checked at load
+    check_tenant_field(docs, settings.tenant_field, path)
     s = settings
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)

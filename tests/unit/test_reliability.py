@@ -285,3 +285,43 @@ def test_a_tenant_the_corpus_does_not_have_finds_nothing():
     assert [i.parent_id for i in index.search("senha", Filters((("tenant", ("",)),)), 5).items] == ["b"]
     assert index.search("senha", Filters((("tenant", ("lumn",)),)), 5).items == ()
     assert index.search("senha", Filters((("tenant", ()),)), 5).items == ()  # an emptied clause never widens
+
+
+# -- the tenant field named by the settings, at corpus load -------------------------------------------------------
+_TENANT_DOCS = [{"id": "a", "text": SECRET, "metadata": {"tenant": "t1"}},
+                {"id": "b", "text": SECRET, "metadata": {"tenant": "t2"}}]
+
+
+def _load(tmp_path, docs, **overrides):
+    import threading
+
+    from retrieval.index import build_index
+
+    settings = Settings(_env_file=None, **overrides)
+    path = _jsonl(tmp_path / "t.jsonl", docs) if docs is not None else None
+    return build_index(settings, path, None, "no embedder here", lambda: (None, "unused"), threading.RLock())
+
+
+def test_a_misspelled_tenant_field_is_refused_in_one_line_naming_the_keys(tmp_path):
+    with pytest.raises(CorpusError) as err:
+        _load(tmp_path, None, tenant_field="tennant")  # the lab corpus
+    message = str(err.value)
+    assert "\n" not in message and "'tennant' (RETRIEVAL_TENANT_FIELD) is in no document" in message
+    assert "their metadata keys are" in message and "'tenant'" in message and "'year'" in message
+
+
+def test_a_partial_tenant_field_is_refused_naming_the_count(tmp_path):
+    docs = [*_TENANT_DOCS, {"id": "e", "text": "Sem dono.", "metadata": {"year": 2024}}]
+    with pytest.raises(CorpusError, match=r"1 of 3 documents have no tenant field 'tenant' \(first: 'e'\)"):
+        _load(tmp_path, docs)
+
+
+def test_the_lab_corpus_and_single_tenant_corpora_still_load(tmp_path):
+    lab = _load(tmp_path, None)
+    assert lab.tenants == ["lumen", "ventura"]
+    plain = [{"id": "x", "text": "Um texto.", "metadata": {"category": "manual"}}, {"id": "y", "text": "Outro."}]
+    assert _load(tmp_path, plain).tenants == []  # no tenant under the default name: single-tenant
+    bare = [{"id": "x", "text": "Um texto."}, {"id": "y", "text": "Outro."}]
+    assert len(_load(tmp_path, bare, tenant_field="org").documents) == 2  # no metadata at all: nothing misspelled
+    org = [{"id": "x", "text": "Um.", "metadata": {"org": "A"}}, {"id": "y", "text": "Dois.", "metadata": {"org": "B"}}]
+    assert _load(tmp_path, org, tenant_field="org").tenants == ["A", "B"]
