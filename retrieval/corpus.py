@@ -23,6 +23,16 @@ from .types import Chunk, Document, Question
 
 _SCALARS = (str, int, float, bool)
 _INT64 = (-(2**63), 2**63 - 1)
+
+#: Sizes every backend can store, checked at load for both alike (UTF-8 bytes, which no Milvus version counts
+#: as fewer than characters), so a corpus that loads on the local backend also syncs to Milvus: one value past
+#: a Milvus field's ``max_length`` fails the sync of the whole corpus (every request then ``lexical_only``).
+#: A document id: the chunk id ``{id}#{n}`` must fit Milvus's id field (1,024).
+MAX_ID_BYTES = 1000
+#: A tenant value (Milvus's partition key field).
+MAX_TENANT_BYTES = 1024
+#: A metadata string (Milvus's typed metadata fields).
+MAX_METADATA_TEXT_BYTES = 65_535
 #: The tenant field checked at load when the caller does not name another (RETRIEVAL_TENANT_FIELD's default).
 DEFAULT_TENANT_FIELD = "tenant"
 
@@ -68,6 +78,9 @@ def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
             raise CorpusError(f"{where}: metadata {key!r} is an integer beyond 64 bits ({value})")
         if isinstance(value, str) and not _encodable(value):
             raise CorpusError(f"{where}: metadata {key!r} is not valid Unicode text")
+        if isinstance(value, str) and len(value.encode("utf-8")) > MAX_METADATA_TEXT_BYTES:
+            raise CorpusError(f"{where}: metadata {key!r} holds {len(value.encode('utf-8')):,} bytes of text; the "
+                              f"limit is {MAX_METADATA_TEXT_BYTES:,} (UTF-8 bytes, what a Milvus text field holds)")
     return dict(meta)
 
 
@@ -104,6 +117,10 @@ def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Documen
         raise CorpusError(f"{where}: 'title' must be a string")
     if not all(_encodable(x) for x in (str(doc_id), title, text)):
         raise CorpusError(f"{where}: document {str(doc_id)!r} holds invalid Unicode (a lone surrogate)")
+    size = len(str(doc_id).encode("utf-8"))
+    if size > MAX_ID_BYTES:
+        raise CorpusError(f"{where}: document id {str(doc_id)[:40]!r}… is {size:,} bytes long; the limit is "
+                          f"{MAX_ID_BYTES:,} (UTF-8 bytes: its chunk ids must fit the vector store's id field)")
     return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where))
 
 
@@ -122,7 +139,12 @@ def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEF
             raise CorpusError(f"{where}: duplicate id {doc.id!r} (first at {seen[doc.id]})")
         seen[doc.id] = where
         if tenant_field and tenant_field in doc.metadata:
-            kind = _json_type(doc.metadata[tenant_field])
+            tenant = doc.metadata[tenant_field]
+            if isinstance(tenant, str) and len(tenant.encode("utf-8")) > MAX_TENANT_BYTES:
+                raise CorpusError(f"{where}: tenant {tenant[:40]!r}… ({tenant_field!r}) is "
+                                  f"{len(tenant.encode('utf-8')):,} bytes long; the limit is {MAX_TENANT_BYTES:,} "
+                                  "(UTF-8 bytes, what the vector store's tenant field holds)")
+            kind = _json_type(tenant)
             if tenant_type is None:
                 tenant_type = (kind, where)
             elif kind != tenant_type[0]:
@@ -291,8 +313,9 @@ def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIEL
         CorpusError: unreadable file, a path that is not a regular file (a FIFO, a device), invalid JSON or JSON
             nested more than 64 levels deep (with file:line; checked before parsing), missing/empty id or text, duplicate id
             (naming both places), non-scalar metadata, a metadata key that is empty, starts with ``$`` or is
-            reserved by the stores, a tenant field mixing JSON types, a malformed SQuAD file, or an empty
-            corpus.
+            reserved by the stores, a tenant field mixing JSON types, a malformed SQuAD file, an empty corpus,
+            or a value larger than every backend can store: an id over :data:`MAX_ID_BYTES`, a tenant over
+            :data:`MAX_TENANT_BYTES`, a metadata string over :data:`MAX_METADATA_TEXT_BYTES` (UTF-8 bytes).
     """
     path = Path(path)
     if not path.exists():

@@ -19,8 +19,11 @@ length, document frequency per token) are computed from the chunks at load, per 
 never depend on another tenant's chunks (Milvus's own BM25 function keeps collection-wide statistics).
 
 Filters become Milvus expressions from typed :class:`~retrieval.filters.Filters` only: field names come from
-the schema, values are rendered as typed literals (strings JSON-escaped), never pasted; results are checked
-again against the filters on our side. The tenant is in every search expression.
+the schema, values are rendered as typed literals (:func:`literal`: strings escaped for Milvus's own parser),
+never pasted; results are checked again against the filters on our side. The tenant is in every search
+expression. Ids, tenants and metadata strings too long for the schema's fields are refused when the corpus
+loads, for both backends (:data:`retrieval.corpus.MAX_ID_BYTES` and its neighbours), so one long value cannot
+fail the sync of a whole corpus.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
 import threading
 from collections import Counter
@@ -38,6 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES
 from .errors import InvalidFilter
 from .filters import Filters, field_types
 from .lexical import B, K1, LexicalIndex, lucene_idf
@@ -49,7 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Bumped when the row layout or the lexical weighting changes (part of the collection name).
 FORMAT = 1
-_ID_LEN, _TENANT_LEN, _TEXT_LEN = 1024, 1024, 65535
+_ID_LEN, _TENANT_LEN, _TEXT_LEN = 1024, MAX_TENANT_BYTES, MAX_METADATA_TEXT_BYTES
+assert MAX_ID_BYTES + 24 <= _ID_LEN  # a document id plus "#<chunk number>" fits the id field
 _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,60}$")
 _SCALAR = {str: "VARCHAR", int: "INT64", float: "DOUBLE", bool: "BOOL"}
 _PAGE = 2000  # rows per write / read request
@@ -75,7 +81,8 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
 
     # pymilvus logs each failed reconnection with a traceback; the failure reaches the user as a tier reason.
     # Milvus Lite's embedded server logs an unimplemented call (AllocTimestamp) with a traceback on ingest.
-    for name in ("pymilvus", "pymilvus.milvus_client", "grpc._server"):
+    # Milvus Lite logs a file held by another process with a traceback (DataDirLockedError): said below in one line.
+    for name in ("pymilvus", "pymilvus.milvus_client", "grpc._server", "milvus_lite"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     target = str(uri)
     try:
@@ -87,7 +94,32 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
             target = str(path.resolve())
         return MilvusClient(uri=target, token=token or "", timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - one line for the tier reason
+        if not is_server_uri(target) and _held_elsewhere(Path(target)):
+            raise MilvusUnavailable(f"Milvus Lite file {target} is open in another process (Milvus Lite serves one "
+                                    "process at a time: stop the other one, or use a Milvus server)") from None
         raise MilvusUnavailable(f"Milvus at {uri} unavailable: {exc.__class__.__name__}: {str(exc)[:200]}") from exc
+
+
+def _held_elsewhere(db: Path) -> bool:
+    """True when another process holds Milvus Lite's lock on ``db`` (the ``LOCK`` file of its folder)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no diagnosis, the generic reason stands
+        return False
+    lock = db / "LOCK"
+    if not lock.is_file():
+        return False
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases the probe's own lock, when it got one
+    return False
 
 
 def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
@@ -112,15 +144,25 @@ def tenant_key(value: Any) -> str:
     return value if isinstance(value, str) else "json:" + json.dumps(value)
 
 
+#: The escapes Milvus's expression parser reads in a double-quoted string (Milvus Lite reads no other: not
+#: ``\\uXXXX``, ``\\xHH``, octal, ``\\a``, ``\\b``, ``\\f`` nor ``\\v``; a raw line break ends the literal).
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_ESCAPE_RE = re.compile(r'[\\"\n\r\t]')
+
+
 def literal(value: Any) -> str:
     """A Milvus expression literal for one typed filter value (never the raw text).
 
-    Strings are JSON-encoded (double quotes; ``"``, ``\\`` and control characters escaped, other characters
-    as they are: Milvus reads no ``\\uXXXX`` escape, so ``josé`` is written as is), so a value can never close
-    its literal; numbers must be finite; bools are ``true``/``false``.
+    Strings are double-quoted with ``\\``, ``"``, line feed, carriage return and tab escaped as ``\\\\``,
+    ``\\"``, ``\\n``, ``\\r``, ``\\t`` (the escapes Milvus reads); every other character is written as it
+    is, control characters and non-ASCII included (``josé``, U+0001, U+2028): Milvus reads no ``\\uXXXX``
+    escape, and rejected the expression JSON's escapes made of a control character (every request of that
+    tenant then fell to ``lexical_only``). A value can never close its literal; numbers must be finite;
+    bools are ``true``/``false``.
 
     Raises:
-        InvalidFilter: a value of another type, or a non-finite number.
+        InvalidFilter: a value of another type, a non-finite number, or text that is not valid Unicode (a lone
+            surrogate, which no UTF-8 request can carry).
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -131,7 +173,11 @@ def literal(value: Any) -> str:
             raise InvalidFilter(f"filter value {value!r} is not a finite number")
         return repr(float(value))
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidFilter(f"filter value {value!r} is not valid Unicode text (a lone surrogate)") from None
+        return '"' + _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], value) + '"'
     raise InvalidFilter(f"filter value {value!r} has an unsupported type {type(value).__name__}")
 
 
@@ -204,7 +250,7 @@ class Schema:
         """The expression that names metadata ``key``: its scalar field, or its entry in the JSON field."""
         if key in self.scalars:
             return f"m_{key}"
-        return f"meta[{json.dumps(key, ensure_ascii=False)}]"
+        return f"meta[{literal(key)}]"
 
     def expression(self, filters: Filters, tenant: Any = None, with_tenant: bool = True) -> str:
         """The Milvus expression of ``filters`` (AND across keys, IN within a key) for one tenant."""

@@ -315,3 +315,47 @@ def test_a_milvus_file_path_under_a_file_is_one_reason(tmp_path):
     blocker.write_text("x", encoding="utf-8")
     with pytest.raises(MilvusUnavailable, match="unavailable: (FileExistsError|NotADirectoryError)"):
         open_client(blocker / "m.db")
+
+
+#: Values whose JSON escapes Milvus's parser rejected (a control character) or that quote and escape.
+ODD_VALUES = ["t\x01ab", 'quo"te', "back\\slash", "line\nfeed", "josé 🚀", "tab\tcr\r", "\x00nul", "sep\u2028x",
+              "\\u0041", "\x7f\x85"]
+
+
+def test_control_characters_quotes_and_backslashes_in_tenants_and_filters_match_on_milvus(tmp_path):
+    """A control character in a tenant or filter value built an expression Milvus rejected: every request of
+    that tenant fell to lexical_only while the local backend worked. Each value now finds its own document, in
+    the tenant (partition key), a typed field and a JSON-path field alike, without a fallback."""
+    docs = [{"id": f"d{i}", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.",
+             "metadata": {"tenant": value, "doc_type": value, "weird key": value}} for i, value in enumerate(ODD_VALUES)]
+    client, chunks, stats, store = _open(tmp_path, docs)
+    assert set(store.schema.scalars) == {"doc_type"}  # "weird key" is read through meta["weird key"]
+    store.sync(chunks, _embed, 8, False, stats=stats)
+    lexical = MilvusLexical(store, chunks, "tenant", stats)
+    types = field_types(chunks)
+    for i, value in enumerate(ODD_VALUES):
+        flt = build_filters({"tenant": value, "doc_type": value, "weird key": value}, types, "tenant")
+        assert [x.parent_id for x in store.query(_embed(["ativado"])[0], flt, 10).items] == [f"d{i}"], repr(value)
+        found = lexical.search("ativado PX-7", flt, 10)
+        assert [x.parent_id for x in found.items] == [f"d{i}"] and found.note is None, repr(value)
+
+
+def test_a_milvus_lite_file_open_in_another_process_is_one_reason(tmp_path, capfd):
+    """Milvus Lite serves one process per file: a second one got two tracebacks on stderr and a reason saying
+    only 'Open local milvus failed'. The lock is held here on its own descriptor, as another process holds it."""
+    import fcntl
+    import os
+
+    db = tmp_path / "held.db"
+    db.mkdir()
+    fd = os.open(db / "LOCK", os.O_CREAT | os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        with pytest.raises(MilvusUnavailable) as err:
+            open_client(db)
+    finally:
+        os.close(fd)
+    assert str(err.value) == (f"Milvus Lite file {db.resolve()} is open in another process (Milvus Lite serves one "
+                              "process at a time: stop the other one, or use a Milvus server)")
+    out, errors = capfd.readouterr()
+    assert "Traceback" not in out + errors

@@ -14,13 +14,52 @@ from retrieval.milvus import Schema, doc_weights, literal, sparse_vector, tenant
 HOSTILE = 'x" or 1==1 or doc_type == "\' \\ ) or (true'
 
 
-def test_string_literal_is_json_escaped_and_round_trips():
+def test_string_literal_is_escaped_and_round_trips():
     rendered = literal(HOSTILE)
     assert rendered == '"x\\" or 1==1 or doc_type == \\"\' \\\\ ) or (true"'
     assert json.loads(rendered) == HOSTILE
     # Every inner double quote is escaped: the literal ends only at its last character.
     body = rendered[1:-1]
     assert all(body[i - 1] == "\\" for i, ch in enumerate(body) if ch == '"')
+
+
+#: The escapes Milvus's parser reads in a double-quoted string (measured on Milvus Lite: \\uXXXX, \\xHH, octal,
+#: \\a, \\b, \\f and \\v are refused; a raw line feed or carriage return ends the string).
+MILVUS_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _milvus_reads(rendered: str) -> str:
+    """The value Milvus's parser reads from a double-quoted literal, or AssertionError where it refuses it."""
+    assert rendered[0] == rendered[-1] == '"'
+    out, chars = [], iter(rendered[1:-1])
+    for ch in chars:
+        assert ch not in '"\n\r', f"raw {ch!r} inside the literal"
+        if ch == "\\":
+            nxt = next(chars)
+            assert nxt in MILVUS_ESCAPES, f"unknown escape sequence \\{nxt}"
+            ch = MILVUS_ESCAPES[nxt]
+        out.append(ch)
+    return "".join(out)
+
+
+def test_every_character_survives_in_an_escape_milvus_reads():
+    """Control characters built expressions Milvus rejected (JSON's \\u0001): the tenant's every request fell to
+    lexical_only. Every character from U+0000 to U+2FFF, and some beyond the BMP, reads back as itself."""
+    chars = [chr(c) for c in range(0x3000) if not 0xD800 <= c <= 0xDFFF] + ["😀", "\U0010FFFF", "\ue000"]
+    for ch in chars:
+        value = f"a{ch}b{ch}"
+        assert _milvus_reads(literal(value)) == value, repr(ch)
+    for value in ("", "\\", '"', "\\\"", 'a\\"b', "\\u0041", "\\n", "x\\", "\n\r\t\x00\x0b\x0c\x7f\x85\u2028",
+                  "josé", "🚀", HOSTILE):
+        assert _milvus_reads(literal(value)) == value, repr(value)
+    with pytest.raises(InvalidFilter, match="not valid Unicode"):
+        literal("a\ud800")
+
+
+def test_a_json_path_key_is_a_literal_too():
+    schema = Schema({"tenant": {str}, 'we"ird\x01 key\n': {str}}, "tenant")
+    flt = Filters((("tenant", ("t\x01",)), ('we"ird\x01 key\n', ("v\x02",))))
+    assert schema.expression(flt, "t\x01") == ('(tenant == "t\x01") and (meta["we\\"ird\x01 key\\n"] == "v\x02")')
 
 
 def test_typed_literals():
