@@ -18,6 +18,7 @@ from .filters import Filters
 from .fusion import fuse, round_robin
 from .generate import Generated
 from .index import IndexState
+from .llm import LLMFailure
 from .select import dedup
 from .settings import Settings
 from .transforms import (Glossary, LLMTransformer, checked, codes, decompose, has_code, invariant_flags, local_hyde,
@@ -73,8 +74,7 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
     glossary = Glossary.load(s.glossary_path or state.corpus_path.parent / "glossary.json")
     llm = None
     if s.llm_configured:
-        llm = LLMTransformer(s.llm_base_url, s.llm_model,
-                             s.llm_api_key.get_secret_value() if s.llm_api_key else None)
+        llm = LLMTransformer.from_settings(s)  # RETRIEVAL_LLM_TIMEOUT and the reply bound apply here too
     queries: list[Query] = []
     lists: dict[RankerKey, tuple[Query, RankedList]] = {}
     techniques: dict[str, dict[str, Any]] = {}
@@ -131,9 +131,13 @@ def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -
             text = llm.run(technique, question)
             return ([line.strip(" -•") for line in text.splitlines() if line.strip()] if technique ==
                     "multi_query" else [text]), None
+        except LLMFailure as exc:  # its reason is in our words: never the server's text, the URL or the key
+            fallback = (f"the LLM {'reply was refused' if exc.refused else 'failed'} ({exc.reason}); the local "
+                        "adapter wrote this query")
         except Exception as exc:  # noqa: BLE001 - the local adapter takes over, and the trace says so
             # The class only: a server's message may quote the request, and the key never reaches the trace.
             fallback = f"the LLM failed ({exc.__class__.__name__}); the local adapter wrote this query"
+        if fallback:
             log.warning("LLM %s: %s", technique, fallback)
     if technique == "rewrite":
         return [local_rewrite(question, glossary)], fallback

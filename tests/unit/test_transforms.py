@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from retrieval.expand import variant_texts
+from retrieval.llm import LLMFailure
 from retrieval.mmr import mmr
 from retrieval.transforms import (Glossary, checked, codes, decompose, invariant_flags, local_hyde,
                                   local_multi_query, local_rewrite, self_query_filters)
@@ -90,3 +91,15 @@ def test_variant_texts_report_the_llm_fallback():
     assert texts == [local_rewrite("PX-7 sem pgto", glossary)]
     assert why == "the LLM failed (TimeoutError); the local adapter wrote this query"
     assert variant_texts("rewrite", "PX-7 sem pgto", glossary, None)[1] is None  # no LLM: no fallback
+
+    class Refusing:
+        def __init__(self, failure):
+            self.failure = failure
+
+        def run(self, technique, question):
+            raise self.failure
+
+    texts, why = variant_texts("hyde", "PX-7", glossary, Refusing(LLMFailure("HTTP 500")))
+    assert texts == [local_hyde("PX-7")] and why == "the LLM failed (HTTP 500); the local adapter wrote this query"
+    why = variant_texts("multi_query", "PX-7", glossary, Refusing(LLMFailure("empty reply", refused=True)))[1]
+    assert why == "the LLM reply was refused (empty reply); the local adapter wrote this query"
