@@ -14,16 +14,14 @@ The result is a frozen :class:`GateResult`; its :meth:`~GateResult.to_dict` is t
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .store import StoreRead, read_vectors
 from .transforms import codes, has_code
 from .types import Chunk, FinalItem, RankedList, ScoredItem
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,12 +62,10 @@ def question_cosines(selected: Sequence[ScoredItem], dense: RankedList, q_vec: n
         return Cosines({}, False)
     known: dict[str, float | None] = {i.chunk_id: i.score for i in dense.items}
     wanted = [i.chunk_id for i in selected if i.chunk_id not in known]
-    try:
-        vectors = store.vectors(wanted) if (store is not None and wanted) else {}
-    except Exception as exc:  # noqa: BLE001 - fall back to the BM25 gate, and say so
-        note = f"stored vectors unavailable ({exc.__class__.__name__}): BM25 gate used"
-        log.warning(note)
-        return Cosines({}, False, note)
+    read = read_vectors(store, wanted) if store is not None else StoreRead({})
+    if read.value is None:  # fall back to the BM25 gate, and say so
+        return Cosines({}, False, f"{read.reason}; BM25 gate used")
+    vectors = read.value
     for cid in wanted:
         known[cid] = float(vectors[cid] @ q_vec) if cid in vectors else None
     return Cosines(known, True)

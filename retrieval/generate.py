@@ -9,7 +9,6 @@ between configurations that differ only after the generators); it is never store
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
 from contextlib import nullcontext
@@ -22,10 +21,9 @@ from .embedders import Embedder
 from .filters import Filters
 from .index import IndexState
 from .listcache import ListCache
+from .store import StoreRead, read_window
 from .trace import StageTimer
 from .types import RankedList
-
-log = logging.getLogger(__name__)
 
 
 class QueryEncoder:
@@ -77,6 +75,31 @@ class Generated:
     dense_error: str | None = None
 
 
+class _FailedRead(Exception):
+    """Carries a failed :class:`StoreRead` out of :meth:`ListCache.get_or_run`, so that it is not cached."""
+
+    def __init__(self, read: StoreRead) -> None:
+        super().__init__(read.reason)
+        self.read = read
+
+
+def _shared_read(lists: ListCache | None, key: tuple, read: Callable[[], StoreRead]) -> StoreRead:
+    """``read()`` through the shared list cache when there is one; only a successful read is cached."""
+    if lists is None:
+        return read()
+
+    def run() -> Any:
+        got = read()
+        if got.value is None:
+            raise _FailedRead(got)
+        return got.value
+
+    try:
+        return StoreRead(lists.get_or_run(key, run))
+    except _FailedRead as failed:
+        return failed.read
+
+
 def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Filters, window: int, tier: str,
              reason: str, *, lists: ListCache | None = None, timer: StageTimer | None = None,
              hyde: bool = False) -> Generated:
@@ -109,12 +132,10 @@ def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Fi
         return Generated(lexical, dense, None, None)
     with timed("embed_query"):
         vector, cached = (encoder.passage(text), False) if hyde else encoder.query(text)
-    with timed("dense"):
-        try:
-            dense = shared(("dense", state.index_id, text, hyde, flt, window),
-                           lambda: state.store.query(vector, flt, window))
-        except Exception as exc:  # noqa: BLE001 - the request carries on one tier down, saying why
-            why = f"dense search failed: {exc.__class__.__name__}: {str(exc)[:200]}"
-            log.warning(why)
-            return Generated(lexical, RankedList("dense", "cosine", (), skipped=why), None, cached, why)
-    return Generated(lexical, dense, vector, cached)
+    with timed("dense"):  # guarded: a failed search is a reason, not a raise (and is never cached)
+        read = _shared_read(lists, ("dense", state.index_id, text, hyde, flt, window),
+                            lambda: read_window(state.store, vector, flt, window))
+    if read.value is None:  # the request carries on one tier down, saying why
+        why = read.reason or "dense search failed"
+        return Generated(lexical, RankedList("dense", "cosine", (), skipped=why), None, cached, why)
+    return Generated(lexical, read.value, vector, cached)

@@ -180,21 +180,36 @@ class Workbench:
             flt = build_filters(filters, state.field_types, s.tenant_field)
         with tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
-            judged = None
+            notes = [{"stage": "transforms", "note": f"{name}: {t['fallback']}"}
+                     for name, t in c.techniques.items() if t.get("fallback")]
+            judged, judge_why = None, None
             if self._wants_judge(c.tier, s):  # the learned judge reads the window once
                 with timer.stage("judge_features"):
-                    judged = self._judge_run(question, c, state, s)
-            tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer, judged)
+                    judged, judge_why = self._judge_run(question, c, state, s)
+                if judged is None and judge_why is not None:  # a failed store read: the learned stages drop
+                    notes.append({"stage": "judge_features", "note": judge_why})
+            tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer, judged,
+                                                  judge_why)
             with timer.stage("dedup"):
-                mmr_vectors = state.store.vectors if c.vector is not None and state.store else None
-                selected = select(reranked if reranked.items else c.fused, s.dedup, s.top_k, s.window,
-                                  s.mmr_lambda, mmr_vectors)
+                # MMR reads stored vectors (guarded); it does not run without the dense side, and says so.
+                no_vectors = (f"the dense side did not run: {c.reason}" if c.vector is None
+                              else f"no vector store: {state.store_reason}")
+                selection = select(reranked if reranked.items else c.fused, s.dedup, s.top_k, s.window,
+                                   s.mmr_lambda, state.store if c.vector is not None else None, no_vectors)
+                selected = selection.items
+            if selection.note:
+                notes.append({"stage": "select", "note": selection.note})
             with timer.stage("gate"):
-                gate = decide(selected, question_cosines(selected, c.dense, c.vector, state.store), c.lexical,
-                              state.chunk_by_id, question, s.min_similarity, s.min_bm25, s.require_codes,
-                              state.known_codes)
+                cosines = question_cosines(selected, c.dense, c.vector, state.store)
+                if cosines.note:
+                    notes.append({"stage": "gate", "note": cosines.note})
+                gate = decide(selected, cosines, c.lexical, state.chunk_by_id, question, s.min_similarity,
+                              s.min_bm25, s.require_codes, state.known_codes)
                 # The learned gate reads the context the answer would use: what passed the cosine and code checks.
-                gate, gate_dict = self._support_gate(gate, judged, gate.final or selected, question, s)
+                gate, gate_dict = self._support_gate(gate, judged, gate.final or selected, question, s, judge_why)
+            support_note = (gate_dict.get("support") or {}).get("note") or ""
+            if judged is not None and support_note.startswith("not applied"):  # the widening read failed
+                notes.append({"stage": "support_gate", "note": support_note})
             if not gate.final:
                 tier, reason = "refusal", gate.reason
                 if not selected:  # nothing was found: a misspelled tenant is the usual cause, say so
@@ -211,7 +226,7 @@ class Workbench:
                      c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, list(gate.final),
                      lost_by_reranker(c.fused, reranked, s.dedup, s.top_k), answer, timings,
                      _costs(answer, c.techniques), variants(c.extra), gate_dict, selected,
-                     {"query_vector": c.vector_cache})
+                     {"query_vector": c.vector_cache}, notes)
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
                     timer: StageTimer) -> "_Candidates":
@@ -261,29 +276,36 @@ class Workbench:
             return False
         return RerankerSpec.parse(s.reranker_model).kind == "ltr" or s.support_gate or s.evidence_model
 
-    def _judge_run(self, question: str, c: "_Candidates", state: IndexState, s: Settings) -> tuple[Any, Any] | None:
-        """``(models, JudgeRun)`` with the rerank window's features computed once, or ``None`` when no judge
-        model loads (the stages that need it then run without it, and the trace says so)."""
+    def _judge_run(self, question: str, c: "_Candidates", state: IndexState,
+                   s: Settings) -> tuple[tuple[Any, Any] | None, str | None]:
+        """``((models, JudgeRun), None)`` with the rerank window's features computed once; ``(None, None)`` when
+        no judge model loads, ``(None, why)`` when the store read the features need fails (the stages that
+        need the judge then run without it, and the trace says so)."""
         models, _ = self.judge(s)
         if models is None:
-            return None
+            return None, None
         from .judge.stage import judge_window
 
-        return models, judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
-                                    c.vector, s.reranker_max_input)
+        run, why = judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
+                                c.vector, s.reranker_max_input)
+        return ((models, run) if run is not None else None), why
 
     def _support_gate(self, gate: Any, judged: tuple[Any, Any] | None, selected: Sequence[Any], question: str,
-                      s: Settings) -> tuple[Any, dict[str, Any]]:
-        """The learned support gate (:func:`retrieval.judge.stage.apply_support_gate`) when it is on."""
+                      s: Settings, judge_why: str | None = None) -> tuple[Any, dict[str, Any]]:
+        """The learned support gate (:func:`retrieval.judge.stage.apply_support_gate`) when it is on;
+        ``judge_why`` is why the judge has no run although its models loaded (a failed store read)."""
         if not s.support_gate:
             return gate, gate.to_dict()
         from .judge.stage import apply_support_gate
 
-        return apply_support_gate(gate, judged, selected, question, self.judge(s)[1], s.support_threshold)
+        return apply_support_gate(gate, judged, selected, question, judge_why or self.judge(s)[1],
+                                  s.support_threshold)
 
     def _rerank(self, tier: str, reason: str, question: str, fused: RankedList, state: IndexState, s: Settings,
-                timer: StageTimer, judged: tuple[Any, Any] | None = None) -> tuple[str, str, RankedList]:
-        """The rerank stage in the ``full`` tier; a reranker that fails drops the request to ``rrf_only``."""
+                timer: StageTimer, judged: tuple[Any, Any] | None = None,
+                judge_why: str | None = None) -> tuple[str, str, RankedList]:
+        """The rerank stage in the ``full`` tier; a reranker that fails (or the learned ranker without its
+        feature rows: ``judge_why``) drops the request to ``rrf_only``."""
         timer.skip("rerank")
         if tier != "full":
             return tier, reason, RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
@@ -292,7 +314,7 @@ class Workbench:
             from .judge.stage import ltr_rerank
 
             if judged is None:
-                why = "learned ranker: no feature rows for this request"
+                why = f"learned ranker: {judge_why or 'no feature rows for this request'}"
                 return "rrf_only", why, RankedList("reranked", "none", (), note=f"no rerank ran: {why}")
             with timer.stage("rerank"):
                 return tier, reason, ltr_rerank(reranker.models, judged[1])

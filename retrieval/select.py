@@ -3,11 +3,11 @@ reranker lost (fused top_k parents that the reranked top_k no longer holds)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, Sequence
-
-import numpy as np
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 from .mmr import mmr
+from .store import DenseStore, read_vectors
 from .types import RankedList, ScoredItem
 
 
@@ -23,14 +23,31 @@ def dedup(items: Iterable[ScoredItem], mode: str) -> list[ScoredItem]:
     return out
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The list the gate reads, and why MMR did not run when it was asked for (``None`` otherwise)."""
+
+    items: tuple[ScoredItem, ...]
+    note: str | None = None
+
+
 def select(source: RankedList, mode: str, top_k: int, window: int, mmr_lambda: float | None,
-           vectors: Callable[[Sequence[str]], Mapping[str, np.ndarray]] | None) -> tuple[ScoredItem, ...]:
+           store: DenseStore | None, no_vectors: str = "no vector store") -> Selection:
     """The list the gate reads: ``source`` deduplicated, then the first ``top_k`` — or, with ``mmr_lambda``
-    set and stored vectors available (``vectors`` not ``None``), MMR's ``top_k`` over the first ``window``."""
+    set, MMR's ``top_k`` over the first ``window`` (Carbonell and Goldstein, 1998), from the stored vectors.
+
+    MMR that cannot run is never silent: without a ``store`` (``no_vectors`` says why) or when its guarded
+    read fails (:func:`retrieval.store.read_vectors`), the first ``top_k`` are kept and ``note`` says why.
+    """
     pool = dedup(source.items, mode)
-    if mmr_lambda is not None and vectors is not None:
-        return tuple(mmr(pool[:window], vectors([i.chunk_id for i in pool[:window]]), mmr_lambda, top_k))
-    return tuple(pool[:top_k])
+    if mmr_lambda is None:
+        return Selection(tuple(pool[:top_k]))
+    if store is None:
+        return Selection(tuple(pool[:top_k]), f"MMR not applied ({no_vectors}): the first {top_k} kept in order")
+    read = read_vectors(store, [i.chunk_id for i in pool[:window]])
+    if read.value is None:
+        return Selection(tuple(pool[:top_k]), f"MMR not applied ({read.reason}): the first {top_k} kept in order")
+    return Selection(tuple(mmr(pool[:window], read.value, mmr_lambda, top_k)))
 
 
 def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: int) -> list[dict[str, Any]]:

@@ -67,6 +67,10 @@ class Trace:
 
     ``selected`` is the list the gate read: the reranked (else fused) list after dedup, top_k and MMR; the
     evaluation scores it, so it scores what the pipeline kept.
+
+    ``notes`` are the stages that did less than they were asked, each ``{"stage", "note"}``: MMR that could not
+    run, an LLM transform answered by the local adapter, a store read that failed (the stage dropped). A stage
+    that changes the tier says so in ``tier_reason`` instead; nothing degrades without a line here or there.
     """
 
     question: str
@@ -90,6 +94,7 @@ class Trace:
     gate: dict[str, Any] = field(default_factory=dict)
     selected: tuple[ScoredItem, ...] = ()
     cache: dict[str, Any] = field(default_factory=dict)
+    notes: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +120,7 @@ class Trace:
             "timings_ms": self.timings_ms,
             "costs": self.costs,
             "cache": self.cache,
+            "notes": [dict(n) for n in self.notes],
         }
 
     @property

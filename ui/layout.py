@@ -54,6 +54,8 @@ def tier_badge(trace: Mapping[str, Any]) -> None:
     tier = trace["tier"]
     color = TIER_COLORS.get(tier, "gray")
     st.markdown(f"**Tier** :{color}-badge[{tier}] &nbsp; {md_escape(trace.get('tier_reason') or '')}")
+    for note in trace.get("notes") or []:  # stages that did less than asked (MMR, a transform's LLM, a store read)
+        st.caption(f"**{md_escape(note['stage'])}**: {md_escape(note['note'])}")
 
 
 def models_line(trace: Mapping[str, Any]) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..answer import EXTRACTIVE_NOTES, Answer, abstention
+from ..store import guarded, read_vectors
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
 from .features import (GATE_NAMES, CandidateRows, JudgeInput, TextView, candidate_features, focus_missing_words,
@@ -72,16 +73,24 @@ def load_learned_reranker(spec: str, default_path: Path | str) -> tuple[LearnedR
 
 
 def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, dense: RankedList,
-                fused: RankedList, q_vec: np.ndarray | None, window: int) -> JudgeInput:
+                fused: RankedList, q_vec: np.ndarray | None, window: int) -> tuple[JudgeInput | None, str | None]:
     """Everything the judge reads for one request: stored vectors are read only for the window's
-    candidates that the dense list lacks (lexical-only finds)."""
+    candidates that the dense list lacks (lexical-only finds), through the guarded read.
+
+    Returns:
+        ``(input, None)``, or ``(None, reason)`` when those vectors cannot be read: their cosine features
+        would be unknown, so the learned stages drop (with this reason) instead of scoring a 0 cosine.
+    """
     dense_ids = {i.chunk_id for i in dense.items}
     wanted = [i.chunk_id for i in fused.items[:window] if i.chunk_id not in dense_ids]
     vectors: Mapping[str, np.ndarray] = {}
     if q_vec is not None and state.store is not None and wanted:
-        vectors = state.store.vectors(wanted)
+        read = read_vectors(state.store, wanted, "the judge's stored vectors unavailable")
+        if read.value is None:
+            return None, read.reason
+        vectors = read.value
     return JudgeInput(question, lexical, dense, fused, q_vec, vectors, text_view(state),
-                      tenant_stats(state.lexical, tenant))
+                      tenant_stats(state.lexical, tenant)), None
 
 
 @dataclass
@@ -100,16 +109,25 @@ class JudgeRun:
         rows = candidate_features(inp, window)
         return cls(inp, rows, {cid: j for j, cid in enumerate(rows.chunk_ids)}, window, fetch)
 
-    def widen(self, chunk_ids: Sequence[str]) -> None:
+    def widen(self, chunk_ids: Sequence[str]) -> str | None:
         """Rows for the whole fused list, when a selected chunk lies beyond the window (MMR, a top_k above the
-        window): the stored vectors of those chunks are read first, so their cosine is known, not 0."""
+        window): the stored vectors of those chunks are read first (guarded), so their cosine is known, not 0.
+
+        Returns:
+            ``None``, or why the stored vectors could not be read (the rows are then left as they were).
+        """
         wanted = [c for c in chunk_ids if c not in self.inp.vectors]
         vectors = dict(self.inp.vectors)
         if wanted and self.fetch is not None and self.inp.q_vec is not None:
-            vectors.update(self.fetch(wanted))
+            fetch = self.fetch
+            read = guarded(lambda: fetch(wanted), "the judge's stored vectors unavailable")
+            if read.value is None:
+                return read.reason
+            vectors.update(read.value)
         self.inp = replace(self.inp, vectors=vectors)
         self.rows = candidate_features(self.inp, len(self.inp.fused.items))
         self.index = {cid: j for j, cid in enumerate(self.rows.chunk_ids)}
+        return None
 
 
 def ltr_rerank(models: JudgeModels, run: JudgeRun) -> RankedList:
@@ -167,11 +185,13 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
     question-level features, the features themselves, the top contributions (log-odds) and a reason in
     plain words. ``threshold`` overrides the model's (``RETRIEVAL_SUPPORT_THRESHOLD``)."""
     missing_rows = [i.chunk_id for i in selected if i.chunk_id not in run.index]
-    if missing_rows:  # a selected chunk beyond the window (MMR, top_k above it): rows for the whole fused list
-        run.widen(missing_rows)
-    idx = [run.index[i.chunk_id] for i in selected if i.chunk_id in run.index]
     threshold = models.threshold if threshold is None else float(threshold)
     kind = f"learned support ({models.support.kind})"
+    if missing_rows:  # a selected chunk beyond the window (MMR, top_k above it): rows for the whole fused list
+        why = run.widen(missing_rows)
+        if why is not None:  # their features would be unknown: no decision, and the gate says why
+            return {"kind": kind, "threshold": threshold, "best": None, "passes": None, "note": f"not applied: {why}"}
+    idx = [run.index[i.chunk_id] for i in selected if i.chunk_id in run.index]
     if not idx:
         return {"kind": kind, "threshold": threshold, "best": None, "features": {}, "passes": False,
                 "top_contributions": [], "missing_tokens": [], "reason": "no candidate to answer from"}
@@ -199,11 +219,16 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
 
 
 def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lexical: RankedList,
-                 dense: RankedList, fused: RankedList, vector: np.ndarray | None, max_input: int) -> JudgeRun:
-    """The request's :class:`JudgeInput` (its tenant's statistics) and the rerank window's feature rows."""
+                 dense: RankedList, fused: RankedList, vector: np.ndarray | None,
+                 max_input: int) -> tuple[JudgeRun | None, str | None]:
+    """The request's :class:`JudgeInput` (its tenant's statistics) and the rerank window's feature rows:
+    ``(run, None)``, or ``(None, reason)`` when the store read they need fails (see :func:`judge_input`)."""
     tenants = filters.get(tenant_field)
-    inp = judge_input(state, question, tenants[0] if tenants else None, lexical, dense, fused, vector, max_input)
-    return JudgeRun.of(inp, max_input, state.store.vectors if state.store is not None else None)
+    inp, why = judge_input(state, question, tenants[0] if tenants else None, lexical, dense, fused, vector,
+                           max_input)
+    if inp is None:
+        return None, why
+    return JudgeRun.of(inp, max_input, state.store.vectors if state.store is not None else None), None
 
 
 def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, selected: Sequence[ScoredItem],
@@ -230,6 +255,8 @@ def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, s
         data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
         return gate, data
     decision = support_decision(judged[0], judged[1], selected, question, threshold)
+    if decision["passes"] is None:  # the decision could not be made (a store read failed): the gate drops
+        return gate, {**data, "support": decision}
     if gate.final and not decision["passes"]:
         gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final), reason=decision["reason"],
                        kind=f"{gate.kind} + {decision['kind']}")

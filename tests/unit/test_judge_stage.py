@@ -157,6 +157,23 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
     unfetched.widen(["c#0"])
     assert unfetched.rows.column("dense_cos")[unfetched.index["c#0"]] == 0.0
 
+    # A store that fails the read: the guarded read says why, the rows stay as they were, and the support
+    # decision is not made (its gate drops, saying why) rather than scoring an unknown cosine as 0.
+    from types import SimpleNamespace
+
+    from retrieval.judge.stage import support_decision
+
+    def fails(ids):
+        raise ConnectionError("store gone")
+
+    broken = JudgeRun.of(dc_replace(inp), c_rank, fetch=fails)
+    assert broken.widen(["c#0"]) == "the judge's stored vectors unavailable: ConnectionError: store gone"
+    assert "c#0" not in broken.index
+    models = SimpleNamespace(threshold=0.5, support=SimpleNamespace(kind="logistic"))
+    decision = support_decision(models, broken, [ScoredItem("c#0", "c", 1, 1.0)], QUESTION)
+    assert decision["passes"] is None and decision["best"] is None
+    assert decision["note"] == "not applied: the judge's stored vectors unavailable: ConnectionError: store gone"
+
 
 def test_gate_features_of_chunks_beyond_the_window_read_their_stored_vectors(bench_and_model):
     # A rerank window of 2 with top_k 5: three selected chunks lie beyond the window. Their cosines come from

@@ -178,11 +178,18 @@ def test_select_dedup_topk_mmr_and_lost_by_reranker():
     fused = RankedList("fused", "rrf", (ScoredItem("a#0", "a", 1, 0.9), ScoredItem("a#1", "a", 2, 0.8),
                                         ScoredItem("b#0", "b", 3, 0.7), ScoredItem("c#0", "c", 4, 0.1)))
     assert [i.chunk_id for i in dedup(fused.items, "parent")] == ["a#0", "b#0", "c#0"]
-    assert [i.chunk_id for i in select(fused, "chunk", 2, 4, None, None)] == ["a#0", "a#1"]
+    plain = select(fused, "chunk", 2, 4, None, None)
+    assert [i.chunk_id for i in plain.items] == ["a#0", "a#1"] and plain.note is None
     same = {"a#0": np.array([1.0, 0.0]), "a#1": np.array([1.0, 0.0]), "b#0": np.array([0.0, 1.0]),
             "c#0": np.array([0.0, 1.0])}
+
+    class Stored:
+        def vectors(self, ids):
+            return {i: same[i] for i in ids}
+
     # λ = 0.5: after a#0, its twin a#1 is fully redundant, so b#0 comes next.
-    assert [i.chunk_id for i in select(fused, "chunk", 2, 4, 0.5, lambda ids: same)] == ["a#0", "b#0"]
+    diverse = select(fused, "chunk", 2, 4, 0.5, Stored())
+    assert [i.chunk_id for i in diverse.items] == ["a#0", "b#0"] and diverse.note is None
     reranked = RankedList("reranked", "x", (ScoredItem("c#0", "c", 1, 1.0, fused_rank=4),
                                             ScoredItem("a#0", "a", 2, 0.5, fused_rank=1)))
     assert lost_by_reranker(fused, reranked, "parent", 2) == [

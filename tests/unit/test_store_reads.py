@@ -1,0 +1,167 @@
+"""No silent stage: one guarded store read (a store that answers ``query`` but fails ``get`` never raises out
+of ``ask``: the stage that read it drops, its reason in the trace), MMR that cannot run says so, an LLM
+transform that falls back to the local adapter says so, and a misspelled or partial tenant field is refused
+at load. Hand-built corpus, fake embedder and store: no model."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from retrieval.answer import ExtractiveAnswerer
+from retrieval.filters import Filters
+from retrieval.index import build_index
+from retrieval.pipeline import Workbench
+from retrieval.select import select
+from retrieval.settings import Settings
+from retrieval.store import StoreRead, guarded, read_vectors, read_window
+from retrieval.types import RankedList, ScoredItem
+
+DOCS = [
+    {"id": "a", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas após o pagamento.", "metadata": {"tenant": "t1"}},
+    {"id": "b", "title": "Reembolso", "text": "O reembolso do PX-7 leva 7 dias úteis.", "metadata": {"tenant": "t1"}},
+    {"id": "c", "title": "Garantia", "text": "O PX-7 tem garantia de um ano após a ativação.", "metadata": {"tenant": "t1"}},
+    {"id": "d", "title": "Outro", "text": "Prazo de entrega do cofre.", "metadata": {"tenant": "t2"}},
+]
+QUESTION = "Quando o PX-7 é ativado após o pagamento?"
+
+
+class FakeEmbedder:
+    name = "fake-2"
+
+    def embed_queries(self, texts):
+        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
+
+    embed_passages = embed_queries
+
+
+class GetFails:
+    """Answers ``query`` (a fixed cosine window, a# only: b# and c# are lexical-only finds) but fails every
+    ``get`` of stored vectors, as a Chroma whose SQLite refuses the read would."""
+
+    def __init__(self, chunks) -> None:
+        self.chunks = {c.chunk_id: c for c in chunks}
+        self.gets = 0
+
+    def query(self, vector, flt: Filters, window: int) -> RankedList:
+        tenants = flt.get("tenant") or ()
+        hits = [cid for cid in self.chunks if cid.startswith("a#") and self.chunks[cid].metadata["tenant"] in tenants]
+        return RankedList("dense", "cosine", tuple(ScoredItem(cid, "a", r, 0.9) for r, cid in enumerate(hits, 1)))
+
+    def vectors(self, ids):
+        self.gets += 1
+        raise ConnectionError("too many SQL variables")
+
+    def count(self) -> int:
+        return len(self.chunks)
+
+
+def _write(path, docs):
+    path.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs) + "\n", encoding="utf-8")
+    return path
+
+
+def _bench(tmp_path, **overrides) -> tuple[Workbench, GetFails]:
+    settings = Settings(_env_file=None, chroma_path=tmp_path / "unused", **overrides)
+    bench = Workbench(settings, embedder=FakeEmbedder(), progress=False)
+    state = build_index(settings, _write(tmp_path / "c.jsonl", DOCS), None, "no embedder here",
+                        lambda: (None, "unused"), threading.RLock())
+    store = GetFails(state.chunks)
+    bench.state = dataclasses.replace(state, store=store, store_reason="ok")
+    return bench, store
+
+
+def _notes(trace, stage):
+    return [n["note"] for n in trace.notes if n["stage"] == stage]
+
+
+# -- the guarded read -----------------------------------------------------------------------------------------
+def test_a_guarded_read_returns_the_value_or_one_line_why():
+    assert guarded(lambda: {"x": 1}, "stored vectors unavailable") == StoreRead({"x": 1})
+
+    def boom():
+        raise ConnectionError("database is locked\n  (sqlite)")
+
+    failed = guarded(boom, "stored vectors unavailable")
+    assert failed.value is None and not failed.ok
+    assert failed.reason == "stored vectors unavailable: ConnectionError: database is locked (sqlite)"
+    assert read_vectors(None, ["a#0"]).reason == "stored vectors unavailable: no vector store"
+    store = GetFails([])
+    assert read_vectors(store, []) == StoreRead({}) and store.gets == 0  # nothing asked, nothing read
+    assert read_vectors(store, ["a#0"]).reason.startswith("stored vectors unavailable: ConnectionError")
+    assert read_window(store, np.zeros(2), Filters(()), 3).ok
+
+
+def test_a_store_that_fails_get_never_raises_out_of_ask_and_each_stage_says_why(tmp_path):
+    bench, store = _bench(tmp_path, reranker_model="none", support_gate=False, evidence_model=False,
+                          mmr_lambda=0.5, min_similarity=-1.0)
+    trace = bench.ask(QUESTION, {"tenant": "t1"})
+    assert store.gets >= 2  # MMR and the gate both tried
+    assert trace.tier == "rrf_only" and trace.final  # the request still answers, from the BM25 gate
+    assert trace.gate["kind"] == "bm25" and "BM25 gate used" in trace.gate["note"]
+    (mmr_note,) = _notes(trace, "select")
+    assert mmr_note.startswith("MMR not applied (stored vectors unavailable: ConnectionError: too many SQL")
+    assert _notes(trace, "gate") == [trace.gate["note"]]
+    assert trace.to_dict()["notes"] == [dict(n) for n in trace.notes]
+
+
+def test_the_learned_judge_drops_on_a_failed_read_with_its_reason(tmp_path):
+    bench, _ = _bench(tmp_path, min_similarity=-1.0)  # defaults: the learned ranker, support gate, evidence
+    models, why = bench.judge(bench.settings)
+    if models is None:
+        pytest.skip(f"the shipped judge model does not load here: {why}")
+    trace = bench.ask(QUESTION, {"tenant": "t1"})
+    assert trace.tier in {"rrf_only", "refusal"} and trace.final is not None
+    (judge_note,) = _notes(trace, "judge_features")
+    assert judge_note.startswith("the judge's stored vectors unavailable: ConnectionError")
+    if trace.tier == "rrf_only":
+        assert trace.tier_reason == f"learned ranker: {judge_note}"
+    assert trace.gate["support"]["note"] == f"not applied: {judge_note}"
+
+
+# -- MMR that cannot run ----------------------------------------------------------------------------------------
+def test_mmr_without_vectors_keeps_the_order_and_says_why():
+    fused = RankedList("fused", "rrf", (ScoredItem("a#0", "a", 1, 0.9), ScoredItem("b#0", "b", 2, 0.8),
+                                        ScoredItem("c#0", "c", 3, 0.7)))
+    off = select(fused, "parent", 2, 3, 0.5, None, "the dense side did not run: dense switched off")
+    assert [i.chunk_id for i in off.items] == ["a#0", "b#0"]
+    assert off.note == "MMR not applied (the dense side did not run: dense switched off): the first 2 kept in order"
+    failed = select(fused, "parent", 2, 3, 0.5, GetFails([]))
+    assert [i.chunk_id for i in failed.items] == ["a#0", "b#0"] and "ConnectionError" in failed.note
+    assert select(fused, "parent", 2, 3, None, None).note is None  # MMR not asked: nothing to say
+
+
+def test_mmr_with_dense_off_is_noted_in_the_trace(tmp_path):
+    bench, store = _bench(tmp_path, reranker_model="none", support_gate=False, evidence_model=False,
+                          mmr_lambda=0.5, dense_enabled=False)
+    trace = bench.ask(QUESTION, {"tenant": "t1"})
+    assert trace.tier == "lexical_only" and store.gets == 0
+    (note,) = _notes(trace, "select")
+    assert note.startswith("MMR not applied (the dense side did not run: ") and trace.tier_reason in note
+
+
+# -- an LLM transform that falls back ---------------------------------------------------------------------------
+class FailingLLM:
+    costs = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls()
+
+    def run(self, technique, question):
+        raise TimeoutError("sk-secret would be in here")
+
+
+def test_an_llm_transform_fallback_is_recorded_in_the_trace(tmp_path, monkeypatch):
+    monkeypatch.setattr("retrieval.expand.LLMTransformer", FailingLLM)
+    bench, _ = _bench(tmp_path, reranker_model="none", support_gate=False, evidence_model=False,
+                      llm_base_url="http://127.0.0.1:9/v1", llm_model="fake", transforms=("rewrite",))
+    trace = bench.ask(QUESTION, {"tenant": "t1"}, answerer=ExtractiveAnswerer())
+    why = "the LLM failed (TimeoutError); the local adapter wrote this query"
+    assert trace.costs["techniques"]["rewrite"]["fallback"] == why
+    assert _notes(trace, "transforms") == [f"rewrite: {why}"]
+    assert "sk-secret" not in json.dumps(trace.to_dict(), ensure_ascii=False, default=str)
