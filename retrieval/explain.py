@@ -10,6 +10,12 @@ Reasons, in the order they are checked for each generator list:
   rank it M inside the window;
 * ``in_list``: present, with rank and score.
 
+The dense side reads the store twice per pick, bounded and guarded (:func:`retrieval.store.read_vectors`):
+the stored vectors of the picked chunks only (at most :data:`MAX_WHERE_CHUNKS`), and the store's nearest
+:data:`DEEP_WINDOW` chunks under the request's filters; a chunk's exact cosine is ranked among those (never a
+scan of the tenant: Chroma refuses one read of ~100k chunks). A read that fails leaves the dense entry
+``unknown``, with the store's reason.
+
 Then: the RRF score its two ranks (even outside the windows) would give and the fused rank that score would
 take; the reranker score (when a reranker object is passed); the gate (cosine ≥ threshold, and the code
 identity check: every code the question names must be in the chunk). Nothing of the trace is changed.
@@ -18,13 +24,66 @@ identity check: every code the question names must be in the chunk). Nothing of 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .filters import Filters
+from .store import read_vectors, read_window
 from .text import tokenize
 from .transforms import codes
+
+#: The picked chunks whose stored vectors one "Where is my document?" reads at most (one store call).
+MAX_WHERE_CHUNKS = 64
+#: The store's nearest chunks (under the request's filters) among which a picked chunk's exact cosine is ranked.
+DEEP_WINDOW = 1000
+
+
+@dataclass(frozen=True)
+class DenseEvidence:
+    """What the dense explanation reads from the store, once per pick: the picked chunks' cosines to the
+    question (exact, from their stored vectors), the store's nearest chunks (chunk id, cosine; best first),
+    or why they are unavailable.
+
+    Attributes:
+        read: the chunk ids whose vectors were asked for (the first :data:`MAX_WHERE_CHUNKS` of the pick).
+        full: ``nearest`` holds :data:`DEEP_WINDOW` chunks, so a cosine below its last has an unknown rank.
+        note: why the store could not be read (the reason of the guarded read), else ``None``.
+    """
+
+    cosines: Mapping[str, float]
+    nearest: tuple[tuple[str, float], ...]
+    read: frozenset[str]
+    full: bool = False
+    note: str | None = None
+
+
+def dense_evidence(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
+                   query_vector: np.ndarray | None) -> DenseEvidence | None:
+    """Read what the dense explanation of ``chunk_ids`` needs (``None`` without a query vector or a store).
+
+    Only the chunks the request's filters allow are read, at most :data:`MAX_WHERE_CHUNKS` of them; both
+    reads are guarded, so a failing store gives a ``note`` instead of an exception.
+    """
+    if query_vector is None or state.store is None:
+        return None
+    flt = _filters(trace)
+    wanted = [cid for cid in dict.fromkeys(chunk_ids)
+              if cid in state.chunk_by_id and _filter_reason(flt, state.chunk_by_id[cid].metadata) is None]
+    wanted = wanted[:MAX_WHERE_CHUNKS]
+    if not wanted:
+        return DenseEvidence({}, (), frozenset())
+    q = np.asarray(query_vector, dtype=np.float32)
+    vectors = read_vectors(state.store, wanted)
+    if vectors.value is None:
+        return DenseEvidence({}, (), frozenset(wanted), note=vectors.reason)
+    cosines = {cid: float(np.asarray(v, dtype=np.float32) @ q) for cid, v in vectors.value.items()}
+    near = read_window(state.store, q, flt, DEEP_WINDOW, "the store's nearest chunks unavailable")
+    if near.value is None:
+        return DenseEvidence(cosines, (), frozenset(wanted), note=near.reason)
+    nearest = tuple((i.chunk_id, float(i.score)) for i in near.value.items)
+    return DenseEvidence(cosines, nearest, frozenset(wanted), len(nearest) >= DEEP_WINDOW)
 
 
 def targets(state: Any, wanted: str) -> list[str]:
@@ -76,7 +135,7 @@ def _has_code(text: str, code: str) -> bool:
 
 
 def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: np.ndarray | None = None,
-            reranker: Any = None) -> dict[str, Any]:
+            reranker: Any = None, evidence: DenseEvidence | None = None) -> dict[str, Any]:
     """The whereabouts of ``chunk_id`` in ``trace`` (a ``Trace.to_dict()`` of a request on ``state``).
 
     Args:
@@ -84,6 +143,8 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
         query_vector: the question's embedding (the same model as the store), for exact cosine ranks;
             without it the dense explanation only says whether the chunk is in the list.
         reranker: an object with ``score(question, passages)`` (``retrieval.rerank``), or ``None``.
+        evidence: the store reads of the pick (:func:`dense_evidence`), read for this chunk alone when
+            ``None``.
 
     Returns:
         ``{"chunk_id", "parent_id", "lists": {name: {"status", ...}}, "fusion", "rerank", "gate"}``.
@@ -99,8 +160,9 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
     blocked = _filter_reason(flt, chunk.metadata)
     out: dict[str, Any] = {"chunk_id": chunk_id, "parent_id": chunk.parent_id, "window": window, "lists": {}}
     out["lists"]["lexical"], lex_rank = _lexical_entry(state, trace, chunk, question, flt, blocked, window)
-    out["lists"]["dense"], dense_rank, cosine = _dense_entry(state, trace, chunk, flt, blocked, window,
-                                                              query_vector)
+    if evidence is None and not blocked:
+        evidence = dense_evidence(state, trace, [chunk_id], query_vector)
+    out["lists"]["dense"], dense_rank, cosine = _dense_entry(trace, chunk, blocked, window, evidence)
     for name in ("fused", "reranked", "final"):  # as they are
         got = _rank_in(trace, name, chunk_id)
         out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
@@ -145,37 +207,53 @@ def _lexical_entry(state: Any, trace: Mapping[str, Any], chunk: Any, question: s
              "shared_tokens": sorted(set(q_tokens) & set(c_tokens))}, found.rank)
 
 
-def _dense_entry(state: Any, trace: Mapping[str, Any], chunk: Any, flt: Any, blocked: Any, window: int,
-                 query_vector: np.ndarray | None) -> tuple[dict[str, Any], int | None, float | None]:
+def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int,
+                 evidence: DenseEvidence | None) -> tuple[dict[str, Any], int | None, float | None]:
     """The chunk in the dense list, or why it is absent (filter, outside the window, or an HNSW miss: its
-    exact cosine would rank it inside the window); the rank the fusion would read and its cosine."""
+    exact cosine would rank it inside the window); the rank the fusion would read and its cosine.
+
+    Its exact cosine is ranked among the store's nearest :data:`DEEP_WINDOW` chunks (``evidence``); below the
+    last of a full list its rank is unknown (``rank`` ``None``, ``beyond`` the list's length)."""
     chunk_id = chunk.chunk_id
     den = _rank_in(trace, "dense", chunk_id)
     dense_rank = den["rank"] if den else None
     cosine = den["score"] if den else None
     note = (trace.get("dense") or {}).get("note") or ""
-    exact_rank = None
-    if query_vector is not None and state.store is not None and not blocked:
-        allowed = [c.chunk_id for c in state.chunks if flt.matches(c.metadata)]
-        vectors = state.store.vectors(allowed)
-        q = np.asarray(query_vector, dtype=np.float32)
-        sims = {cid: float(v @ q) for cid, v in vectors.items()}
-        if chunk_id in sims:
-            cosine = sims[chunk_id] if cosine is None else cosine
-            mine = sims[chunk_id]
-            exact_rank = 1 + sum(1 for cid, s in sims.items() if s > mine or (s == mine and cid < chunk_id))
+    exact_rank, beyond = None, False
+    mine = evidence.cosines.get(chunk_id) if evidence is not None and not blocked else None
+    if mine is not None and evidence is not None and evidence.note is None:
+        cosine = mine if cosine is None else cosine
+        others = [(cid, s) for cid, s in evidence.nearest if cid != chunk_id]
+        if evidence.full and chunk_id not in dict(evidence.nearest) and others and mine < others[-1][1]:
+            beyond = True
+        else:
+            exact_rank = 1 + sum(1 for cid, s in others if s > mine or (s == mine and cid < chunk_id))
     if den:
         return {"status": "in_list", **den, "exact_rank": exact_rank}, dense_rank, cosine
     if blocked:
         return {"status": "filtered", **blocked}, dense_rank, cosine
     if note.startswith("skipped"):
         return {"status": "skipped", "note": note}, dense_rank, cosine
+    if beyond:
+        return ({"status": "outside_window", "rank": None, "score": cosine, "window": window,
+                 "beyond": len(evidence.nearest)}, None, cosine)
     if exact_rank is None:
-        return ({"status": "unknown", "note": "no query vector or stored vector to compute its exact cosine"},
-                dense_rank, cosine)
+        return {"status": "unknown", "note": _unknown_why(chunk_id, evidence)}, dense_rank, cosine
     if exact_rank <= window:
         return {"status": "hnsw_miss", "exact_rank": exact_rank, "cosine": cosine}, exact_rank, cosine
     return {"status": "outside_window", "rank": exact_rank, "score": cosine, "window": window}, exact_rank, cosine
+
+
+def _unknown_why(chunk_id: str, evidence: DenseEvidence | None) -> str:
+    """Why a chunk's exact cosine rank is unknown, in words."""
+    if evidence is None:
+        return "no query vector or stored vector to compute its exact cosine"
+    if evidence.note is not None:
+        return f"its exact cosine rank is unknown: {evidence.note}"
+    if chunk_id not in evidence.read:
+        return (f"its stored vector was not read: a pick reads at most {MAX_WHERE_CHUNKS} chunks of one document "
+                "(pick this chunk on its own)")
+    return "no stored vector for this chunk"
 
 
 def _fusion_entry(trace: Mapping[str, Any], settings: Mapping[str, Any], chunk_id: str, lex_rank: int | None,
@@ -216,8 +294,12 @@ def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker:
             "would_rank": 1 + sum(1 for s in others if s > value) if others else None}
 
 
-def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str], **kw: Any) -> list[dict[str, Any]]:
-    return [explain(state, trace, cid, **kw) for cid in chunk_ids]
+def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
+                 query_vector: np.ndarray | None = None, reranker: Any = None) -> list[dict[str, Any]]:
+    """:func:`explain` for each of ``chunk_ids`` (a picked document's chunks), with the store read once for
+    all of them (:func:`dense_evidence`: at most :data:`MAX_WHERE_CHUNKS` vectors, guarded)."""
+    evidence = dense_evidence(state, trace, chunk_ids, query_vector)
+    return [explain(state, trace, cid, query_vector, reranker, evidence) for cid in chunk_ids]
 
 
 def describe(entry: Mapping[str, Any], list_name: str) -> str:
@@ -233,6 +315,9 @@ def describe(entry: Mapping[str, Any], list_name: str) -> str:
         return ("no question token in its text — question tokens: " + ", ".join(entry["question_tokens"])
                 + " · chunk tokens: " + ", ".join(entry["chunk_tokens"][:60])
                 + (" …" if len(entry["chunk_tokens"]) > 60 else ""))
+    if status == "outside_window" and entry.get("rank") is None:
+        return (f"ranked after the store's nearest {entry.get('beyond')}, outside the window of "
+                f"{entry.get('window', 'the')} (cosine {entry['score']:.4f})")
     if status == "outside_window":
         return f"ranked {entry['rank']}, outside the window of {entry.get('window', 'the')} (score {entry['score']:.4f})"
     if status == "hnsw_miss":

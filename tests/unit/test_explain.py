@@ -27,8 +27,20 @@ class Lexical:
 
 
 class Store:
+    """Stored vectors, and an exact nearest search standing in for the store's deeper HNSW window."""
+
+    def __init__(self) -> None:
+        self.reads: list[list[str]] = []
+
     def vectors(self, ids):
+        self.reads.append(list(ids))
         return {i: VECTORS[i].astype(np.float32) for i in ids if i in VECTORS}
+
+    def query(self, vector, flt, window):
+        kept = sorted(((float(VECTORS[c.chunk_id] @ vector), c.chunk_id) for c in CHUNKS if flt.matches(c.metadata)),
+                      key=lambda x: (-x[0], x[1]))[:window]
+        return RankedList("dense", "cosine", tuple(ScoredItem(cid, cid.split("#")[0], r, s)
+                                                   for r, (s, cid) in enumerate(kept, start=1)))
 
 
 STATE = SimpleNamespace(chunks=CHUNKS, chunk_by_id={c.chunk_id: c for c in CHUNKS}, lexical=Lexical(), store=Store(),
@@ -85,3 +97,39 @@ def test_the_learned_gate_is_named_for_the_whole_request() -> None:
     assert out["gate"]["learned"] == {"p_support": 0.09, "threshold": 0.18, "passes": False, "read_this_chunk": True}
     assert explain.explain(STATE, refused, "c#0", Q)["gate"]["learned"]["read_this_chunk"] is False
     assert explain.explain(STATE, TRACE, "a#0", Q)["gate"]["learned"] is None  # no learned gate ran
+
+
+def test_the_dense_side_reads_only_the_picked_chunks_once_and_bounded() -> None:
+    store = Store()
+    state = SimpleNamespace(**{**vars(STATE), "store": store})
+    out = explain.explain_many(state, TRACE, ["a#0", "b#0", "d#0"], query_vector=Q)
+    assert store.reads == [["a#0", "b#0"]]  # one read, the pick's chunks that the filter allows; never the tenant
+    assert [e["lists"]["dense"]["status"] for e in out] == ["hnsw_miss", "outside_window", "filtered"]
+    many = [f"x#{n}" for n in range(explain.MAX_WHERE_CHUNKS + 10)]
+    big = [chunk(cid, "texto", "lumen") for cid in many]
+    wide = SimpleNamespace(**{**vars(state), "chunk_by_id": {**STATE.chunk_by_id, **{c.chunk_id: c for c in big}}})
+    store.reads.clear()
+    evidence = explain.dense_evidence(wide, TRACE, many, Q)
+    assert store.reads == [many[: explain.MAX_WHERE_CHUNKS]]
+    last = explain.explain(wide, TRACE, many[-1], Q, evidence=evidence)["lists"]["dense"]
+    assert last["status"] == "unknown" and f"at most {explain.MAX_WHERE_CHUNKS} chunks" in last["note"]
+
+
+def test_a_failing_store_leaves_the_dense_entry_unknown_with_its_reason() -> None:
+    class Broken(Store):
+        def vectors(self, ids):
+            raise ConnectionError("too many SQL variables")
+
+    state = SimpleNamespace(**{**vars(STATE), "store": Broken()})
+    out = explain.explain(state, TRACE, "a#0", query_vector=Q)  # no exception
+    assert out["lists"]["dense"] == {"status": "unknown", "note": "its exact cosine rank is unknown: stored vectors "
+                                     "unavailable: ConnectionError: too many SQL variables"}
+    assert out["lists"]["lexical"]["status"] == "in_list" and out["gate"]["cosine"] is None
+
+
+def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> None:
+    monkeypatch.setattr(explain, "DEEP_WINDOW", 2)  # the store's nearest two in lumen: a (1.0), c (0.8)
+    entry = explain.explain(STATE, TRACE, "b#0", query_vector=Q)["lists"]["dense"]
+    assert entry == {"status": "outside_window", "rank": None, "score": pytest.approx(0.6), "window": 1, "beyond": 2}
+    assert explain.describe(entry, "dense") == ("ranked after the store's nearest 2, outside the window of 1 "
+                                                "(cosine 0.6000)")
