@@ -250,6 +250,8 @@ def test_the_base_url_credentials_never_reach_the_trace(server: HostileServer, t
     assert len(server.requests) == 3 and data["costs"]["llm_calls"] == 3
     assert data["answer"]["adapter"] == "local-extractive" and data["final"]
     assert "reply refused (the reply holds the API key" in data["answer"]["note"]
+    for technique in ("rewrite", "hyde"):  # the transforms fell back to their local adapter, and say why
+        assert "refused (the reply holds the API key" in data["costs"]["techniques"][technique]["fallback"]
     # The base URL's query is sent as a query, on the chat-completions path.
     assert {r["path"] for r in server.requests} == {"/v1/chat/completions"}
     assert all(r["query"] == {"api_key": ["zzz"]} for r in server.requests)
