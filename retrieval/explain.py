@@ -229,7 +229,10 @@ def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int
         else:
             exact_rank = 1 + sum(1 for cid, s in others if s > mine or (s == mine and cid < chunk_id))
     if den:
-        return {"status": "in_list", **den, "exact_rank": exact_rank}, dense_rank, cosine
+        entry = {"status": "in_list", **den, "exact_rank": exact_rank}
+        if evidence is not None and evidence.note is not None:  # in the list, but the store could not be read
+            entry["note"] = evidence.note
+        return entry, dense_rank, cosine
     if blocked:
         return {"status": "filtered", **blocked}, dense_rank, cosine
     if note.startswith("skipped"):
@@ -306,7 +309,8 @@ def describe(entry: Mapping[str, Any], list_name: str) -> str:
     """One plain-English line for a list entry of :func:`explain`."""
     status = entry.get("status")
     if status == "in_list":
-        extra = f" (exact cosine rank {entry['exact_rank']})" if entry.get("exact_rank") else ""
+        extra = (f" (exact cosine rank {entry['exact_rank']})" if entry.get("exact_rank")
+                 else f" (exact cosine rank unknown: {entry['note']})" if entry.get("note") else "")
         return f"rank {entry['rank']}, score {entry['score']:.4f}{extra}"
     if status == "filtered":
         return (f"removed by the filter {entry['field']}: the chunk has {entry['value']!r}, the request allows "

@@ -98,3 +98,44 @@ def test_a_misspelled_tenant_is_named_in_the_refusal(lab_bench):
     assert "ventura" not in trace.tier_reason  # another tenant's name is never disclosed
     known = lab_bench.ask("Em quanto tempo o PX-7 é ativado?", {"tenant": "lumen"})
     assert known.tier == "full"
+
+
+def test_a_chroma_that_answers_query_but_fails_get_never_raises_out_of_ask(tmp_path):
+    """The real store with its ``get`` failing (as Chroma's SQLite does past its variable limit): the dense
+    window still comes back, every stage that reads stored vectors drops with its reason, the request answers,
+    and "Where is my document?" says why instead of raising."""
+    import sqlite3
+    import sys
+
+    from _paths import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from _fuzz import HashEmbedder
+    from retrieval import explain
+    from retrieval.pipeline import Workbench
+    from retrieval.settings import Settings
+
+    class GetFails:
+        def __init__(self, inner) -> None:
+            self._inner = inner
+
+        def get(self, *args, **kwargs):
+            raise sqlite3.OperationalError("too many SQL variables")
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+    settings = Settings(chroma_path=tmp_path / "chroma", mmr_lambda=0.5, min_similarity=-1.0, _env_file=None)
+    bench = Workbench(settings, embedder=HashEmbedder(), progress=False)
+    state = bench.load_corpus(None)
+    state.store.collection = GetFails(state.store.collection)
+    trace = bench.ask(TWO_PARTS, {"tenant": "lumen"})
+    assert trace.dense.items and trace.final and trace.answer.text  # answered, from the window it got
+    stages = {n["stage"]: n["note"] for n in trace.notes}
+    assert "OperationalError: too many SQL variables" in stages["select"]  # MMR not applied, and why
+    if "judge_features" in stages:  # the learned judge read lexical-only finds: it dropped, saying why
+        assert trace.tier_reason == f"learned ranker: {stages['judge_features']}"
+    picked = explain.explain_many(state, trace.to_dict(), explain.targets(state, trace.final[0].parent_id),
+                                  query_vector=bench.encoder.query(TWO_PARTS)[0])
+    assert all(e["lists"]["dense"]["status"] in {"in_list", "unknown"} for e in picked)
+    assert any("OperationalError" in (e["lists"]["dense"].get("note") or "") for e in picked)

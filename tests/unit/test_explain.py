@@ -125,6 +125,10 @@ def test_a_failing_store_leaves_the_dense_entry_unknown_with_its_reason() -> Non
     assert out["lists"]["dense"] == {"status": "unknown", "note": "its exact cosine rank is unknown: stored vectors "
                                      "unavailable: ConnectionError: too many SQL variables"}
     assert out["lists"]["lexical"]["status"] == "in_list" and out["gate"]["cosine"] is None
+    listed = explain.explain(state, TRACE, "c#0", query_vector=Q)["lists"]["dense"]  # in the dense list
+    assert listed["status"] == "in_list" and listed["exact_rank"] is None
+    assert explain.describe(listed, "dense") == ("rank 1, score 0.8000 (exact cosine rank unknown: stored vectors "
+                                                 "unavailable: ConnectionError: too many SQL variables)")
 
 
 def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> None:
