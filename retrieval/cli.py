@@ -304,8 +304,9 @@ def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[A
 
 
 def _print_report(report: dict[str, Any], split: str) -> None:
-    """The evaluation report as text: metrics per config and group, comparisons, layers, evidence check."""
-    from .report import p_text
+    """The evaluation report as text: metrics per config and group, comparisons, layers, evidence check, and
+    the questions with problems (labels no configuration can satisfy)."""
+    from .report import p_text, problem_lines
 
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
@@ -337,6 +338,8 @@ def _print_report(report: dict[str, Any], split: str) -> None:
     if ev:
         typer.echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "
                    f"{len(ev['not_in_parent'])} not in the relevant parent")
+    for line in problem_lines(report):
+        typer.echo(line)
     for line in report.get("observed") or []:
         typer.echo(f"observed: {line}")
     if report.get("hypothesis"):

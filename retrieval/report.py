@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .errors import InvalidId
+from .evaluation.metrics import best_positions
 from .judgments import trec_field_problem
 
 #: Next hypothesis suggested by the layer where most failures of the chosen configuration sit.
@@ -167,8 +168,9 @@ def _run_field(run: str, what: str, value: Any) -> str:
 
 def trec_run(report: Mapping[str, Any], config: str) -> str:
     """A TREC run file of one configuration: ``qid Q0 docno rank score run`` per line, ranks from 1, the
-    final parent list before the gate (the list the metrics read), scores as the pipeline gave them
-    (reranked or fused; strictly decreasing scores are not guaranteed across ties).
+    final parent list before the gate, each parent once at its best rank (the list the metrics read:
+    :func:`~retrieval.evaluation.metrics.parent_ranking`), scores as the pipeline gave them (reranked or fused;
+    strictly decreasing scores are not guaranteed across ties).
 
     The run tag is the configuration's name with whitespace and control characters as ``_``. A question id or
     docno that is empty or holds whitespace or a control character would make a corrupt line: it raises
@@ -179,9 +181,10 @@ def trec_run(report: Mapping[str, Any], config: str) -> str:
     for r in report["configs"][config]["questions"]:
         scores = r.get("scores") or []
         qid = _run_field(run, "question id", r["id"])
-        for rank, doc in enumerate(r["ranked"], start=1):
-            doc = _run_field(run, "docno", doc)
-            score = scores[rank - 1] if rank - 1 < len(scores) else float(len(r["ranked"]) - rank + 1)
+        best = best_positions(r["ranked"])  # already one per parent in a report of this version
+        for rank, position in enumerate(best, start=1):
+            doc = _run_field(run, "docno", r["ranked"][position])
+            score = scores[position] if position < len(scores) else float(len(best) - rank + 1)
             lines.append(f"{qid} Q0 {doc} {rank} {score:.6f} {run}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -345,6 +348,37 @@ def _failures_section(names: list[str], headline: list[str], by_key: Mapping[tup
     return out
 
 
+#: How each kind of :func:`retrieval.evaluation.diagnose.question_problems` reads in a caveat.
+PROBLEM_LABELS = {"tenant_not_in_corpus": "tenant not in the corpus",
+                  "relevant_not_in_corpus": "relevant id not in the corpus",
+                  "relevant_in_other_tenant": "relevant document in another tenant"}
+
+
+def _problem_entry(kind: str, entry: Mapping[str, Any]) -> str:
+    if kind == "tenant_not_in_corpus":
+        return f"{entry['id']} ({entry['tenant']!r})"
+    if kind == "relevant_not_in_corpus":
+        return f"{entry['id']} ({', '.join(entry['relevant'])})"
+    return f"{entry['id']} (" + ", ".join(f"{d} in {t!r}" for d, t in entry["relevant"].items()) + ")"
+
+
+def problem_lines(report: Mapping[str, Any], shown: int = 10) -> list[str]:
+    """The caveat of the questions with problems: a count, then one line per kind with the question ids
+    (the first ``shown``); no line when there is none."""
+    problems = report.get("question_problems") or {}
+    if not problems.get("questions"):
+        return []
+    lines = [f"questions with problems: {problems['questions']} (scored as labeled; no configuration can find "
+             "their relevant documents, so each counts 0 there)"]
+    for kind, label in PROBLEM_LABELS.items():
+        entries = problems.get(kind) or []
+        if entries:
+            more = f" and {len(entries) - shown} more" if len(entries) > shown else ""
+            lines.append(f"  {label}: {len(entries)}: "
+                         + "; ".join(_problem_entry(kind, e) for e in entries[:shown]) + more)
+    return lines
+
+
 def _layers_section(report: Mapping[str, Any], names: list[str]) -> list[str]:
     """Failure layers per config and the evidence check."""
     configs = report["configs"]
@@ -364,6 +398,9 @@ def _layers_section(report: Mapping[str, Any], names: list[str]) -> list[str]:
                 f"search can fix), {len(ev['not_in_parent'])} are not in the relevant parent."]
         for c in ev["cut"][:10]:
             out.append(f"- cut: `{c['id']}` in `{c['parent']}`: “{c['span'][:120]}”")
+    problems = problem_lines(report)
+    if problems:
+        out += ["", problems[0][0].upper() + problems[0][1:] + ":"] + [f"- {line.strip()}" for line in problems[1:]]
     return out
 
 

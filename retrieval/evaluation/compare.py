@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 
 from ..types import Question
 from .configs import Config
-from .metrics import RANX_LOCK, quiet_ranx, relevant_grades
+from .metrics import RANX_LOCK, parent_ranking, parent_run, quiet_ranx, relevant_grades
 
 
 def observed(report: Mapping[str, Any]) -> list[str]:
@@ -45,8 +45,12 @@ PERMUTATIONS = 10_000
 
 
 def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Mapping[str, Mapping[str, list[str]]],
-            per_q: Mapping[str, Mapping[str, Mapping[str, float]]], names: list[str]) -> list[dict[str, Any]]:
+            per_q: Mapping[str, Mapping[str, Mapping[str, float]]], names: list[str],
+            runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> list[dict[str, Any]]:
     """Each config against the first (the baseline), per metric.
+
+    Every list is read as its parent ranking (each parent once, at its best rank: :func:`.metrics.parent_run`,
+    the run the metrics read); ``runs`` (config name → that run) saves building it again.
 
     Each row: ``delta`` of the means, ``p_value`` of ranx's paired Fisher randomization test, the questions
     that ``improved`` or ``worsened``, the same counted ``by_group``, and ``lost_relevant``: the questions
@@ -62,16 +66,16 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
         from ranx import compare as ranx_compare
 
         qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
-        runs = []
+        ranx_runs = []
         for config in configs:
-            run_dict = {}
-            for q in answerable:
-                ranked = finals[config.name].get(q.id) or []
-                run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
-            runs.append(Run(run_dict, name=config.name))
+            run = (runs or {}).get(config.name)
+            if run is None:
+                run = parent_run(answerable, finals[config.name])
+            ranx_runs.append(Run({q.id: dict(run.get(q.id) or {"__none__": 0.0}) for q in answerable},
+                                 name=config.name))
         # 10,000 permutations: ranx draws them in parallel threads that its seed does not reach, so p varies
         # between runs; at 10,000 by about ±0.005 (±0.02 at ranx's default 1,000).
-        report = ranx_compare(qrels, runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
+        report = ranx_compare(qrels, ranx_runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
                               n_permutations=PERMUTATIONS, make_comparable=True).to_dict()
     base = configs[0].name
     groups = sorted({q.group for q in answerable})
@@ -83,8 +87,8 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
             c = [per_q[config.name][q.id][metric] for q in answerable]
             lost = []
             for q in answerable:
-                had = set(q.relevant) & set((finals[base].get(q.id) or [])[:k])
-                missing = sorted(had - set((finals[config.name].get(q.id) or [])[:k]))
+                had = set(q.relevant) & set(parent_ranking(finals[base].get(q.id) or [])[:k])
+                missing = sorted(had - set(parent_ranking(finals[config.name].get(q.id) or [])[:k]))
                 if missing:
                     lost.append({"id": q.id, "group": q.group, "lost": missing})
             by_group = {}

@@ -6,9 +6,15 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..errors import RetrievalError
+from ..filters import build_filters, typed
 from ..select import dedup
 from ..trace import Trace
 from ..types import Chunk, Document, Question
+from .metrics import relevant_grades
+
+#: The kinds of :func:`question_problems`, in the order they are reported.
+PROBLEMS = ("tenant_not_in_corpus", "relevant_not_in_corpus", "relevant_in_other_tenant")
 
 #: The diagnosis layers, in the order the lab reads them.
 LAYERS = ("ok", "coverage", "ordering", "generation")
@@ -89,6 +95,45 @@ def evidence_check(questions: Sequence[Question], chunks: Sequence[Chunk],
                 absent.append({"id": q.id, "parents": list(q.relevant), "span": span})
     return {"checked": checked, "questions": questions_checked, "whole": checked - len(cut) - len(absent),
             "cut": cut, "not_in_parent": absent}
+
+
+def question_problems(questions: Sequence[Question], documents: Sequence[Document],
+                      types: Mapping[str, set[type]], tenant_field: str) -> dict[str, Any]:
+    """Labels that no retrieval can satisfy: such a question scores 0 whatever the configuration does.
+
+    * ``tenant_not_in_corpus``: the question's tenant (typed as its request types it) is no document's;
+    * ``relevant_not_in_corpus``: a relevant id (grade > 0) is no document's id;
+    * ``relevant_in_other_tenant``: a relevant document belongs to another tenant than the question's (the
+      request never searches there).
+
+    Their scoring is left as it is (the label is the user's to fix); the report counts and lists them. A
+    question whose filters its own request refuses (an unknown field, no tenant in a multi-tenant corpus) is
+    left to that refusal.
+
+    Returns:
+        ``{"questions": distinct questions with a problem, <kind>: [{"id", …}]}`` for each of :data:`PROBLEMS`.
+    """
+    tenant_of = {d.id: d.metadata.get(tenant_field) for d in documents}
+    tenants = {typed(t) for t in tenant_of.values() if t is not None}
+    out: dict[str, Any] = {kind: [] for kind in PROBLEMS}
+    for q in questions:
+        try:
+            named = build_filters(q.filters, types, tenant_field).get(tenant_field)
+        except RetrievalError:
+            named = None
+        tenant = named[0] if named else None
+        if tenant is not None and typed(tenant) not in tenants:
+            out["tenant_not_in_corpus"].append({"id": q.id, "tenant": tenant})
+        wanted = list(relevant_grades(q))
+        missing = [d for d in wanted if d not in tenant_of]
+        if missing:
+            out["relevant_not_in_corpus"].append({"id": q.id, "relevant": missing})
+        if tenant is not None:
+            elsewhere = {d: tenant_of[d] for d in wanted if d in tenant_of and typed(tenant_of[d]) != typed(tenant)}
+            if elsewhere:
+                out["relevant_in_other_tenant"].append({"id": q.id, "tenant": tenant, "relevant": elsewhere})
+    out = {"questions": len({e["id"] for kind in PROBLEMS for e in out[kind]}), **out}
+    return out
 
 
 def first_ranks(items: Iterable[Any], wanted: set[str]) -> dict[str, int]:

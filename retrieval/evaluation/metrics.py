@@ -3,6 +3,12 @@
 Metrics come from ``ranx``: recall@k, precision@k, MRR@k, nDCG@k (graded gains when ``graded`` is present)
 and hit rate@k. Questions with an empty ``relevant`` list count only in ``abstention_accuracy`` (abstained
 on unanswerable, answered on answerable).
+
+Relevance is judged per parent document, so a question's ranked list is read as its **parent ranking**: each
+parent once, at its best (first) rank (:func:`parent_ranking`). With ``dedup="chunk"`` the final list may hold
+two chunks of one parent; read naively, the later one overwrote the earlier (a relevant parent at ranks 1 and
+4 scored ``mrr@3`` 1/3 instead of 1). The metrics, the significance tests and the exports all read the one
+run :func:`parent_run` builds from those rankings.
 """
 
 from __future__ import annotations
@@ -37,25 +43,66 @@ def relevant_grades(q: Question) -> dict[str, int]:
     return {d: 1 for d in q.relevant}
 
 
+def best_positions(parents: Sequence[str]) -> list[int]:
+    """The 0-based position of each parent's first (best) place in ``parents``, in order.
+
+    ``["a", "b", "a", "c"]`` → ``[0, 1, 3]``: the ranking ``a, b, c`` (ranks 1, 2, 3), the second ``a`` dropped.
+    """
+    seen: set[str] = set()
+    out = []
+    for position, parent in enumerate(parents):
+        if parent not in seen:
+            seen.add(parent)
+            out.append(position)
+    return out
+
+
+def parent_ranking(parents: Sequence[str]) -> list[str]:
+    """``parents`` with each parent once, at its best rank: the list every metric, test and export reads."""
+    return [parents[i] for i in best_positions(parents)]
+
+
+def parent_run(questions: Sequence[Question], finals: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
+    """The run of one configuration in ranx's form, ``{qid: {parent: score}}``, over the answerable questions.
+
+    Each question's list is its :func:`parent_ranking`; the score of rank ``r`` among ``n`` parents is
+    ``n − r + 1`` (only the order matters to the metrics); a question with no parent holds ``{"__none__": 0}``
+    (ranx needs one entry). Build it once per configuration and pass it to :func:`scores` and
+    :func:`~retrieval.evaluation.compare.compare` (each ranx call makes its own ``Run`` of it: ranx's
+    ``make_comparable`` edits the ``Run`` it is given).
+    """
+    run: dict[str, dict[str, float]] = {}
+    for q in questions:
+        if not q.relevant:
+            continue
+        ranked = parent_ranking(finals.get(q.id) or [])
+        run[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+    return run
+
+
 def metric_names(ks: Sequence[int]) -> list[str]:
     return [f"{m}@{k}" for k in ks for m in METRICS]
 
 
-def scores(questions: Sequence[Question], finals: Mapping[str, list[str]], names: list[str],
-            run_name: str) -> dict[str, dict[str, float]]:
-    """Per-question ranx metrics (answerable questions only): ``{qid: {metric: value}}``."""
+def scores(questions: Sequence[Question], finals: Mapping[str, Sequence[str]], names: list[str],
+           run_name: str, run: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, float]]:
+    """Per-question ranx metrics (answerable questions only): ``{qid: {metric: value}}``.
+
+    Args:
+        finals: question id → the parents of its final list, best first (a parent may repeat: each is read at
+            its best rank).
+        run: :func:`parent_run` of ``finals`` when the caller already built it (then ``finals`` is not read).
+    """
     answerable = [q for q in questions if q.relevant]
     if not answerable:
         return {}
+    run = parent_run(answerable, finals) if run is None else run
     quiet_ranx()
     with RANX_LOCK:  # ranx builds numba structures and compiles on first use: one thread at a time
         from ranx import Qrels, Run, evaluate
 
         qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
-        run_dict = {}
-        for q in answerable:
-            ranked = finals.get(q.id) or []
-            run_dict[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
+        run_dict = {q.id: dict(run.get(q.id) or {"__none__": 0.0}) for q in answerable}
         values = evaluate(qrels, Run(run_dict, name=run_name), names, return_mean=False, make_comparable=True)
     if len(names) == 1:
         values = {names[0]: values}

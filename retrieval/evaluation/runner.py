@@ -1,8 +1,10 @@
 """The question runner: every question once per configuration, then the report (DESIGN.md JSON).
 
 Each question runs with top_k = the largest k; the metrics cut the list the gate read (``trace.selected``:
-after dedup, top_k and MMR — what the pipeline kept, before the gate), and ``final`` in the report is the
-list after the gate. Configurations that differ only after the generators share one index and, through a
+after dedup, top_k and MMR — what the pipeline kept, before the gate) read as a parent ranking (each parent
+once, at its best rank: with ``dedup="chunk"`` a parent may hold several of its places), and ``final`` in the
+report is the list after the gate. The row's ``ranked`` is that parent ranking, so the metrics, the
+significance tests and the exports (TREC run, per-question table) read the same list. Configurations that differ only after the generators share one index and, through a
 :class:`~retrieval.listcache.ListCache` passed to each request, the same BM25 and dense windows.
 """
 
@@ -19,8 +21,8 @@ from ..trace import SCHEMA_VERSION, Trace
 from ..types import Question
 from .compare import compare, observed
 from .configs import Config, select_split, split_of
-from .diagnose import diagnose, evidence_check, first_ranks, layer_counts
-from .metrics import aggregate, metric_names, percentile, scores
+from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems
+from .metrics import aggregate, best_positions, metric_names, parent_run, percentile, scores
 
 #: ``(done, total, config name)`` after each request.
 Progress = Callable[[int, int, str], None]
@@ -64,6 +66,10 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
             generators reuse the same windows (the saving is reported per config as ``shared_lists``).
         sweep: a config name whose top-k sweep (k = 1 … ``sweep_max_k``) is added as ``sweep``.
 
+    The report's ``question_problems`` (:func:`~.diagnose.question_problems`) lists the questions whose labels
+    no configuration can satisfy (a tenant or a relevant id not in the corpus, a relevant document in another
+    tenant): they are scored as labeled, and counted so the figures can be read with them in mind.
+
     Raises:
         ValueError: an empty k list, a non-positive k, no question in the split, or an unknown sweep config.
     """
@@ -75,7 +81,9 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "corpus": str(first.corpus_path),
                               "questions": len(chosen), "split": split, "k": ks, "configs": {},
                               "comparisons": [], "hypothesis": hypothesis,
-                              "evidence_check": evidence_check(chosen, first.chunks, first.documents)}
+                              "evidence_check": evidence_check(chosen, first.chunks, first.documents),
+                              "question_problems": question_problems(chosen, first.documents, first.field_types,
+                                                                     plans[0].settings.tenant_field)}
     cut_ids = {c["id"] for c in report["evidence_check"]["cut"]}
     acc = {p.config.name: _Acc() for p in plans}
     done, total = 0, len(chosen) * len(plans)
@@ -90,9 +98,10 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
             if progress:
                 progress(done, total, plan.config.name)
     per_q_by_config = {}
+    runs = {name: parent_run(chosen, a.finals) for name, a in acc.items()}  # built once, read by all below
     for plan in plans:
         a = acc[plan.config.name]
-        per_q = scores(chosen, a.finals, names, plan.config.name)
+        per_q = scores(chosen, a.finals, names, plan.config.name, run=runs[plan.config.name])
         report["configs"][plan.config.name] = _entry(plan, a, per_q, names, split)
         per_q_by_config[plan.config.name] = per_q
         if sweep == plan.config.name:
@@ -101,11 +110,11 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
             report["sweep"] = {"config": plan.config.name, **run_sweep(plan.bench, chosen, plan.settings, sweep_max_k)}
     finals_by_config = {name: a.finals for name, a in acc.items()}
     report["wall_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    report["comparisons"] = compare(chosen, configs, finals_by_config, per_q_by_config, names)
+    report["comparisons"] = compare(chosen, configs, finals_by_config, per_q_by_config, names, runs)
     if split == "all":
         report["comparisons_by_split"] = {
             part: compare([q for q in chosen if split_of(q.id) == part], configs, finals_by_config,
-                          per_q_by_config, names)
+                          per_q_by_config, names, runs)
             for part in ("dev", "heldout")}
     report["observed"] = observed(report)
     return report
@@ -160,24 +169,27 @@ def _run_question(plan: _Plan, q: Question, a: _Acc, embed_paid: dict[int, float
         paid = embed_paid.setdefault(id(plan.bench), embed)  # the first config on this index paid it
         alone += max(0.0, paid - embed)
     a.alone_ms += alone
-    ranked = [i.parent_id for i in trace.selected]
+    best = best_positions([i.parent_id for i in trace.selected])  # each parent at its best rank
+    ranked = [trace.selected[i].parent_id for i in best]
     a.finals[q.id] = ranked
     a.tiers.append(trace.tier)
     a.costs.append(trace.costs)
     for stage, ms in trace.timings_ms.items():
         if isinstance(ms, (int, float)):
             a.stages.setdefault(stage, []).append(ms)
-    a.rows.append(_row(q, trace, plan.settings, ranked, evidence_cut))
+    a.rows.append(_row(q, trace, plan.settings, ranked, [trace.selected[i].score for i in best], evidence_cut))
 
 
-def _row(q: Question, trace: Trace, settings: Settings, ranked: list[str], evidence_cut: bool) -> dict[str, Any]:
-    """The report row of one question under one config."""
+def _row(q: Question, trace: Trace, settings: Settings, ranked: list[str], ranked_scores: list[float],
+         evidence_cut: bool) -> dict[str, Any]:
+    """The report row of one question under one config (``ranked``: the parent ranking the metrics read, and
+    ``ranked_scores`` the score of each parent's best chunk)."""
     wanted = set(q.relevant) | set(q.graded or ())
     layer, stage = diagnose(q, trace, settings.dedup, settings.top_k)
     return {
         "id": q.id, "group": q.group, "split": split_of(q.id), "question": q.question,
         "relevant": list(q.relevant), "final": [f.parent_id for f in trace.final], "ranked": ranked,
-        "scores": [round(i.score, 6) for i in trace.selected],
+        "scores": [round(x, 6) for x in ranked_scores],
         "first_relevant_rank": next((i for i, p in enumerate(ranked, start=1) if p in set(q.relevant)), None),
         "abstained": trace.answer.abstained, "context": trace.context_chunk_ids,
         "citations": trace.answer.citations, "answer": trace.answer.text[:500],

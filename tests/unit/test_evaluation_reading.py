@@ -1,0 +1,126 @@
+"""How the evaluation reads its lists and its labels: each parent once at its best rank (with ``dedup=chunk``
+a repeated parent kept its LAST rank: ``mrr@3`` 1/3 instead of 1 for a relevant parent at ranks 1 and 4), the
+same in the metrics, the significance tests and the exports; and the questions whose labels no retrieval can
+satisfy counted and listed instead of silently scoring 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from retrieval import cli
+from retrieval.evaluation import Config, compare, evaluate_configs
+from retrieval.evaluation import scores as _scores
+from retrieval.evaluation.metrics import best_positions, parent_ranking, parent_run
+from retrieval.filters import field_types
+from retrieval.report import decision_record, trec_run
+from retrieval.settings import Settings
+from retrieval.types import Chunk, Document, Question, RankedList, ScoredItem
+
+
+def Q(qid, relevant, filters=None, group="g"):
+    return Question(qid, "?", group, tuple(relevant), dict(filters or {}))
+
+
+# -- one parent ranking --------------------------------------------------------------------------------------
+def test_each_parent_is_read_once_at_its_best_rank():
+    assert best_positions(["a", "b", "a", "c", "b"]) == [0, 1, 3]
+    assert parent_ranking(["a", "b", "a", "c", "b"]) == ["a", "b", "c"]
+    assert parent_run([Q("q", ["a"]), Q("u", [])], {"q": ["a", "b", "a"], "u": ["a"]}) == {"q": {"a": 2.0, "b": 1.0}}
+    assert parent_run([Q("q", ["a"])], {}) == {"q": {"__none__": 0.0}}
+
+
+def test_dedup_chunk_metrics_by_hand():
+    """The final chunks a#0, b#0, c#0, a#1 (dedup=chunk): the parents a, b, c, a; a is relevant."""
+    got = _scores([Q("q", ["a"])], {"q": ["a", "b", "c", "a"]}, ["mrr@3", "recall@3", "precision@3", "ndcg@3",
+                                                                 "hit_rate@1"], "run")["q"]
+    assert got["mrr@3"] == 1.0  # 1/1: a at rank 1 (its second chunk, rank 4, overwrote it: 1/3)
+    assert got["recall@3"] == 1.0 and got["hit_rate@1"] == 1.0 and got["ndcg@3"] == 1.0
+    assert got["precision@3"] == pytest.approx(1 / 3)  # a, b, c: one relevant of three parents
+
+
+def test_the_significance_test_reads_the_same_parent_ranking():
+    qs = [Q(f"q{i}", [f"d{i}"]) for i in range(6)]
+    names = ["mrr@3"]
+    chunky = {q.id: [q.relevant[0], "x", "y", q.relevant[0]] for q in qs}  # dedup=chunk: the parent repeats
+    plain = {q.id: [q.relevant[0], "x", "y"] for q in qs}
+    per_q = {"chunk": _scores(qs, chunky, names, "chunk"), "parent": _scores(qs, plain, names, "parent")}
+    assert all(v["mrr@3"] == 1.0 for v in per_q["chunk"].values())
+    rows = compare(qs, [Config("chunk", {}), Config("parent", {})], {"chunk": chunky, "parent": plain}, per_q, names)
+    assert (rows[0]["delta"], rows[0]["p_value"], rows[0]["improved"], rows[0]["worsened"]) == (0, 1.0, [], [])
+    assert rows[0]["lost_relevant"] == []
+
+
+# -- a fake workbench: the runner end to end, in milliseconds ----------------------------------------------------
+DOCS = [Document("a1", "A", "O PX-7 é ativado em 24 horas.", {"tenant": "lumen"}),
+        Document("a2", "B", "A garantia do PX-7 é de um ano.", {"tenant": "lumen"}),
+        Document("b1", "C", "O VX-2 é ativado em 48 horas.", {"tenant": "ventura"})]
+CHUNKS = [Chunk(f"{d.id}#{n}", d.id, n, d.title, d.text, dict(d.metadata), f"h{d.id}{n}") for d in DOCS for n in (0, 1)]
+
+
+class FakeBench:
+    """Answers every question with the chunks a1#0, a2#0, a1#1 (a1 at ranks 1 and 3), scores 0.9, 0.8, 0.7."""
+
+    def __init__(self) -> None:
+        self.state = SimpleNamespace(corpus_path=Path("fake.jsonl"), chunks=CHUNKS, documents=DOCS,
+                                     field_types=field_types(CHUNKS))
+
+    def ask(self, question, filters, settings=None, lists=None):
+        picks = [("a1#0", "a1", 0.9), ("a2#0", "a2", 0.8), ("a1#1", "a1", 0.7)]
+        items = tuple(ScoredItem(c, p, r, s) for r, (c, p, s) in enumerate(picks, start=1))
+        found = RankedList("fused", "rrf", items)
+        return SimpleNamespace(selected=list(items), final=[], answer=SimpleNamespace(abstained=True, citations=[],
+                                                                                     text=""),
+                               context_chunk_ids=[], tier="hybrid", timings_ms={"total": 1.0}, costs={},
+                               variants=[], lexical=found, dense=found, fused=found,
+                               reranked=RankedList("reranked", "x", ()))
+
+
+def _report(questions):
+    bench = FakeBench()
+    return evaluate_configs(lambda s: bench, Settings(_env_file=None), questions,
+                            [Config("base", {"dedup": "chunk"}), Config("other", {"dedup": "chunk", "top_k": 3})],
+                            ks=(1, 3), share_lists=False)
+
+
+def test_the_runner_metrics_rows_and_trec_run_read_each_parent_once():
+    report = _report([Q("q1", ["a1"], {"tenant": "lumen"}), Q("q2", ["a2"], {"tenant": "lumen"})])
+    base = report["configs"]["base"]
+    row = base["questions"][0]
+    assert row["ranked"] == ["a1", "a2"] and row["scores"] == [0.9, 0.8]  # a1's second chunk (0.7) dropped
+    assert row["metrics"]["mrr@3"] == 1.0 and base["questions"][1]["metrics"]["mrr@3"] == 0.5
+    assert base["overall"]["mrr@3"] == pytest.approx(0.75)
+    assert trec_run(report, "base").splitlines()[:2] == ["q1 Q0 a1 1 0.900000 base", "q1 Q0 a2 2 0.800000 base"]
+    assert len(trec_run(report, "base").splitlines()) == 4
+    assert report["question_problems"] == {"questions": 0, "tenant_not_in_corpus": [],
+                                           "relevant_not_in_corpus": [], "relevant_in_other_tenant": []}
+
+
+def test_questions_whose_labels_cannot_be_met_are_counted_and_listed(capsys):
+    questions = [Q("ok", ["a1"], {"tenant": "lumen"}),
+                 Q("typo", ["a1"], {"tenant": "lumem"}),  # no such tenant
+                 Q("gone", ["a1", "zz"], {"tenant": "lumen"}),  # zz is no document
+                 Q("elsewhere", ["b1"], {"tenant": "lumen"}),  # b1 is ventura's
+                 Q("abstain", [], {"tenant": "lumen"})]
+    report = _report(questions)
+    problems = report["question_problems"]
+    assert problems["questions"] == 3
+    assert problems["tenant_not_in_corpus"] == [{"id": "typo", "tenant": "lumem"}]
+    assert problems["relevant_not_in_corpus"] == [{"id": "gone", "relevant": ["zz"]}]
+    assert problems["relevant_in_other_tenant"] == [
+        {"id": "typo", "tenant": "lumem", "relevant": {"a1": "lumen"}},
+        {"id": "elsewhere", "tenant": "lumen", "relevant": {"b1": "ventura"}}]
+    # Their scoring is left as labeled: b1 is never found, so 0; the typo's a1 is found by this fake bench.
+    rows = {r["id"]: r for r in report["configs"]["base"]["questions"]}
+    assert rows["elsewhere"]["metrics"]["mrr@3"] == 0.0 and rows["gone"]["metrics"]["recall@3"] == 0.5
+    cli._print_report(report, "all")
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("questions with problems: 3 (scored as labeled; no configuration can find their relevant "
+                   "documents, so each counts 0 there)")
+    assert out[at + 1:at + 4] == ["  tenant not in the corpus: 1: typo ('lumem')",
+                                  "  relevant id not in the corpus: 1: gone (zz)",
+                                  "  relevant document in another tenant: 2: typo (a1 in 'lumen'); elsewhere "
+                                  "(b1 in 'ventura')"]
+    assert "Questions with problems: 3" in decision_record(report)
