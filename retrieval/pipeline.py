@@ -32,7 +32,7 @@ from .generate import Generated, QueryEncoder, generate
 from .judge.stage import LearnedEvidenceAnswerer
 from .index import IndexState, build_index
 from .listcache import ListCache
-from .rerank import Reranker, RerankerSpec, load_reranker, rerank
+from .rerank import Reranker, RerankerSpec, load_reranker, rerank, reranker_key
 from .select import lost_by_reranker, select
 from .settings import Settings
 from .store import open_client
@@ -121,12 +121,14 @@ class Workbench:
         return state
 
     def reranker(self, spec: str) -> tuple[Reranker | None, str]:
-        """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load)."""
+        """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load); a learned
+        ranker once per content of its folder (:func:`~retrieval.rerank.reranker_key`: retrained → reloaded)."""
         with self._lock:
-            if spec not in self._rerankers:
-                self._rerankers[spec] = load_reranker(spec, self.settings.allow_downloads,
-                                                      self.settings.judge_path)
-            return self._rerankers[spec]
+            key = reranker_key(spec, self.settings.judge_path)
+            if key not in self._rerankers:
+                self._rerankers[key] = load_reranker(spec, self.settings.allow_downloads,
+                                                     self.settings.judge_path)
+            return self._rerankers[key]
 
     def judge(self, s: Settings) -> tuple[Any, str]:
         """The judge models for the support gate and the evidence answer: the ``ltr`` reranker's own folder
@@ -135,10 +137,10 @@ class Workbench:
             reranker, why = self.reranker(s.reranker_model)
             return (reranker.models if reranker is not None else None), why
         with self._lock:
-            key = str(s.judge_path)
-            if key not in self._judges:
-                from .judge.models import load_judge
+            from .judge.models import folder_fingerprint, load_judge
 
+            key = f"{s.judge_path}@{folder_fingerprint(s.judge_path)}"  # retrained in place → loaded anew
+            if key not in self._judges:
                 self._judges[key] = load_judge(s.judge_path)
             return self._judges[key]
 
@@ -236,7 +238,8 @@ class Workbench:
         if "self_query" in s.transforms:
             flt, drawn, techniques["self_query"] = self_query(question, state, flt, s)
             queries.append(drawn)
-        if RerankerSpec.parse(s.reranker_model).configured and s.reranker_model not in self._rerankers:
+        if RerankerSpec.parse(s.reranker_model).configured \
+                and reranker_key(s.reranker_model, self.settings.judge_path) not in self._rerankers:
             with timer.stage("load_reranker"):  # the first request that names a reranker pays its loading
                 self.reranker(s.reranker_model)
         with timer.stage("plan"):

@@ -137,6 +137,24 @@ class RerankerSpec:
         return self.kind != "none"
 
 
+def reranker_key(spec: str, judge_path: str | Path | None = None) -> str:
+    """The cache key of a loaded reranker: its spec, and for the learned ranker (``ltr`` / ``ltr:PATH``) also
+    what its model folder holds (:func:`retrieval.judge.models.folder_fingerprint`), so a model retrained into
+    the same folder is loaded anew instead of the first one being served from the cache.
+
+    Args:
+        judge_path: the default model folder of ``ltr`` (``RETRIEVAL_JUDGE_PATH``).
+    """
+    parsed = RerankerSpec.parse(spec)
+    if parsed.kind != "ltr":
+        return parsed.text
+    from .judge.models import folder_fingerprint
+    from .settings import PROJECT_ROOT
+
+    folder = Path(parsed.name.strip() or judge_path or PROJECT_ROOT / "models" / "judge")
+    return f"{parsed.text}@{folder_fingerprint(folder)}"
+
+
 def load_reranker(spec: str, allow_downloads: bool = False,
                   judge_path: str | Path | None = None) -> tuple[Reranker | None, str]:
     """Load the reranker named by ``RETRIEVAL_RERANKER_MODEL``.

@@ -16,6 +16,10 @@ A model folder holds ``reranker.txt`` / ``support.txt|support.json`` / ``evidenc
 ``manifest.json`` (feature set version, feature names, threshold, training sets' hashes, parameters, held-out
 metrics) and ``model_card.md``. :func:`load_judge` refuses a folder whose feature set differs from this
 code's (:data:`retrieval.judge.features.FEATURE_SET_VERSION` and names).
+
+Loaded models are cached by what their folder holds, never by its path alone (:func:`folder_fingerprint`): a
+model retrained into the same folder ("judge more, train again") is loaded anew, so a comparison after the
+retraining reads the new model, not the first one.
 """
 
 from __future__ import annotations
@@ -245,6 +249,30 @@ def _load_model(folder: Path, name: str, sha256: str | None = None) -> BoosterMo
     import lightgbm
 
     return BoosterModel(lightgbm.Booster(model_str=data.decode("utf-8")))
+
+
+#: The model files a folder may hold (what :meth:`JudgeModels.save` writes besides the manifest and the card).
+_MODEL_FILES = tuple(f"{role}.{ext}" for role in ("reranker", "support", "evidence") for ext in ("txt", "json"))
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """What a model folder holds, cheaply: SHA-256 of ``manifest.json``'s bytes (it records each model file's
+    SHA-256, so a retraining changes it) plus the size and modification time of each model file (a file
+    replaced without its manifest). The key of every cache of loaded judge models; ``"missing"`` parts for
+    absent files, so a folder that appears later is loaded then."""
+    folder = Path(folder)
+    parts = []
+    try:
+        parts.append(hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest())
+    except OSError:
+        parts.append("missing")
+    for name in _MODEL_FILES:
+        try:
+            st = (folder / name).stat()
+            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            continue
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def read_models(folder: str | Path) -> JudgeModels:
