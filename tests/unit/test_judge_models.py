@@ -199,3 +199,31 @@ def test_damaged_support_values_and_manifest_shapes_are_refused(tmp_path):
         (folder / "manifest.json").write_text(shape)
         models, reason = load_judge(folder)
         assert models is None and reason.endswith("manifest.json is not a JSON object"), reason
+
+
+def test_a_model_retrained_into_the_same_folder_is_loaded_anew(tmp_path):
+    """Models were cached by their folder's path: "judge more, train again" then compared against the first
+    model. The caches key on the folder's content (manifest hash and model files), so the new one loads."""
+    from retrieval.judge.models import folder_fingerprint
+    from retrieval.pipeline import Workbench
+    from retrieval.settings import Settings
+
+    folder = tmp_path / "judge"
+    _models().save(folder)
+    s = Settings(_env_file=None, chroma_path=tmp_path / "chroma", judge_path=folder)
+    bench = Workbench(s, embedder=None, progress=False)
+    no_rerank = s.with_overrides(reranker_model="none")
+    first = folder_fingerprint(folder)
+    for spec in ("ltr", f"ltr:{folder}"):
+        assert bench.reranker(spec)[0].models.threshold == 0.42
+    old_ranker, old_judge = bench.reranker("ltr")[0], bench.judge(no_rerank)[0]
+    assert bench.reranker("ltr")[0] is old_ranker and bench.judge(no_rerank)[0] is old_judge  # unchanged: cached
+    retrained = _models()
+    retrained.threshold = 0.3
+    retrained.save(folder)
+    assert folder_fingerprint(folder) != first
+    for spec in ("ltr", f"ltr:{folder}"):
+        new = bench.reranker(spec)[0]
+        assert new is not old_ranker and new.models.threshold == 0.3, spec
+    assert bench.judge(no_rerank)[0].threshold == 0.3
+    assert bench.judge(s)[0].threshold == 0.3  # the ltr reranker's own models
