@@ -42,3 +42,8 @@ class InvalidId(RetrievalError, ValueError):
 class PathRefused(RetrievalError):
     """A path the app was given lies outside the data roots, is not a regular file or folder as asked, or is
     larger than the input limit; the message is the same whether or not the path exists."""
+
+
+class InvalidPolicy(RetrievalError, ValueError):
+    """The access policy file (``RETRIEVAL_ACCESS_POLICY``) cannot be read or is not a valid policy; the message
+    names the file and, where it can, the entry, on one line."""

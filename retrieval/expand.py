@@ -58,9 +58,12 @@ def cost(retrieval_calls: int, llm_calls: int, started: float) -> dict[str, Any]
 
 
 def self_query(question: str, state: IndexState, flt: Filters, s: Settings) -> tuple[Filters, Query, dict]:
-    """Filters drawn from the question's own words (``year 2024`` → ``year=2024``), narrowing ``flt``."""
+    """Filters drawn from the question's own words (``year 2024`` → ``year=2024``), narrowing ``flt``.
+
+    Only the values of the request's tenant are candidates: a value that exists only in another tenant is
+    never drawn (nor shown in the trace's queries)."""
     started = time.perf_counter()
-    drawn = self_query_filters(question, state.filter_values(), s.tenant_field)
+    drawn = self_query_filters(question, state.filter_values(flt.get(s.tenant_field)), s.tenant_field)
     for key, values in drawn.items():
         flt = flt.narrowed(key, values)
     return flt, Query(question, "self_query", False, (), drawn), cost(0, 0, started)

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 
-from .filters import Filters
+from .filters import Filters, typed
 from .store import read_vectors, read_window
 from .text import tokenize
 from .transforms import codes
@@ -93,12 +93,22 @@ def targets(state: Any, wanted: str) -> list[str]:
     return [c.chunk_id for c in state.chunks if c.parent_id == wanted]
 
 
-def search_targets(state: Any, text: str, limit: int = 50) -> list[tuple[str, str]]:
-    """``(parent_id, title)`` of parents whose id or title contains ``text`` (accent- and case-folded)."""
+def search_targets(state: Any, text: str, limit: int = 50,
+                   tenants: Collection[Any] | None = None) -> list[tuple[str, str]]:
+    """``(parent_id, title)`` of parents whose id or title contains ``text`` (accent- and case-folded).
+
+    Args:
+        tenants: only parents of these tenants (values of the tenant field, exact in value and type), so a
+            user never finds another tenant's ids or titles; ``None``: every parent.
+    """
     needle = " ".join(tokenize(text)) if text.strip() else ""
     raw = text.strip().casefold()
+    field = state.lexical.tenant_field if tenants is not None else ""
+    wanted = {typed(t) for t in tenants} if tenants is not None else set()
     out = []
     for doc in state.documents:
+        if tenants is not None and (field not in doc.metadata or typed(doc.metadata[field]) not in wanted):
+            continue
         hay = f"{doc.id} {doc.title}"
         if not raw or raw in hay.casefold() or (needle and needle in " ".join(tokenize(hay))):
             out.append((doc.id, doc.title))

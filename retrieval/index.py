@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from .embedders import Embedder
 from .errors import CorpusError
-from .filters import field_types
+from .filters import field_types, typed
 from .lexical import LexicalIndex
 from .settings import LAB_CORPUS, Settings
 from .store import DenseStore, SyncReport, VectorStore, index_variant
@@ -63,9 +63,35 @@ class IndexState:
                 values.setdefault(k, set()).add(v)
         return {k: tuple(sorted(v, key=str)) for k, v in values.items()}
 
-    def filter_values(self) -> dict[str, list[Any]]:
-        """Each metadata field and its values (sorted), for filter pickers (computed once per corpus)."""
-        return {k: list(v) for k, v in self._filter_values.items()}
+    @cached_property
+    def _filter_values_by_tenant(self) -> dict[tuple[str, Any], dict[str, frozenset[tuple[str, Any]]]]:
+        """Typed tenant → field → the typed values its chunks carry (once per corpus: O(chunks))."""
+        by_tenant: dict[tuple[str, Any], dict[str, set[tuple[str, Any]]]] = {}
+        field = self.lexical.tenant_field
+        for c in self.chunks:
+            if field in c.metadata:
+                fields = by_tenant.setdefault(typed(c.metadata[field]), {})
+                for k, v in c.metadata.items():
+                    fields.setdefault(k, set()).add(typed(v))
+        return {t: {k: frozenset(v) for k, v in fields.items()} for t, fields in by_tenant.items()}
+
+    def filter_values(self, tenants: Iterable[Any] | None = None) -> dict[str, list[Any]]:
+        """Each metadata field and its values (sorted), for filter pickers and the self-query (computed once per
+        corpus).
+
+        Args:
+            tenants: only the values the chunks of these tenants carry (exact in value and type), so a picker
+                or the self-query of one tenant never lists a value that exists only in another; ``None``: every
+                chunk's values.
+        """
+        if tenants is None:
+            return {k: list(v) for k, v in self._filter_values.items()}
+        wanted: dict[str, set[tuple[str, Any]]] = {}
+        for tenant in tenants:
+            for k, v in self._filter_values_by_tenant.get(typed(tenant), {}).items():
+                wanted.setdefault(k, set()).update(v)
+        return {k: [v for v in values if typed(v) in wanted[k]]
+                for k, values in self._filter_values.items() if k in wanted}
 
 
 def check_tenant_field(docs: Sequence[Document], tenant_field: str, source: Path) -> None:

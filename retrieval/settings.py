@@ -6,6 +6,7 @@ environment themselves; they receive a :class:`Settings`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -129,6 +130,15 @@ class Settings(BaseSettings):
     app_rerankers: str = Field("", description="CrossEncoder names the app offers, comma-separated (besides the "
                                "learned ranker, off, the bi-encoder and a cross-encoder RETRIEVAL_RERANKER_MODEL); "
                                "the app takes no reranker path from its users.")
+    access_policy: str = Field("", description="The access policy file (YAML, TOML or JSON) mapping each user to the "
+                               "tenants they may open in the app (retrieval.access); empty = single-user mode: "
+                               "everyone who can open the app's URL sees every tenant.")
+    user_header: str = Field("", description="The request header a trusted reverse proxy sets to the signed-in "
+                             "user (e.g. X-Forwarded-User); empty = the user of Streamlit's own login (st.user). "
+                             "Only meaningful behind a proxy that sets it and strips it from clients.")
+    write_roots: str = Field("", description="The folders the app may write to (judgments), separated by "
+                             "os.pathsep; relative entries are relative to the project folder; empty = the "
+                             "project's judgments/ and ~/retrieval-data.")
 
     @field_validator("support_threshold", mode="before")
     @classmethod
@@ -175,6 +185,15 @@ class Settings(BaseSettings):
             if name and RerankerSpec.parse(name).kind != "cross-encoder":
                 raise ValueError(f"{name!r} is not a cross-encoder name (the learned ranker, off and the "
                                  "bi-encoder are always offered)")
+        return value
+
+    @field_validator("user_header")
+    @classmethod
+    def _header_name(cls, value: str) -> str:
+        """A header name (RFC 9110 token characters), or empty."""
+        value = value.strip()
+        if value and not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", value):
+            raise ValueError("must be a header name such as X-Forwarded-User (letters, digits and -), or empty")
         return value
 
     @field_validator("glossary_path")
