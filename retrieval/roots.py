@@ -8,6 +8,10 @@ confined: it reads and writes any path its user names.
 The roots are ``RETRIEVAL_DATA_ROOTS`` (entries separated by :data:`os.pathsep`), or by default the project's
 ``data/``, ``judgments/`` and ``models/`` folders, ``../shared/data`` beside the project when it exists, and
 ``~/retrieval-data``.
+
+Writes are narrower: the judgments file, the one file the app rewrites, must lie inside a **write root**
+(``RETRIEVAL_WRITE_ROOTS``, by default the project's ``judgments/`` and ``~/retrieval-data``), so a link naming
+``judgments=data/lab/questions.jsonl`` cannot make the app rewrite the lab set.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ Want = Literal["file", "folder", "either"]
 JUDGMENTS_DIR = PROJECT_ROOT / "judgments"
 
 _NOUNS = {"file": "a file", "folder": "a folder", "either": "a file or folder"}
+#: Which roots a refusal names: (the words, the variable that sets them).
+Which = Literal["data", "write"]
+_ROOT_NAMES = {"data": ("data roots", "RETRIEVAL_DATA_ROOTS"), "write": ("write roots", "RETRIEVAL_WRITE_ROOTS")}
 _SHOWN_CHARS = 200
 
 
@@ -45,6 +52,17 @@ def default_roots() -> tuple[Path, ...]:
     return tuple(roots)
 
 
+def default_write_roots() -> tuple[Path, ...]:
+    """The write roots when ``RETRIEVAL_WRITE_ROOTS`` is empty: the project's ``judgments/`` and
+    ``~/retrieval-data`` (never ``data/`` nor ``models/``: the lab set and the shipped models stay as shipped)."""
+    return (JUDGMENTS_DIR, Path(os.path.abspath(os.path.expanduser("~/retrieval-data"))))
+
+
+def _configured(configured: str) -> tuple[Path, ...]:
+    entries = [entry.strip() for entry in configured.split(os.pathsep) if entry.strip()]
+    return tuple(dict.fromkeys(Path(os.path.abspath(PROJECT_ROOT / os.path.expanduser(entry))) for entry in entries))
+
+
 def data_roots(settings: Settings | None = None) -> tuple[Path, ...]:
     """The data roots of ``settings`` (its ``data_roots``), absolute, or :func:`default_roots` when empty.
 
@@ -54,11 +72,19 @@ def data_roots(settings: Settings | None = None) -> tuple[Path, ...]:
     Returns:
         The roots; a relative entry is taken relative to the project folder, ``~`` is expanded.
     """
-    configured = settings.data_roots if settings is not None else ""
-    entries = [entry.strip() for entry in configured.split(os.pathsep) if entry.strip()]
-    if not entries:
-        return default_roots()
-    return tuple(dict.fromkeys(Path(os.path.abspath(PROJECT_ROOT / os.path.expanduser(entry))) for entry in entries))
+    return _configured(settings.data_roots if settings is not None else "") or default_roots()
+
+
+def write_roots(settings: Settings | None = None) -> tuple[Path, ...]:
+    """The write roots of ``settings`` (its ``write_roots``), absolute, or :func:`default_write_roots` when empty.
+
+    Args:
+        settings: the settings to read; ``None`` reads the defaults.
+
+    Returns:
+        The roots; a relative entry is taken relative to the project folder, ``~`` is expanded.
+    """
+    return _configured(settings.write_roots if settings is not None else "") or default_write_roots()
 
 
 def describe_roots(roots: Sequence[Path]) -> str:
@@ -75,10 +101,11 @@ def _shown(raw: str) -> str:
     return repr(raw) if len(raw) <= _SHOWN_CHARS else repr(raw[:_SHOWN_CHARS]) + "…"
 
 
-def _refusal(raw: str, roots: Sequence[Path], want: Want, for_writing: bool) -> PathRefused:
+def _refusal(raw: str, roots: Sequence[Path], want: Want, for_writing: bool, which: Which = "data") -> PathRefused:
     what = ("a file, or a new file in an existing folder," if for_writing else _NOUNS[want])
-    return PathRefused(f"refused: {_shown(raw)} is not {what} inside the data roots "
-                       f"(RETRIEVAL_DATA_ROOTS: {describe_roots(roots)})")
+    words, variable = _ROOT_NAMES[which]
+    return PathRefused(f"refused: {_shown(raw)} is not {what} inside the {words} "
+                       f"({variable}: {describe_roots(roots)})")
 
 
 def _mib(size: int) -> str:
@@ -112,7 +139,7 @@ def _folder_bytes(folder: str, limit: int, real_roots: Sequence[str], raw: str) 
 
 
 def confine(raw: str | os.PathLike[str], roots: Sequence[Path], *, want: Want = "either",
-            for_writing: bool = False, max_bytes: int | None = None) -> Path:
+            for_writing: bool = False, max_bytes: int | None = None, which: Which = "data") -> Path:
     """The real path of ``raw`` when it is a file or folder inside ``roots``; else one refusal.
 
     The path is first checked lexically (``~`` expanded, made absolute, ``..`` folded): outside every root it
@@ -128,6 +155,7 @@ def confine(raw: str | os.PathLike[str], roots: Sequence[Path], *, want: Want = 
         for_writing: the file may be missing, but its folder must exist inside a root (no folder is ever
             created); needs ``want="file"``.
         max_bytes: refuse a file larger than this, or a folder whose files hold more (``None``: no limit).
+        which: the roots a refusal names: ``"data"`` (RETRIEVAL_DATA_ROOTS) or ``"write"`` (RETRIEVAL_WRITE_ROOTS).
 
     Returns:
         The resolved path (symlinks resolved), inside a root.
@@ -140,7 +168,7 @@ def confine(raw: str | os.PathLike[str], roots: Sequence[Path], *, want: Want = 
     if for_writing and want != "file":
         raise ValueError("for_writing needs want='file'")
     text = raw if isinstance(raw, str) else os.fspath(raw)
-    refusal = _refusal(text, roots, want, for_writing)
+    refusal = _refusal(text, roots, want, for_writing, which)
     if not text.strip() or "\0" in text:
         raise refusal
     try:
@@ -198,9 +226,12 @@ def confine_input(raw: str | os.PathLike[str], settings: Settings, *, want: Want
 
 
 def confine_output(raw: str | os.PathLike[str], settings: Settings) -> Path:
-    """:func:`confine` of a judgments file the app reads and rewrites (it may be missing; its folder may not).
+    """:func:`confine` of a judgments file the app reads and rewrites (it may be missing; its folder may not),
+    inside the **write** roots (:func:`write_roots`).
 
     Raises:
-        PathRefused: outside the roots, not a regular file in an existing folder, or over ``max_input_bytes``.
+        PathRefused: outside the write roots, not a regular file in an existing folder, or over
+            ``max_input_bytes``.
     """
-    return confine(raw, data_roots(settings), want="file", for_writing=True, max_bytes=settings.max_input_bytes)
+    return confine(raw, write_roots(settings), want="file", for_writing=True, max_bytes=settings.max_input_bytes,
+                   which="write")

@@ -205,7 +205,25 @@ def test_settings_give_the_roots(monkeypatch, tmp_path) -> None:
     (tmp_path / "big.jsonl").write_text("x" * 11, encoding="utf-8")
     with pytest.raises(PathRefused):
         roots.confine_input(tmp_path / "big.jsonl", Settings(_env_file=None))
+    with pytest.raises(PathRefused):  # a data root is not a write root
+        roots.confine_output(tmp_path / "j.jsonl", Settings(_env_file=None))
+    monkeypatch.setenv("RETRIEVAL_WRITE_ROOTS", str(tmp_path))
     assert roots.confine_output(tmp_path / "j.jsonl", Settings(_env_file=None)) == tmp_path.resolve() / "j.jsonl"
+
+
+def test_writes_stay_inside_the_write_roots(monkeypatch, tmp_path) -> None:
+    defaults = roots.write_roots(Settings(_env_file=None))
+    assert defaults == (PROJECT_ROOT / "judgments", Path(os.path.expanduser("~/retrieval-data")))
+    lab_set = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
+    with pytest.raises(PathRefused) as caught:  # a link's judgments=data/lab/questions.jsonl cannot rewrite the lab set
+        roots.confine_output(lab_set, Settings(_env_file=None))
+    assert str(caught.value).startswith(f"refused: {str(lab_set)!r} is not a file, or a new file in an existing "
+                                        "folder, inside the write roots (RETRIEVAL_WRITE_ROOTS: ")
+    assert roots.confine_input(lab_set, Settings(_env_file=None)) == lab_set.resolve()  # still read as input
+    assert roots.confine_output(PROJECT_ROOT / "judgments" / "j.jsonl", Settings(_env_file=None)) == \
+        (PROJECT_ROOT / "judgments").resolve() / "j.jsonl"
+    monkeypatch.setenv("RETRIEVAL_WRITE_ROOTS", os.pathsep.join([str(tmp_path), "data"]))
+    assert roots.write_roots(Settings(_env_file=None)) == (tmp_path, PROJECT_ROOT / "data")
 
 
 def test_the_judgments_folder_is_a_default_root_and_is_kept_in_git() -> None:
