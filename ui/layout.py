@@ -12,6 +12,8 @@ import streamlit as st
 
 from retrieval import views
 
+from .escape import code, md, md_text
+
 TIER_COLORS = {"full": "green", "rrf_only": "blue", "dense_only": "violet", "lexical_only": "orange",
                "refusal": "red"}
 RANKER_COLORS = {"bm25": "#e8833a", "dense": "#4c78a8"}
@@ -21,12 +23,11 @@ RELEVANCE_BADGES = {"relevant": ":green-badge[✓ relevant]", "partial": ":orang
 LIST_TITLES = {"lexical": "Lexical (BM25)", "dense": "Dense (cosine)", "fused": "Fused (RRF)",
                "reranked": "Reranked"}
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:])")
-
 
 def md_escape(text: str) -> str:
-    """Backslash-escape Markdown (and Streamlit directive / LaTeX) characters."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Backslash-escape Markdown, HTML, Streamlit directive and LaTeX characters, keeping line breaks
+    (:func:`ui.escape.md_text`)."""
+    return md_text(text)
 
 
 def highlighted(text: str, terms: Iterable[str]) -> str:
@@ -105,8 +106,8 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
         if item is None:
             continue
         sim = item.get("similarity")
-        with st.expander(f"[{number[chunk_id]}] {chunk_id}"):
-            st.caption(f"parent `{item['parent_id']}` · final rank {item['rank']} · cosine to question "
+        with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}"):
+            st.caption(f"parent {code(item['parent_id'])} · final rank {item['rank']} · cosine to question "
                        f"{'—' if sim is None else f'{sim:.3f}'}")
             st.markdown(highlighted(item["text"], terms))
     st.caption(t("context_sent", lang, n=len(final)))
@@ -130,7 +131,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
     items = block.get("items") or []
     st.caption(f"{len(items)} item(s) · score: {md_escape(score_kind_label(kind))}")
     if not items:
-        st.info(f"Empty — {views.empty_reason(trace, name)}")
+        st.info(f"Empty — {md(views.empty_reason(trace, name))}")
         return
     if block.get("note"):
         st.caption(md_escape(block["note"]))
@@ -141,7 +142,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
                    .startswith("skipped") for lst in ("lexical", "dense"))
     for item in items[:rows]:
         with st.container(border=True):
-            head = f"**#{item['rank']}** `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}"
+            head = f"**#{item['rank']}** {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'])}"
             st.markdown(head)
             detail = f"{short_kind(kind)} **{item['score']:.4f}**"
             if name == "fused":
@@ -154,7 +155,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
                 move = item["fused_rank"] - item["rank"]
                 arrow = f"▲{move}" if move > 0 else (f"▼{-move}" if move < 0 else "=")
                 detail += f" · fused #{item['fused_rank']} → #{item['rank']} ({arrow})"
-            st.caption(f"parent `{item['parent_id']}` · {detail}")
+            st.caption(f"parent {code(item['parent_id'])} · {detail}")
             text, cut_before, cut_after = views.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             if name == "reranked" and item.get("feature_contributions"):
@@ -171,7 +172,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
             if name == "lexical" and item.get("terms"):
                 with st.expander("BM25 per term"):
                     # A two-column list, not a table: a quarter-width column cuts a table's second column off.
-                    st.markdown("  \n".join(f"`{term.replace('`', '')}` **{value:.3f}**" for term, value in
+                    st.markdown("  \n".join(f"{code(term)} **{value:.3f}**" for term, value in
                                               sorted(item["terms"].items(), key=lambda kv: -kv[1])))
     if len(items) > rows:
         st.caption(f"+{len(items) - rows} more in the CSV download (rows per panel: {rows}).")
@@ -226,7 +227,7 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
     st.subheader("Rank movement")
     rows = views.movement_rows(trace)
     if not rows:
-        st.info("Nothing moved: " + views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "))
+        st.info("Nothing moved: " + md(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: ")))
         return
     data = pd.DataFrame(rows)
     top_k = (trace.get("settings") or {}).get("top_k")
@@ -252,7 +253,7 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
 def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
     st.subheader("Evidence lost by the reranker")
     if not (trace.get("reranked") or {}).get("items"):
-        st.info("Nothing lost: " + views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "))
+        st.info("Nothing lost: " + md(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: ")))
         return
     rows = views.lost_rows(trace, relevant, graded)
     if not rows:
@@ -260,10 +261,10 @@ def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded:
         return
     for row in rows:
         after = row["reranked_rank"]
-        line = (f"`{row['chunk_id']}` · fused #{row['fused_rank']} → "
+        line = (f"{code(row['chunk_id'])} · fused #{row['fused_rank']} → "
                 f"{'#' + str(after) if after is not None else 'not reranked'}")
         if row["relevance"] == "relevant":
-            st.markdown(f":red-background[:red[**LOST RELEVANT**]] {line} (parent `{row['parent_id']}`)")
+            st.markdown(f":red-background[:red[**LOST RELEVANT**]] {line} (parent {code(row['parent_id'])})")
         else:
             st.markdown(f"{line} {RELEVANCE_BADGES.get(row['relevance'], '') if row['relevance'] else ''}")
 
@@ -279,18 +280,18 @@ def queries_block(trace: Mapping[str, Any]) -> None:
     st.dataframe(frame, hide_index=True, width="stretch")
     for row in views.query_rows(trace):
         if row["flags"]:
-            st.error(f"`{row['kind']}` lost: {row['flags']}")
+            st.error(f"{code(row['kind'])} lost: {md(row['flags'])}")
     if views.technique_rows(trace):
         st.markdown("**Cost per technique** (extra retrieval calls, LLM calls, tokens, wall time in ms)")
         st.dataframe(pd.DataFrame(views.technique_rows(trace)), hide_index=True, width="stretch")
     with st.expander(f"Candidate lists of the {len(trace.get('variants') or [])} extra queries"):
         for variant in trace.get("variants") or []:
             q = variant["query"]
-            st.markdown(f"**{q['kind']}**{' (hypothesis only)' if q['hypothesis_only'] else ''}: {md_escape(q['text'])}")
+            st.markdown(f"**{md(q['kind'])}**{' (hypothesis only)' if q['hypothesis_only'] else ''}: {md_escape(q['text'])}")
             for side in ("lexical", "dense"):
                 items = (variant.get(side) or {}).get("items") or []
                 if items:
-                    st.caption(f"{side}: " + ", ".join(f"#{i['rank']} `{i['chunk_id']}`" for i in items[:10]))
+                    st.caption(f"{side}: " + ", ".join(f"#{i['rank']} {code(i['chunk_id'])}" for i in items[:10]))
 
 
 def timings_and_costs(trace: Mapping[str, Any]) -> None:
@@ -321,7 +322,7 @@ def ab_block(hybrid: Mapping[str, Any], dense: Mapping[str, Any], relevant: Sequ
                 st.caption("Final list empty: " + md_escape(trace.get("tier_reason") or ""))
             for item in trace.get("final") or []:
                 flag = " :blue-badge[only here]" if item["chunk_id"] in only else ""
-                st.markdown(f"#{item['rank']} `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}{flag}")
+                st.markdown(f"#{item['rank']} {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'])}{flag}")
     if diff["same"]:
         st.success("Both modes return the same final list, in the same order.")
     else:
@@ -329,7 +330,7 @@ def ab_block(hybrid: Mapping[str, Any], dense: Mapping[str, Any], relevant: Sequ
         st.markdown(f"Overlap {diff['overlap']:.0%} · only in hybrid: {len(diff['only_a'])} · "
                     f"only in dense-only: {len(diff['only_b'])} · same chunk, different rank: {len(moved)}")
         if moved:
-            st.caption(" · ".join(f"`{d['id']}` #{d['rank_a']} → #{d['rank_b']}" for d in moved))
+            st.caption(" · ".join(f"{code(d['id'])} #{d['rank_a']} → #{d['rank_b']}" for d in moved))
 
 
 # -- compare two configurations on one question ----------------------------------------------------------------
@@ -354,11 +355,11 @@ def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, labe
                 st.caption("Final list empty: " + md_escape(trace.get("tier_reason") or ""))
             for item in trace.get("final") or []:
                 flag = " :blue-badge[only here]" if item["chunk_id"] in only[side] else ""
-                st.markdown(f"#{item['rank']} `{item['chunk_id']}` {_labels(relevant, graded, item['parent_id'])}{flag}")
+                st.markdown(f"#{item['rank']} {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'])}{flag}")
     moved = [r for r in result["movement"] if r["move"]]
     if moved:
         st.markdown("**Rank movement A → B:** " + " · ".join(
-            f"`{r['id']}` #{r['rank_a']} → #{r['rank_b']} ({'▲' if r['move'] > 0 else '▼'}{abs(r['move'])})"
+            f"{code(r['id'])} #{r['rank_a']} → #{r['rank_b']} ({'▲' if r['move'] > 0 else '▼'}{abs(r['move'])})"
             for r in moved))
     elif result["same"]:
         st.success("Both configurations return the same final list, in the same order.")
@@ -391,13 +392,13 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
         if only_unjudged and pid in stored and st.session_state[key] != "not judged":
             continue
         with st.container(border=True):
-            head = f"`{pid}` · {md_escape(titles.get(pid, ''))}"
+            head = f"{code(pid)} · {md(titles.get(pid, ''))}"
             if not blind:
                 head += " · " + ", ".join(f"{n} #{r}" for n, r in entry["lists"].items())
             st.markdown(head)
             text, cut_before, cut_after = views.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
-            st.radio(f"Grade · {pid}", GRADE_OPTIONS, key=key, horizontal=True, help=GRADE_HELP,
+            st.radio(f"Grade · {code(pid)}", GRADE_OPTIONS, key=key, horizontal=True, help=GRADE_HELP,
                      format_func=str)
         value = st.session_state[key]
         if value == "not judged":
@@ -412,7 +413,7 @@ def where_block(explained: Sequence[Mapping[str, Any]]) -> None:
     from retrieval.explain import describe
 
     for entry in explained:
-        st.markdown(f"**`{entry['chunk_id']}`** (parent `{entry['parent_id']}`; window {entry['window']})")
+        st.markdown(f"**{code(entry['chunk_id'])}** (parent {code(entry['parent_id'])}; window {entry['window']})")
         rows = [{"list": name, "where": describe({**info, "window": entry["window"]}, name)}
                 for name, info in entry["lists"].items()]
         for row in rows:
@@ -435,8 +436,9 @@ def where_block(explained: Sequence[Mapping[str, Any]]) -> None:
         else:
             line = "- **gate**: no cosine (filtered or no vector)"
         if gate.get("codes"):
-            line += (f"; codes named by the question {', '.join(gate['codes'])}: "
-                     + (f"missing {', '.join(gate['missing_codes'])}" if gate["missing_codes"] else "all present"))
+            line += (f"; codes named by the question {', '.join(map(md, gate['codes']))}: "
+                     + (f"missing {', '.join(map(md, gate['missing_codes']))}" if gate["missing_codes"]
+                        else "all present"))
         learned = gate.get("learned")
         if learned:
             verdict = "answers" if learned["passes"] else "abstains for the whole request"
