@@ -15,17 +15,22 @@ STARTED = time.perf_counter()
 
 import streamlit as st  # noqa: E402
 
-from retrieval import explain, judgments, roots, views  # noqa: E402
+from retrieval import access, explain, judgments, roots, views  # noqa: E402
 from retrieval.errors import CorpusError, PathRefused, RetrievalError  # noqa: E402
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
 from retrieval.transforms import TECHNIQUES  # noqa: E402
 from ui import layout, resources  # noqa: E402
+from ui.access import gate  # noqa: E402
+from ui.escape import code, md  # noqa: E402
 from ui.i18n import t  # noqa: E402
 
 st.set_page_config(page_title="Hybrid retrieval workbench", page_icon="🔎", layout="wide")
 ss = st.session_state
 
 BASE = resources.base_settings()
+# Who may see what (README, "Deploying for several users"): under an access policy, only the user's tenants;
+# a request without a user, or whose user may open none, ends here with one line.
+ACCESS = gate(BASE)
 DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
                             reranker=views.canonical_reranker(BASE.reranker_model),
                             dense_only=not BASE.hybrid_enabled, min_similarity=BASE.min_similarity)
@@ -93,6 +98,10 @@ if "_seeded" not in ss:
     ss.judgments_path = confined_url_path("judgments", params.judgments,
                                           lambda raw: roots.confine_output(raw, BASE)) or str(DEFAULT_JUDGMENTS)
     ss.question, ss.tenant = params.q, params.tenant
+    if params.tenant and not access.may_open(params.tenant, ACCESS.allowed):
+        # The same words whether or not the tenant exists: the page never confirms another tenant's name.
+        ss.url_problems.append("tenant: not one of the tenants you may open")
+        ss.tenant = NO_TENANT
     ss.top_k, ss.overfetch, ss.rrf_k = params.top_k, params.overfetch, params.rrf_k
     ss.min_similarity, ss.dense_only, ss.ab, ss.rows = params.min_similarity, params.dense_only, params.ab, params.rows
     wanted_reranker = views.canonical_reranker(params.reranker)
@@ -130,13 +139,13 @@ index_key = resources.index_key(BASE)
 def load_workbench(corpus: str):
     if resources.is_loaded(corpus, index_key):
         return resources.open_workbench_cached(corpus, index_key)
-    label = corpus or "the lab corpus"
+    label = code(corpus) if corpus else "the lab corpus"
     with st.status(f"Indexing {label}…", expanded=False) as status:
         started = time.perf_counter()
         bench = resources.open_workbench_cached(corpus, index_key)
         state = bench.state
-        status.update(label=f"Indexed {label}: {len(state.documents)} documents, {len(state.chunks)} chunks "
-                            f"in {time.perf_counter() - started:.1f} s", state="complete")
+        sizes = "" if ACCESS.restricted else f": {len(state.documents)} documents, {len(state.chunks)} chunks"
+        status.update(label=f"Indexed {label}{sizes} in {time.perf_counter() - started:.1f} s", state="complete")
     return bench
 
 
@@ -151,18 +160,21 @@ with st.sidebar:
     try:
         requested = normalize_corpus(ss.corpus_input)
     except PathRefused as exc:
-        st.error(f"{exc}; still using {active or 'the lab corpus'}.")
+        st.error(f"{md(exc)}; still using {code(active) if active else 'the lab corpus'}.")
         requested = active
     try:
         wb = load_workbench(requested)
         ss.active_corpus = requested
     except CorpusError as exc:
-        st.error(f"Could not load this corpus: {exc}\n\nStill using {active or 'the lab corpus'}.")
+        st.error(f"Could not load this corpus: {md(exc)}\n\nStill using {code(active) if active else 'the lab corpus'}.")
         wb = load_workbench(active if active != requested else "")
         ss.active_corpus = active if active != requested else ""
     state = wb.state
-    st.caption(f"{len(state.documents)} documents · {len(state.chunks)} chunks · index `{state.index_id}` · "
-               f"dense store: {state.store_reason}")
+    # Under a policy the sizes are those of the user's tenants: the page says nothing of the others.
+    n_docs, n_chunks = resources.corpus_size(state, access.visible_tenants(state.tenants, ACCESS.allowed)
+                                             if ACCESS.restricted and state.tenants else None)
+    st.caption(f"{n_docs} documents · {n_chunks} chunks · index {code(state.index_id)} · "
+               f"dense store: {md(state.store_reason)}")
     if st.button("Re-index (sync changes)", help="Re-read the corpus and sync the vector store"):
         with st.status("Re-indexing…") as status:
             try:
@@ -172,9 +184,9 @@ with st.sidebar:
                 r = state.sync
                 status.update(label=("Re-indexed: " + (f"{r.added} added, {r.updated} updated, {r.removed} removed, "
                                                         f"{r.unchanged} unchanged" if r else
-                                                        f"no vectors ({state.store_reason})")), state="complete")
+                                                        f"no vectors ({md(state.store_reason)})")), state="complete")
             except (CorpusError, PathRefused) as exc:
-                status.update(label=f"Re-index failed, previous index kept: {exc}", state="error")
+                status.update(label=f"Re-index failed, previous index kept: {md(exc)}", state="error")
         state = wb.state
 
     on_lab = ss.active_corpus == ""
@@ -186,17 +198,21 @@ with st.sidebar:
         try:
             questions_path = str(roots.confine_input(ss.questions_input.strip(), BASE))
         except PathRefused as exc:
-            st.error(str(exc))
+            st.error(md(exc))
             questions_path = ""
     questions = []
     if questions_path:
         try:
             questions = resources.get_questions(questions_path, resources.file_mtime(questions_path))
         except CorpusError as exc:
-            st.error(f"Question set not loaded: {exc}")
-    by_id = {q.id: q for q in questions}
-
+            st.error(f"Question set not loaded: {md(exc)}")
     tenant_field = BASE.tenant_field
+    multi_tenant = bool(state.tenants)
+    # The corpus' tenants this user may open (all of them in single-user mode), as the corpus writes them.
+    tenant_values = access.visible_tenants(state.tenants, ACCESS.allowed)
+    tenants = [str(t) for t in tenant_values]
+    questions = access.visible_questions(questions, tenant_field, ACCESS.allowed, multi_tenant)
+    by_id = {q.id: q for q in questions}
 
     def pick_question() -> None:
         picked = by_id.get(ss.picked)
@@ -212,14 +228,16 @@ with st.sidebar:
                      format_func=lambda qid: "—" if not qid else f"{qid} · {by_id[qid].group} · {by_id[qid].question[:70]}")
 
     st.header(t("filters", lang))
-    values = state.filter_values()
-    tenants = [str(t) for t in state.tenants]
+    if multi_tenant and ss.get("tenant", NO_TENANT) not in tenants:
+        ss.tenant = NO_TENANT
     if tenants:
-        if ss.tenant not in tenants:
-            ss.tenant = NO_TENANT
-        st.selectbox(f"Tenant ({tenant_field})", [NO_TENANT] + tenants, key="tenant",
+        st.selectbox(f"Tenant ({md(tenant_field)})", [NO_TENANT] + tenants, key="tenant",
                      format_func=lambda v: "— pick a tenant —" if v == NO_TENANT else v,
                      help="Every search runs inside one tenant; nothing is searched across tenants.")
+    # The pickers list the values of the chosen tenant (before one is chosen, of the tenants this user may
+    # open): never a value that exists only in another tenant.
+    chosen_tenant = [v for v in tenant_values if str(v) == ss.get("tenant", NO_TENANT)]
+    values = state.filter_values((chosen_tenant or tenant_values) if multi_tenant else None)
     chosen_filters: dict[str, list] = {}
     for name, options in values.items():
         if name == tenant_field or len(options) > 200:
@@ -230,7 +248,7 @@ with st.sidebar:
             ss[key] = [v for v in options if str(v) in wanted]
         else:
             ss[key] = [v for v in ss[key] if v in options]
-        st.multiselect(name, options, key=key, placeholder="any")
+        st.multiselect(md(name), options, key=key, placeholder="any")
         chosen_filters[name] = list(ss[key])
 
     st.header(t("ranking", lang))
@@ -279,7 +297,7 @@ if present != wanted_query:
     st.query_params.from_dict(wanted_query)
 
 for problem in ss.url_problems:
-    st.warning(f"URL parameter ignored: {problem}")
+    st.warning(f"URL parameter ignored: {md(problem)}")
 
 # -- 4. the question ----------------------------------------------------------------------------------------
 with st.form("ask_form", border=False):
@@ -301,13 +319,19 @@ question = current.q
 if not question:  # nothing was submitted: no timing line either
     st.info(t("type_question", lang))
     st.stop()
-if tenants and current.tenant == NO_TENANT:
-    st.warning(f"This corpus has {len(tenants)} tenants ({', '.join(tenants)}): pick a tenant in the sidebar "
-               "before asking. Nothing is searched across tenants.")
+if multi_tenant and not tenants:  # a policy's user none of whose tenants is in this corpus
+    st.warning("You may open no tenant of this corpus: choose another corpus in the sidebar.")
+    st.stop()
+if multi_tenant and current.tenant == NO_TENANT:
+    shown = ", ".join(md(name) for name in tenants)
+    st.warning(f"This corpus has {len(tenants)} tenants ({shown}): pick a tenant in the sidebar before asking. "
+               "Nothing is searched across tenants." if not ACCESS.restricted else
+               f"Pick a tenant in the sidebar before asking (yours here: {shown}). Nothing is searched across "
+               "tenants.")
     st.stop()
 
 filters: list[tuple[str, object]] = []
-if tenants:
+if multi_tenant:
     filters.append((tenant_field, current.tenant))
 for name, chosen in chosen_filters.items():
     filters.extend((name, value) for value in chosen)
@@ -318,7 +342,7 @@ try:
                                   min_similarity=current.min_similarity, transforms=current.transforms,
                                   mmr_lambda=current.mmr, answer_language=lang)
 except ValueError as exc:
-    st.error(f"Invalid settings: {exc}")
+    st.error(f"Invalid settings: {md(exc)}")
     st.stop()
 
 
@@ -337,7 +361,7 @@ try:
     with st.spinner(t("searching", lang)):
         trace = run(request)
 except RetrievalError as exc:
-    st.error(str(exc))
+    st.error(md(exc))
     st.stop()
 
 labeled = next((q for q in questions if nfc(q.question) == nfc(question)
@@ -351,8 +375,8 @@ chunk_text = {cid: chunk.text for cid, chunk in state.chunk_by_id.items()}
 layout.tier_badge(trace)
 layout.models_line(trace)
 if labeled:
-    st.caption(f"Labeled question `{labeled.id}` ({labeled.group}) · relevant: "
-               + (", ".join(f"`{r}`" for r in labeled.relevant) or "none (the right answer is an abstention)"))
+    st.caption(f"Labeled question {code(labeled.id)} ({md(labeled.group)}) · relevant: "
+               + (", ".join(code(r) for r in labeled.relevant) or "none (the right answer is an abstention)"))
 
 layout.answer_block(trace, terms, lang)
 layout.support_block(trace, lang)
@@ -365,7 +389,7 @@ tab_lists, tab_move, tab_cmp, tab_judge, tab_where, tab_time = st.tabs(
 with tab_lists:
     shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
     if "reranked" not in shown:  # an empty Reranked column would take a quarter of the width for one line
-        st.caption(f"Reranked: empty — {views.empty_reason(trace, 'reranked')}")
+        st.caption(f"Reranked: empty — {md(views.empty_reason(trace, 'reranked'))}")
     panels = st.columns(len(shown), gap="medium")
     for column, name in zip(panels, shown):
         with column:
@@ -401,19 +425,19 @@ with tab_judge:
     qid = labeled.id if labeled else None
     stored = {}
     try:
-        if jpath == str(DEFAULT_JUDGMENTS) and roots.JUDGMENTS_DIR in roots.data_roots(BASE):
-            roots.JUDGMENTS_DIR.mkdir(exist_ok=True)  # the project's judgments/ folder, a data root
-        jfile = roots.confine_output(jpath, BASE)  # read and rewritten: only inside the data roots
+        if jpath == str(DEFAULT_JUDGMENTS) and roots.JUDGMENTS_DIR in roots.write_roots(BASE):
+            roots.JUDGMENTS_DIR.mkdir(exist_ok=True)  # the project's judgments/ folder, a write root
+        jfile = roots.confine_output(jpath, BASE)  # read and rewritten: only inside the write roots
     except (PathRefused, OSError) as exc:
         if jpath == str(DEFAULT_JUDGMENTS):  # the deployer's roots leave out judgments/: not the user's mistake
-            st.info(f"Name a judgments file inside the data roots to save grades ({exc}).")
+            st.info(f"Name a judgments file inside the write roots to save grades ({md(exc)}).")
         else:
-            st.error(str(exc))
+            st.error(md(exc))
         jfile = None
     try:
         stored = judgments.load(jfile, question, judge_filters, qid) if jfile is not None else {}
     except CorpusError as exc:
-        st.error(f"Judgments not read: {exc}")
+        st.error(f"Judgments not read: {md(exc)}")
     j1, j2 = st.columns(2)
     blind = j1.toggle("Hide ranks and scores while judging (position bias)", key="judge_blind")
     only_unjudged = j2.toggle("Only unjudged", key="judge_unjudged")
@@ -428,16 +452,19 @@ with tab_judge:
         keep = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
         try:
             saved_id = judgments.save(jfile, question, {**keep, **grades}, judge_filters, qid)
-            st.success(f"Saved {len(grades)} grade(s) of question `{saved_id}` to `{jpath}`.")
+            st.success(f"Saved {len(grades)} grade(s) of question {code(saved_id)} to {code(jpath)}.")
         except (CorpusError, ValueError, OSError) as exc:
-            st.error(f"Judgments not saved: {exc}")
+            st.error(f"Judgments not saved: {md(exc)}")
 
 with tab_where:
     st.caption("Pick any parent or chunk of the corpus: for each list, its rank and score, or why it is absent.")
     w1, w2 = st.columns([1, 2])
     needle = w1.text_input("Search by id or title", key="where_q")
     options = []  # nothing listed before a search: the page never shows another tenant's ids unasked
-    for pid, title in (explain.search_targets(state, needle, limit=40) if needle.strip() else []):
+    # Under a policy only the user's tenants' parents are found: no other tenant's ids, titles or owner.
+    where_tenants = tenant_values if ACCESS.restricted and multi_tenant else None
+    for pid, title in (explain.search_targets(state, needle, limit=40, tenants=where_tenants)
+                       if needle.strip() else []):
         options.append(pid)
         options.extend(explain.targets(state, pid))
     picked_doc = w2.selectbox("Parent or chunk", [""] + list(dict.fromkeys(options)), key="where_pick",
@@ -488,7 +515,7 @@ with tab_cmp:  # after the main view, so the extra runs never delay the answer a
                                  f"{layout.fmt_ms((trace.get('timings_ms') or {}).get('embed_query'))} embedding the "
                                  f"question and {layout.fmt_ms(views.unattributed_ms(trace))} outside any stage.")
         except (RetrievalError, ValueError) as exc:
-            st.error(f"Configuration B did not run: {exc}")
+            st.error(f"Configuration B did not run: {md(exc)}")
     else:
         st.info("Turn on 'Compare: also run configuration B' in the sidebar.")
 

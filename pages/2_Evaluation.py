@@ -17,7 +17,7 @@ import streamlit as st
 
 from retrieval import compare as cmp
 from retrieval import report as rep
-from retrieval import roots, views
+from retrieval import access, roots, views
 from retrieval.errors import RetrievalError
 from retrieval.rerank import RerankerSpec
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
@@ -25,11 +25,14 @@ from retrieval.evaluation import select_split as select
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from ui import layout, resources
+from ui.access import gate
+from ui.escape import code, md, md_text
 
 
 st.set_page_config(page_title="Evaluation · hybrid retrieval workbench", page_icon="📊", layout="wide")
 ss = st.session_state
 BASE = resources.base_settings()
+ACCESS = gate(BASE)  # under an access policy: only the questions of the user's tenants are evaluated
 FAQUAD = resources.faquad_dir()
 resources.warm_metrics()  # ranx compiles on first use: start that now, not after the click
 SETS = {"lab": "Lab set (fictitious fixture, 44 questions)", "faquad": "FaQuAD (real, 249 docs / 900 questions)",
@@ -108,6 +111,11 @@ if run_clicked:
 
         questions = load_questions(questions_path, qrels=qrels)
         base = BASE.with_overrides(reranker_model=ss.ev_reranker)
+        if ACCESS.restricted:  # the questions of the user's tenants only (a tenantless corpus keeps them all)
+            tenants_here = open_bench(corpus)(base).state.tenants
+            questions = access.visible_questions(questions, base.tenant_field, ACCESS.allowed, bool(tenants_here))
+            if not questions:
+                raise ValueError("none of this set's questions is in a tenant you may open")
         configs = resolve_configs(ss.ev_configs, base)
         status = st.status("Evaluating…", expanded=True)
         bar = status.progress(0.0, text="Loading the index and models (indexing only the first time)…")
@@ -150,7 +158,7 @@ if run_clicked:
         ss.ev_questions_by_id = {q.id: q for q in questions}
         ss.pop("ev_sweep", None)
     except (RetrievalError, ValueError) as exc:
-        st.error(f"The evaluation did not run: {exc}")
+        st.error(f"The evaluation did not run: {md(exc)}")
 
 report = ss.get("ev_report")
 
@@ -178,7 +186,7 @@ def what_if_block(lists: dict[str, list[str]], k: int, relevant: set[str], paren
     try:
         result = what_if(lists, edits, k=k, parents=parents)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     frame = pd.DataFrame(result["rows"])
     if relevant:
@@ -215,11 +223,11 @@ with st.expander("Manual rankings (fixture mode): type ranked lists and fuse the
         removed = {r: ids for r, ids in fused["removed"].items() if ids}
         if removed:
             st.caption("Removed by the filter inside each list, before the fusion: "
-                       + "; ".join(f"{r}: {', '.join(ids)}" for r, ids in removed.items()))
+                       + "; ".join(f"{r}: {', '.join(map(md, ids))}" for r, ids in removed.items()))
         st.markdown("**What if** (on the filtered lists)")
         what_if_block(fused["filtered"], mk, set(), None, "mn_wi")
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
 
 # -- from judgments to a learned ranker ------------------------------------------------------------------------
 with st.expander("Train a learned ranker on this question set (your judgments)", expanded=False):
@@ -227,14 +235,17 @@ with st.expander("Train a learned ranker on this question set (your judgments)",
                "split by parent document, then compares the current default with the new ranker on the set's "
                "held-out part: paired significance test and the relevant documents lost. The new folder is not "
                "adopted by itself; use it with RETRIEVAL_JUDGE_PATH or reranker ltr:FOLDER once it measures better.")
-    if st.button("Train on these judgments", key="ev_train"):
+    if ACCESS.restricted:  # training reads every question of the file and its relevant documents, any tenant's
+        st.caption("Training is off under an access policy (RETRIEVAL_ACCESS_POLICY): it reads every question of "
+                   "the set, whatever its tenant. Train with the command line (`python -m retrieval train`).")
+    elif st.button("Train on these judgments", key="ev_train"):
         try:
             corpus, questions_path, qrels = chosen_paths()
             refused = None
         except RetrievalError as exc:
             corpus, questions_path, qrels, refused = "", "", None, str(exc)
         if refused:
-            st.error(refused)
+            st.error(md(refused))
         elif qrels or not questions_path.endswith(".jsonl"):
             st.error("Training reads a question set in JSONL (relevant / graded): the lab set, FaQuAD or My set.")
         else:
@@ -251,11 +262,11 @@ with st.expander("Train a learned ranker on this question set (your judgments)",
                             done / total, text=f"Comparing on the held-out part: {done}/{total} ({name})"))
                     status.update(label="Trained and compared", state="complete")
                 except (RetrievalError, ValueError, OSError) as exc:
-                    status.update(label=f"Training failed: {exc}", state="error")
+                    status.update(label=f"Training failed: {md(exc)}", state="error")
                     ss.pop("ev_trained", None)
     trained = ss.get("ev_trained")
     if trained:
-        st.success(f"New model folder `{trained['folder']}` (trained in {trained['seconds']:.0f} s).")
+        st.success(f"New model folder {code(trained['folder'])} (trained in {trained['seconds']:.0f} s).")
         rows = [r for r in rep.comparison_rows(trained["report"], None) if r["metric"].startswith("ndcg@")]
         st.dataframe(pd.DataFrame(rows).dropna(axis=1, how="all"), hide_index=True, width="stretch")
         st.caption("Baseline `default` = the app's current settings; candidate `trained` = the same settings with "
@@ -298,15 +309,16 @@ for candidate, found in by_candidate.items():  # one warning per finding, not on
     lost = {x["id"]: x["lost"] for c in found for x in c["lost_relevant"]}
     caveats.append(f"`{candidate}` wins on the mean of {', '.join(c['metric'] for c in found)} but loses a relevant "
                    f"document the baseline had in {len(lost)} question(s): "
-                   + ", ".join(f"{q} ({', '.join(v)})" for q, v in list(lost.items())[:8]))
+                   + ", ".join(f"{md(q)} ({', '.join(map(md, v))})" for q, v in list(lost.items())[:8]))
 for caveat in caveats:
     st.warning(caveat)
 phases = ss.get("ev_phases")
 if phases:
     st.caption("Where the time went: " + " · ".join(f"{k} **{v:.1f} s**" for k, v in phases.items()))
-with st.expander("Decision record (Markdown preview)"):
-    st.markdown(rep.decision_record(report))
-st.caption(f"Corpus `{report['corpus']}` · {report['questions']} questions · split `{report['split']}` · "
+with st.expander("Decision record (Markdown source)"):
+    # Its source, not rendered: it quotes question ids, document ids, groups and the hypothesis as written.
+    st.code(rep.decision_record(report), language="markdown", wrap_lines=True)
+st.caption(f"Corpus {code(report['corpus'])} · {report['questions']} questions · split `{report['split']}` · "
            f"k = {', '.join(map(str, report['k']))} · every question ran once per configuration with top_k = {kmax}.")
 
 # -- metrics and comparison ------------------------------------------------------------------------------------
@@ -335,11 +347,11 @@ st.dataframe(frame.dropna(axis=1, how="all") if not frame.empty else frame, hide
 h1, h2 = st.columns(2)
 with h1:
     st.markdown("**Expected (written before the run)**")
-    st.write(report.get("hypothesis") or "No expectation was written for this run.")
+    st.markdown(md_text(report.get("hypothesis") or "No expectation was written for this run."))
 with h2:
     st.markdown("**Observed**")
     for line in report.get("observed") or ["A single configuration: nothing to compare."]:
-        st.write(line)
+        st.markdown(md(line))
 
 st.subheader("Two configurations, question by question")
 if len(names) >= 2:
@@ -408,7 +420,7 @@ st.dataframe(pd.DataFrame(qrows), hide_index=True, width="stretch")
 for c in report["comparisons"]:
     if c["metric"] == f"ndcg@{kmax}" and c["lost_relevant"]:
         st.caption(f"`{c['candidate']}` lost a relevant document `{c['baseline']}` had in its top {kmax}: "
-                   + "; ".join(f"{x['id']} → {', '.join(x['lost'])}" for x in c["lost_relevant"]))
+                   + "; ".join(f"{md(x['id'])} → {', '.join(map(md, x['lost']))}" for x in c["lost_relevant"]))
 
 # -- top-k sweep -----------------------------------------------------------------------------------------------
 st.subheader("Top-k sweep")
@@ -454,13 +466,13 @@ if wi_qid:
         trace = open_bench(ss.ev_corpus_key)(settings).ask(q.question, q.filters, settings=settings)
         lists = {name: lst.chunk_ids() for name, lst in (("bm25", trace.lexical), ("dense", trace.dense)) if lst.items}
         parents = {i.chunk_id: i.parent_id for lst in (trace.lexical, trace.dense) for i in lst.items}
-        st.caption(f"Relevant: {', '.join(q.relevant)} · split {split_of(q.id)} · rrf_k {settings.rrf_k}")
+        st.caption(f"Relevant: {', '.join(map(md, q.relevant))} · split {split_of(q.id)} · rrf_k {settings.rrf_k}")
         if lists:
             what_if_block(lists, settings.rrf_k, set(q.relevant), parents, "ev_wi")
         else:
             st.info("This configuration ran no generator list for the question.")
     except RetrievalError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
 
 # -- exports ---------------------------------------------------------------------------------------------------
 st.subheader("Exports")

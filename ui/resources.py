@@ -120,3 +120,20 @@ def file_mtime(path: str) -> float:
         return os.stat(path).st_mtime
     except OSError:
         return 0.0
+
+
+def corpus_size(state: Any, tenants: list[Any] | None) -> tuple[int, int]:
+    """``(documents, chunks)`` of a loaded corpus, or of ``tenants``' part of it (cached per index and tenants)."""
+    if tenants is None:
+        return len(state.documents), len(state.chunks)
+    return _tenant_size(state.index_id, tuple(sorted(map(str, tenants))), state)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _tenant_size(index_id: str, tenants: tuple[str, ...], _state: Any) -> tuple[int, int]:
+    from retrieval.access import may_open
+
+    field, allowed = _state.lexical.tenant_field, frozenset(tenants)
+    docs = sum(1 for d in _state.documents if field in d.metadata and may_open(d.metadata[field], allowed))
+    chunks = sum(1 for c in _state.chunks if field in c.metadata and may_open(c.metadata[field], allowed))
+    return docs, chunks

@@ -1,8 +1,9 @@
-"""What the AppTest files share: the main page's path, a page opened with query parameters, and the check
-that a run raised nothing and showed no error."""
+"""What the AppTest files share: the main page's path, a page opened with query parameters, the check that a
+run raised nothing and showed no error, and a message's text without its Markdown escapes."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -21,3 +22,8 @@ def page(timeout: float = 120, **params: str) -> AppTest:
 def assert_ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def plain(markdown: str) -> str:
+    """The text of an escaped message (``refused\\: '/etc'`` → ``refused: '/etc'``): backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)

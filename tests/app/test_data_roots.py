@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _apptest import APP, assert_ok, page
+from _apptest import APP, assert_ok, page, plain
 from streamlit.testing.v1 import AppTest
 
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
@@ -14,7 +14,7 @@ EVAL_PAGE = str(Path(APP).parent / "pages" / "2_Evaluation.py")
 
 
 def url_warnings(at: AppTest) -> list[str]:
-    return [w.value for w in at.warning if w.value.startswith("URL parameter ignored: ")]
+    return [plain(w.value) for w in at.warning if plain(w.value).startswith("URL parameter ignored: ")]
 
 
 def answers_on_the_lab_corpus(at: AppTest) -> None:
@@ -43,27 +43,43 @@ def test_a_judgments_file_outside_the_roots_in_the_url_is_refused_and_never_writ
     assert_ok(at)
     (line,) = url_warnings(at)
     assert line.startswith(f"URL parameter ignored: judgments: refused: '{target}' is not a file, or a new file "
-                           "in an existing folder, inside the data roots") and "\n" not in line
+                           "in an existing folder, inside the write roots") and "\n" not in line
     assert at.text_input(key="judgments_path").value.endswith("judgments/judgments.jsonl")  # the default
     answers_on_the_lab_corpus(at)
     at.text_input(key="judgments_path").set_value("/tmp/x.jsonl").run()
-    errors = [e.value for e in at.error]
+    errors = [plain(e.value) for e in at.error]
     assert errors == [errors[0]] and errors[0].startswith("refused: '/tmp/x.jsonl' is not a file, or a new file")
     assert at.button(key="judge_save").disabled
     assert not target.exists() and tmp_x.exists() == existed
+
+
+def test_a_link_cannot_make_the_app_rewrite_the_lab_set() -> None:
+    """Writes are narrower than reads: the lab set is a data root's file, but no write root's."""
+    lab_set = Path(APP).parent / "data" / "lab" / "questions.jsonl"
+    before = lab_set.read_bytes()
+    at = page(q=PX7, tenant="lumen", judgments="data/lab/questions.jsonl")
+    assert_ok(at)
+    (line,) = url_warnings(at)
+    assert line.startswith("URL parameter ignored: judgments: refused: 'data/lab/questions.jsonl' is not a file, or "
+                           "a new file in an existing folder, inside the write roots (RETRIEVAL_WRITE_ROOTS: ")
+    assert at.text_input(key="judgments_path").value.endswith("judgments/judgments.jsonl")
+    at.text_input(key="judgments_path").set_value(str(lab_set)).run()  # the box: refused the same way
+    assert [plain(e.value) for e in at.error][0].startswith(f"refused: '{lab_set}' is not a file, or a new file")
+    assert at.button(key="judge_save").disabled
+    assert lab_set.read_bytes() == before
 
 
 def test_corpus_and_question_boxes_refuse_devices_and_outside_paths_and_keep_the_lab_corpus() -> None:
     at = page(q=PX7, tenant="lumen")
     assert_ok(at)
     at.text_input(key="corpus_input").set_value("/dev/zero").run()
-    (error,) = [e.value for e in at.error]
+    (error,) = [plain(e.value) for e in at.error]
     assert error.startswith("refused: '/dev/zero' is not a file or folder inside the data roots") and \
         error.endswith("; still using the lab corpus.")
     answers_on_the_lab_corpus(at)
     at.text_input(key="corpus_input").set_value("").run()
     at.text_input(key="questions_input").set_value("../../../../etc/passwd").run()
-    (error,) = [e.value for e in at.error]
+    (error,) = [plain(e.value) for e in at.error]
     assert error.startswith("refused: '../../../../etc/passwd' is not a file or folder inside the data roots")
     answers_on_the_lab_corpus(at)
 
@@ -122,7 +138,7 @@ def test_the_evaluation_page_refuses_my_set_outside_the_roots() -> None:
     at.text_input(key="ev_questions").set_value("/etc/passwd")
     at.button[0].click().run()
     assert not at.exception
-    (error,) = [e.value for e in at.error]
+    (error,) = [plain(e.value) for e in at.error]
     assert error.startswith("The evaluation did not run: refused: '/etc' is not a file or folder inside the data "
                             "roots") and "\n" not in error
     assert set(at.selectbox(key="ev_reranker").options) == {

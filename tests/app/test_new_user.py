@@ -107,7 +107,7 @@ def test_compare_runs_both_configurations_warm_and_names_every_millisecond() -> 
 
 
 def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))  # the app writes only inside its data roots
+    monkeypatch.setenv("RETRIEVAL_WRITE_ROOTS", str(tmp_path))  # the app writes only inside its write roots
     path = tmp_path / "judged.jsonl"
     path.write_text('{"id": "other", "question": "Outra?", "relevant": ["x"], "graded": {"x": 2}}\n', encoding="utf-8")
     at = page(q=PX7, tenant="lumen", judgments=str(path))
@@ -116,9 +116,12 @@ def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path, monkeypatch)
     assert len(radios) >= 5  # every pooled parent of the four lists, not only the final top_k
     counter = [m.value for m in at.markdown if m.value.startswith("**Judged ")]
     assert counter and counter[0].startswith(f"**Judged 0 of {len(radios)} pooled**")
-    chosen = {radios[0].label[8:]: 3, radios[1].label[8:]: 0, radios[2].label[8:]: 2}
+    def parent(radio) -> str:  # "Grade · `lumen-px7-ativacao`": the id is a code span
+        return radio.label[len("Grade · "):].strip("`")
+
+    chosen = {parent(radios[0]): 3, parent(radios[1]): 0, parent(radios[2]): 2}
     for radio in radios[:3]:
-        radio.set_value(chosen[radio.label[8:]])
+        radio.set_value(chosen[parent(radio)])
     at.run()
     at.button(key="judge_save").click().run()
     assert_ok(at)
@@ -128,7 +131,7 @@ def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path, monkeypatch)
     assert rec["question"] == PX7 and rec["filters"] == {"tenant": "lumen"}
     assert rec["graded"] == chosen and rec["relevant"] == sorted(p for p, g in chosen.items() if g > 0)
     again = page(q=PX7, tenant="lumen", judgments=str(path))  # a new session: the file is the memory
-    shown = {r.label[8:]: r.value for r in again.radio if r.label.startswith("Grade · ")}
+    shown = {parent(r): r.value for r in again.radio if r.label.startswith("Grade · ")}
     assert {p: g for p, g in shown.items() if g != "not judged"} == chosen
     assert any(m.value.startswith(f"**Judged 3 of {len(radios)} pooled**") for m in again.markdown)
 
