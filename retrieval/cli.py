@@ -111,7 +111,13 @@ def index(
     typer.echo(
         f"indexed {len(state.documents)} documents as {len(state.chunks)} chunks in {state.load_ms / 1000:.1f} s; "
         + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"
-           + (" (rebuilt: model changed)" if report.rebuilt else "") if report else f"no vectors: {state.store_reason}")
+           + (f" >{report.migrated} moved from another layout (not re-embedded)" if report.migrated else "")
+           + (" (rebuilt: model changed)" if report.rebuilt else "")
+           + (f"; {report.layout}, {report.collections} collection{'s' if report.collections != 1 else ''}"
+              if report.layout else "")
+           + (f" ({len(report.created)} created, {len(report.dropped)} dropped)"
+              if report.created or report.dropped else "")
+           if report else f"no vectors: {state.store_reason}")
     )
     if report is None:  # an index that failed to build its vectors is a failed index
         _fail(f"the index has no vectors ({state.store_reason}); requests would run lexical_only")
@@ -141,32 +147,35 @@ def _milvus_status(settings: Any, path: Path, drop: bool) -> None:
 
 
 def _chroma_status(settings: Any, path: Path, drop: bool) -> None:
-    """``index --status`` / ``--drop`` on the local backend's Chroma store (any store failure: one line)."""
+    """``index --status`` / ``--drop`` on the local backend's Chroma store: the index's collections in any
+    layout (one per tenant, buckets, or one), counted or dropped together (any store failure: one line)."""
     from .corpus import load_corpus
-    from .store import collection_name, index_variant, open_client
+    from .store import VectorStore, index_variant, open_client
 
     load_corpus(path, settings.tenant_field)  # a clear error for an unreadable corpus
-    name = collection_name(str(path), settings.embedding_model,
-                           index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
-                                         settings.passage_template))
+    variant = index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
+                            settings.passage_template)
     try:
-        client = open_client(settings.chroma_path, settings.chroma_host)
-        exists = name in [getattr(c, "name", c) for c in client.list_collections()]
+        store = VectorStore(open_client(settings.chroma_path, settings.chroma_host), str(path),
+                            settings.embedding_model, variant)
+        name = store.name
+        owned = store.owned()
         if drop:
-            if exists:
-                client.delete_collection(name)
-            typer.echo(f"dropped {name}" if exists else f"no index for {path}")
+            store.drop()
+            typer.echo(f"dropped {name}" + (f" ({len(owned)} collections)" if len(owned) > 1 else "")
+                       if owned else f"no index for {path}")
             return
-        if not exists:
+        if not owned:
             typer.echo(f"{path}: not indexed (collection {name} absent)")
             return
-        col = client.get_collection(name)
-        meta = col.metadata or {}
-        count = col.count()
+        count = sum(col.count() for col in owned.values())
+        metas = [col.metadata or {} for col in owned.values()]
     except Exception as exc:  # noqa: BLE001 - any store failure is one line, exit 2
         _store_fail(settings, exc)
-    typer.echo(f"{path}: {count} chunks in {name}, model {meta.get('embedding_model')}, "
-               f"store {settings.chroma_host or settings.chroma_path}")
+    layouts = sorted({str(m.get("layout", "one collection")) for m in metas})
+    where = name if len(owned) == 1 else f"{len(owned)} collections of {name}"
+    typer.echo(f"{path}: {count} chunks in {where} ({', '.join(layouts)}), model "
+               f"{metas[0].get('embedding_model')}, store {settings.chroma_host or settings.chroma_path}")
 
 
 @app.command()
@@ -198,6 +207,8 @@ def ask(
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     typer.echo(f"tier: {data['tier']} — {data['tier_reason']}")
+    for note in data.get("notes") or []:
+        typer.echo(f"note ({note['stage']}): {note['note']}")
     for q in data["queries"][1:]:
         flags = f"  flags: {', '.join(q['flags'])}" if q["flags"] else ""
         extra = f"  filters added: {q['filters_added']}" if q.get("filters_added") else ""

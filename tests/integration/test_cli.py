@@ -120,3 +120,13 @@ def test_bench_rejects_an_unwritable_json_out_before_running(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: --json-out: cannot write")
     assert "benchmarking" not in result.stderr
+
+
+def test_ask_prints_the_traces_notes_mmr_that_cannot_run(lab_bench, chroma_dir):
+    env = {"RETRIEVAL_CHROMA_PATH": str(chroma_dir), "RETRIEVAL_DENSE_ENABLED": "false"}
+    result = run("ask", "Qual o prazo de garantia do PX-7?", "--filter", "tenant=lumen", "--mmr", "0.5",
+                 env_extra=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("tier: lexical_only")
+    assert lines[1].startswith("note (") and "MMR" in lines[1]
