@@ -22,6 +22,7 @@ from retrieval.transforms import TECHNIQUES  # noqa: E402
 from ui import layout, resources  # noqa: E402
 from ui.access import gate  # noqa: E402
 from ui.escape import code, md  # noqa: E402
+from ui.grid import analyst_view  # noqa: E402
 from ui.i18n import t  # noqa: E402
 
 st.set_page_config(page_title="Hybrid retrieval workbench", page_icon="🔎", layout="wide")
@@ -383,8 +384,12 @@ layout.support_block(trace, lang)
 if len(trace.get("queries") or []) > 1:
     layout.queries_block(trace)
 
-tab_lists, tab_move, tab_cmp, tab_judge, tab_where, tab_time = st.tabs(
-    [t(k, lang) for k in ("tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where", "tab_timings")])
+tab_grid, tab_lists, tab_move, tab_cmp, tab_judge, tab_where, tab_time = st.tabs(
+    [t(k, lang) for k in ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where",
+                          "tab_timings")])
+
+with tab_grid:  # the rank grid, one chunk's provenance card, why A above B (ui/grid.py)
+    analyst_view(trace, chunk_text, terms, relevant, graded, lang)
 
 with tab_lists:
     shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]

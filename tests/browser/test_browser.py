@@ -1,6 +1,7 @@
 """One real-browser smoke test: ``streamlit run app.py`` on a free port, Debian chromium through Playwright,
-a question in the URL, the four panels rendered, a second question typed and submitted, a screenshot in
-``artifacts/browser/app.png`` and the measured times in ``artifacts/browser/timings.txt``.
+a question in the URL, the rank grid and (tab "Lists as cards") the four panels rendered, a second question
+typed and submitted, a screenshot in ``artifacts/browser/app.png`` and the measured times in
+``artifacts/browser/timings.txt``.
 
 The server indexes the lab corpus into a fresh temporary Chroma store (~20-35 s on 2 cores); set
 ``RETRIEVAL_BROWSER_CHROMA`` to an existing store directory to reuse one while developing."""
@@ -125,7 +126,10 @@ def test_four_panels_render_in_chromium(server: str) -> None:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             started = time.perf_counter()
             page.goto(f"{server}/?{query}", wait_until="domcontentloaded")
-            # The first load indexes the lab corpus (~20 s on a fresh store) and loads the models.
+            # The first load indexes the lab corpus (~20 s on a fresh store) and loads the models. The first tab is
+            # the rank grid; the four lists are the tab "Lists as cards".
+            page.get_by_role("heading", name="Rank grid").first.wait_for(timeout=240_000)
+            page.get_by_role("tab", name="Lists as cards").click()
             for title in PANELS:
                 page.get_by_role("heading", name=title).first.wait_for(timeout=240_000)
             page.wait_for_function(IDLE_JS, arg="", timeout=120_000)
@@ -145,6 +149,8 @@ def test_four_panels_render_in_chromium(server: str) -> None:
             page.wait_for_timeout(800)
             page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=True)
 
+            page.get_by_role("tab", name="Lists as cards").click()  # the tab chosen may be reset by the redraw
+            page.get_by_role("heading", name=PANELS[0]).first.wait_for(timeout=60_000)
             body = page.inner_text("body")
             for title in PANELS:
                 assert title in body

@@ -1,0 +1,370 @@
+"""The analyst's page: the rank grid, the provenance card of one chunk, and "Why A above B".
+
+Layout only: the rows, the card's signals and the deciding signal come from :mod:`retrieval.grid`; every
+visible text is in :mod:`ui.i18n`. Ids, terms and trace texts put into Markdown go through
+:func:`ui.escape.code` / :func:`ui.escape.md`; table cells and select boxes show plain text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from retrieval import grid
+from retrieval.views import empty_reason
+
+from .escape import code, md
+from .i18n import feature_label, t
+from .layout import RELEVANCE_BADGES, highlighted
+
+#: Rows of the grid shown without scrolling, and their height in pixels (about 21 rows and the header fit in
+#: 530 px: under the answer on a 1280×720 screen).
+VISIBLE_ROWS = 21
+ROW_HEIGHT = 24
+RELEVANCE_MARKS = {"relevant": "✓", "partial": "~", "not labeled": "·"}
+CARD_KEY, A_KEY, B_KEY, GRID_KEY = "card_pick", "why_a", "why_b", "rank_grid"
+#: The row of "Why A above B" whose signal decided the order.
+DECIDED_STYLE = "background-color: rgba(255, 193, 7, 0.25)"
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def _arrow(move: int | None) -> str:
+    if move is None:
+        return ""
+    return f"↑{move}" if move > 0 else (f"↓{-move}" if move < 0 else "=")
+
+
+def _bm25_share(shares: Mapping[str, float]) -> float | None:
+    """The BM25 lists' share of the fused score (``bm25`` and its transforms' ``bm25:…`` lists)."""
+    if not shares:
+        return None
+    return sum(v for r, v in shares.items() if r == "bm25" or r.startswith("bm25:"))
+
+
+def fate_text(row: Mapping[str, Any], lang: str, markdown: bool = False) -> str:
+    """Why a grid row is not in the final list, in ``lang`` ('' when it is); ids as code spans when
+    ``markdown`` (trace texts escaped), plain otherwise (a table cell)."""
+    fate, detail = row["fate"], row["fate_detail"]
+    wrap = code if markdown else str
+    text = md if markdown else str
+    if fate == "final":
+        return ""
+    if fate == "dedup":
+        return t("fate_dedup", lang, kept=wrap(detail["kept"]))
+    if fate == "top_k":
+        return t("fate_top_k", lang, top_k=detail.get("top_k"))
+    if fate == "mmr":
+        return t("fate_mmr", lang)
+    if fate == "window":
+        return t("fate_window", lang, max_input=detail.get("max_input"))
+    if fate == "gate":
+        if "reason" in detail:
+            return t("fate_gate_request", lang, reason=text(detail["reason"]))
+        spec = ".2f" if detail["kind"] == "bm25" else ".3f"
+        return t("fate_gate", lang, kind=detail["kind"], value=_num(detail["value"], spec),
+                 threshold=detail["threshold"])
+    return t("fate_not_fused", lang)
+
+
+def _ids_label(rows: Sequence[Mapping[str, Any]]):
+    final = {r["chunk_id"]: r["final"] for r in rows}
+    return lambda cid: f"#{final[cid]} · {cid}" if final.get(cid) else cid
+
+
+# -- the rank grid ---------------------------------------------------------------------------------------------
+def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
+              lang: str = "en") -> list[dict[str, Any]]:
+    """One compact table of every candidate chunk (:func:`retrieval.grid.grid_rows`); selecting a row opens its
+    provenance card. Returns the rows (grid order)."""
+    rows = grid.grid_rows(trace, relevant, graded)
+    st.subheader(t("grid_title", lang))
+    if not rows:
+        st.info(t("grid_empty", lang))
+        return rows
+    stage = t(f"stage_{grid.final_stage(trace)}", lang)
+    st.caption(t("grid_caption", lang) + " " + t("grid_count", lang, n=len(rows),
+                                                     f=sum(r["final"] is not None for r in rows), stage=stage))
+    data: dict[str, Any] = {
+        "final": pd.array([r["final"] for r in rows], dtype="Int64"),
+        "chunk_id": [r["chunk_id"] for r in rows],
+    }
+    config: dict[str, Any] = {
+        "final": st.column_config.NumberColumn(t("col_final", lang), format="#%d", width=48, pinned=True,
+                                               help=t("col_final_help", lang)),
+        "chunk_id": st.column_config.TextColumn(t("col_chunk", lang), width=180, pinned=True),
+    }
+    if relevant is not None:
+        data["label"] = [RELEVANCE_MARKS.get(r["relevance"] or "", "") for r in rows]
+        config["label"] = st.column_config.TextColumn(t("col_label", lang), width=40, pinned=True,
+                                                      help=t("col_label_help", lang))
+    ran = {name: bool((trace.get(name) or {}).get("items")) for name in ("lexical", "dense", "reranked")}
+    columns = [("lexical", "bm25_rank", "col_bm25_rank", None, "%d"), ("lexical", "bm25", "col_bm25",
+                                                                      "col_bm25_help", "%.2f"),
+               ("dense", "dense_rank", "col_dense_rank", None, "%d"), ("dense", "cosine", "col_cosine",
+                                                                      "col_cosine_help", "%.3f"),
+               (None, "fused_rank", "col_fused_rank", None, "%d"), (None, "rrf", "col_rrf", "col_rrf_help", "%.4f")]
+    for source, name, label, helptext, fmt in columns:
+        if source is not None and not ran[source]:
+            continue
+        values = [r[name] for r in rows]
+        data[name] = pd.array(values, dtype="Int64") if fmt == "%d" else pd.array(values, dtype="Float64")
+        config[name] = st.column_config.NumberColumn(t(label, lang), format=fmt, width=58 if fmt != "%d" else 54,
+                                                     help=t(helptext, lang) if helptext else None)
+    if ran["lexical"] and ran["dense"]:
+        data["share"] = pd.array([None if (v := _bm25_share(r["shares"])) is None else 100 * v for r in rows],
+                                 dtype="Float64")
+        config["share"] = st.column_config.ProgressColumn(t("col_share", lang), format="%.0f %%", min_value=0.0,
+                                                          max_value=100.0, width=80, help=t("col_share_help", lang))
+    if ran["reranked"]:
+        data["rerank_rank"] = pd.array([r["rerank_rank"] for r in rows], dtype="Int64")
+        data["rerank"] = pd.array([r["rerank"] for r in rows], dtype="Float64")
+        data["move"] = [_arrow(r["move"]) for r in rows]
+        config["rerank_rank"] = st.column_config.NumberColumn(t("col_rerank_rank", lang), format="%d", width=60)
+        config["rerank"] = st.column_config.NumberColumn(t("col_rerank", lang), format="%.3f", width=58,
+                                                         help=t("col_rerank_help", lang))
+        config["move"] = st.column_config.TextColumn(t("col_move", lang), width=44, help=t("col_move_help", lang))
+    data["fate"] = [fate_text(r, lang) for r in rows]
+    config["fate"] = st.column_config.TextColumn(t("col_fate", lang), width="large")
+    ids = [r["chunk_id"] for r in rows]
+
+    def picked() -> None:  # a selected row opens its card (the select box below follows it)
+        selection = (st.session_state.get(GRID_KEY) or {}).get("selection") or {}
+        chosen = selection.get("rows") or []
+        if chosen and 0 <= chosen[0] < len(ids):
+            st.session_state[CARD_KEY] = ids[chosen[0]]
+
+    st.dataframe(pd.DataFrame(data), column_config=config, hide_index=True, width="stretch",
+                 height=(min(len(rows), VISIBLE_ROWS) + 1) * ROW_HEIGHT + 3, row_height=ROW_HEIGHT,
+                 key=GRID_KEY, on_select=picked, selection_mode="single-row", placeholder="")
+    return rows
+
+
+# -- the provenance card ---------------------------------------------------------------------------------------
+def _rrf_formula(fusion: Mapping[str, Any]) -> str:
+    terms = fusion["terms"]
+    if fusion["method"] == "combsum":
+        return " + ".join(f"{code(x['ranker'])} {x['recorded']:.4f}" for x in terms) + f" = **{fusion['score']:.4f}**"
+    parts = " + ".join(f"{code(x['ranker'])} {'' if x['weight'] == 1 else format(x['weight'], 'g') + '·'}"
+                       f"1/({x['k']} + {x['rank']})" for x in terms)
+    values = " + ".join(_num(x["value"], ".5f") for x in terms)
+    return f"{parts} = {values} = **{fusion['score']:.5f}**"
+
+
+def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
+                    relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en") -> None:
+    """Every signal of one chunk (:func:`retrieval.grid.provenance`): its text with the question's terms
+    marked, BM25 per term, cosine and dense rank, the RRF terms with k, the reranker's score and each feature's
+    contribution, and the gate's decision."""
+    card = grid.provenance(trace, chunk_id, relevant, graded)
+    row = card["row"]
+    st.subheader(t("card_title", lang))
+    where = t("card_final", lang, n=row["final"]) if row["final"] else fate_text(row, lang, markdown=True)
+    badge = RELEVANCE_BADGES.get(row["relevance"] or "", "")
+    st.markdown(t("card_head", lang, chunk=code(chunk_id), parent=code(row["parent_id"]), where=where)
+                + (f" {badge}" if badge else ""))
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        st.caption(t("card_text", lang))
+        with st.container(border=True):
+            st.markdown(highlighted(chunk_text.get(chunk_id, ""), terms))
+        _dense_line(card["dense"], lang)
+        _fusion_lines(card["fusion"], row, lang)
+        _gate_line(card["gate"], row, lang)
+    with right:
+        _bm25_section(trace, card["bm25"], lang)
+        _rerank_section(trace, card["rerank"], lang)
+
+
+def _bm25_section(trace: Mapping[str, Any], bm25: Mapping[str, Any] | None, lang: str) -> None:
+    if bm25 is None:
+        lexical = trace.get("lexical") or {}
+        why = lexical.get("note") if not lexical.get("items") and lexical.get("note") else t("card_no_bm25_any", lang)
+        st.markdown(t("card_no_bm25", lang, why=md(why)))
+        return
+    st.markdown(t("card_bm25", lang, rank=bm25["rank"], score=f"{bm25['score']:.3f}"))
+    if not bm25["terms"]:
+        return
+    top = max(v for _, v in bm25["terms"]) or 1.0
+    st.dataframe(pd.DataFrame(bm25["terms"], columns=["term", "contribution"]), hide_index=True, width="stretch",
+                 row_height=ROW_HEIGHT, height=(min(len(bm25["terms"]), 8) + 1) * ROW_HEIGHT + 3,
+                 column_config={"term": st.column_config.TextColumn(t("card_term", lang)),
+                                "contribution": st.column_config.ProgressColumn(
+                                    t("card_contribution", lang), format="%.3f", min_value=0.0,
+                                    max_value=float(top))})
+
+
+def _dense_line(dense: Mapping[str, Any], lang: str) -> None:
+    if dense["cosine"] is None:
+        st.markdown(t("card_no_dense", lang))
+    elif dense["cosine_from"] == "gate":
+        st.markdown(t("card_dense_gate", lang, cos=f"{dense['cosine']:.3f}"))
+    else:
+        st.markdown(t("card_dense", lang, cos=f"{dense['cosine']:.3f}", rank=dense["rank"]))
+
+
+def _fusion_lines(fusion: Mapping[str, Any] | None, row: Mapping[str, Any], lang: str) -> None:
+    if fusion is None:
+        st.markdown(t("card_no_fused", lang))
+        return
+    key = "card_combsum" if fusion["method"] == "combsum" else "card_rrf"
+    st.markdown(t(key, lang, rank=fusion["rank"], formula=_rrf_formula(fusion)))
+    shares = " · ".join(f"{r} {v * 100:.0f} %" for r, v in row["shares"].items())
+    st.caption(t("card_rrf_k", lang, k=fusion["k"], shares=md(shares)))
+
+
+def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, lang: str) -> None:
+    if rerank is None:
+        why = empty_reason(trace, "reranked") if not (trace.get("reranked") or {}).get("items") else \
+            t("fate_window", lang, max_input=(trace.get("settings") or {}).get("reranker_max_input"))
+        st.markdown(t("card_no_rerank", lang, why=md(why)))
+        return
+    st.markdown(t("card_rerank", lang, kind=md(rerank["kind"] or rerank["score_kind"] or ""), rank=rerank["rank"],
+                  score=f"{rerank['score']:.3f}", fused=rerank["fused_rank"], move=_arrow(rerank["move"])))
+    if not rerank["features"]:
+        st.caption(t("card_rerank_scale", lang, kind=md(rerank["score_kind"] or "")))
+        return
+    st.caption(t("card_rerank_unit", lang, bias=_num(rerank["bias"], "+.3f")))
+    frame = pd.DataFrame([{"contribution": value, "label": feature_label(name, lang), "feature": name}
+                          for name, value in rerank["features"]])
+    st.dataframe(frame, hide_index=True, width="stretch", row_height=ROW_HEIGHT, height=10 * ROW_HEIGHT + 3,
+                 column_config={"label": st.column_config.TextColumn(t("card_feature", lang)),
+                                "feature": st.column_config.TextColumn(t("card_feature_id", lang), width=110),
+                                "contribution": st.column_config.NumberColumn(t("card_contribution", lang),
+                                                                              format="%+.4f", width=90)})
+
+
+def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> None:
+    spec = ".2f" if gate["kind"] == "bm25" else ".3f"
+    values = {"kind": gate["kind"], "value": _num(gate["value"], spec) if gate["value"] is not None else
+              t("unknown", lang), "threshold": gate["threshold"]}
+    if gate["decision"] == "passed":
+        line = t("card_gate_passed", lang, **values)
+    elif gate["reason"]:
+        line = t("card_gate_request", lang, reason=md(gate["reason"]))
+    elif gate["decision"] == "refused":
+        line = t("card_gate_refused", lang, **values)
+    else:
+        line = t("card_gate_not_read", lang, why=fate_text(row, lang, markdown=True))
+    st.markdown(line)
+    support = gate.get("support")
+    if support:
+        st.caption(t("card_support", lang, p=f"{support['p']:.2f}", op="≥" if support["passes"] else "<",
+                     threshold=_num(support["threshold"], ".2f"),
+                     verdict=t("card_support_answers" if support["passes"] else "card_support_abstains", lang),
+                     read=t("card_support_read", lang) if support["read"] else ""))
+
+
+# -- why A above B ---------------------------------------------------------------------------------------------
+_GROUP_FORMAT = {"bm25": ".3f", "dense": ".3f", "rrf": ".5f", "rerank": "+.4f"}
+
+
+def _value(group: str, value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value * 100:.0f} %" if group == "share" else format(value, _GROUP_FORMAT[group])
+
+
+def _signal_cells(row: Mapping[str, Any], lang: str) -> tuple[str, str]:
+    group, signal = row["group"], row["signal"]
+    if group == "bm25":
+        return (t("grp_bm25_score", lang), "") if signal == "score" else (t("grp_bm25", lang), signal)
+    if group == "dense":
+        return t("grp_dense", lang), ""
+    if group in ("rrf", "share"):
+        return t(f"grp_{group}", lang), signal
+    if signal == "score":
+        return t("grp_rerank_score", lang), ""
+    return t("grp_rerank", lang), feature_label(signal, lang)
+
+
+def _sentence(trace: Mapping[str, Any], result: Mapping[str, Any], rows_by_id: Mapping[str, Any], lang: str) -> str:
+    deciding = result["deciding"]
+    kind, signal, diff = deciding["kind"], deciding["signal"], deciding["diff"]
+    upper, lower = code(result["upper"]), code(result["lower"])
+    stage = t(f"stage_{result['stage']}", lang)
+    if kind == "feature":
+        return t("why_feature", lang, upper=upper, lower=lower, signal=md(feature_label(signal, lang)),
+                 diff=f"{diff:+.3f}")
+    if kind == "score":
+        return t("why_score", lang, upper=upper, lower=lower, diff=f"{diff:+.3f}")
+    if kind == "rrf":
+        return t("why_rrf", lang, upper=upper, lower=lower, signal=md(signal), diff=f"{diff:+.5f}")
+    if kind == "tie":
+        return t("why_tie", lang, upper=upper, lower=lower, stage=stage, signal=t(f"signal_{signal}", lang))
+    if kind == "absent":
+        return t("why_absent", lang, upper=upper, lower=lower, stage=stage,
+                 signal=fate_text(rows_by_id[result["lower"]], lang, markdown=True))
+    if kind == "mmr":
+        return t("why_mmr", lang, upper=upper, lower=lower, lam=(trace.get("settings") or {}).get("mmr_lambda"))
+    return t("why_unranked", lang, stage=stage)
+
+
+def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], lang: str = "en") -> None:
+    """Two chunks (by default final #1 and #2) side by side, signal by signal, and the signal that decided
+    their order (:func:`retrieval.grid.why_above`)."""
+    st.subheader(t("why_title", lang))
+    ids = [r["chunk_id"] for r in rows]
+    if len(ids) < 2:
+        st.info(t("why_few", lang))
+        return
+    for key, default in ((A_KEY, ids[0]), (B_KEY, ids[1])):
+        if st.session_state.get(key) not in ids:
+            st.session_state[key] = default
+    label = _ids_label(rows)
+    c1, c2 = st.columns(2)
+    c1.selectbox(t("why_a", lang), ids, key=A_KEY, format_func=label)
+    c2.selectbox(t("why_b", lang), ids, key=B_KEY, format_func=label)
+    a, b = st.session_state[A_KEY], st.session_state[B_KEY]
+    if a == b:
+        st.info(t("why_same", lang))
+        return
+    result = grid.why_above(trace, a, b)
+    rows_by_id = {r["chunk_id"]: r for r in rows}
+    st.markdown(_sentence(trace, result, rows_by_id, lang))
+    deciding = result["deciding"]
+    decided_group = {"feature": "rerank", "score": "rerank", "rrf": "rrf"}.get(deciding["kind"])
+    table = []
+    for entry in result["rows"]:
+        what, signal = _signal_cells(entry, lang)
+        only = {"upper": t("why_only_upper", lang), "lower": t("why_only_lower", lang)}.get(entry["only"] or "", "")
+        table.append({"decided": "★" if (entry["group"], entry["signal"]) == (decided_group, deciding["signal"])
+                      else "", "group": what, "signal": signal,
+                      "upper": _value(entry["group"], entry["upper"]), "lower": _value(entry["group"], entry["lower"]),
+                      "diff": _value(entry["group"], entry["diff"]) if entry["group"] != "share" else
+                      f"{entry['diff'] * 100:+.0f} pp", "only": only})
+    table.sort(key=lambda r: not r["decided"])  # the deciding signal first, then the groups in pipeline order
+    frame = pd.DataFrame(table, columns=["group", "signal", "upper", "lower", "diff", "only", "decided"])
+    styled = frame.style.apply(lambda r: [DECIDED_STYLE if r["decided"] else ""] * len(r), axis=1)
+    st.dataframe(styled, hide_index=True, width="stretch", row_height=ROW_HEIGHT,
+                 height=(min(len(table), 16) + 1) * ROW_HEIGHT + 3,
+                 column_config={"group": st.column_config.TextColumn(t("why_group", lang), width=130),
+                                "signal": st.column_config.TextColumn(t("why_signal", lang), width=190),
+                                "upper": st.column_config.TextColumn(t("why_upper", lang, id=result["upper"]),
+                                                                     width=140),
+                                "lower": st.column_config.TextColumn(t("why_lower", lang, id=result["lower"]),
+                                                                     width=140),
+                                "diff": st.column_config.TextColumn(t("why_diff", lang), width=80),
+                                "only": st.column_config.TextColumn(t("why_only", lang), width=60),
+                                "decided": st.column_config.TextColumn(t("why_decided", lang), width=60)})
+
+
+# -- the whole view --------------------------------------------------------------------------------------------
+def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms: frozenset[str],
+                 relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en") -> None:
+    """The rank grid, then the provenance card of the chunk picked (in the grid or the box), then "Why A above
+    B"."""
+    rows = rank_grid(trace, relevant, graded, lang)
+    if not rows:
+        return
+    ids = [r["chunk_id"] for r in rows]
+    if st.session_state.get(CARD_KEY) not in ids:
+        st.session_state[CARD_KEY] = ids[0]
+    st.selectbox(t("card_pick", lang), ids, key=CARD_KEY, format_func=_ids_label(rows))
+    provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang)
+    st.divider()
+    why_a_above_b(trace, rows, lang)
