@@ -1,8 +1,10 @@
 """Fusion of the generators' lists: Reciprocal Rank Fusion (Cormack, Clarke and Büttcher, 2009), its
-weighted form, and CombSUM over min-max normalized scores (labelled ``normalized``).
+weighted form, CombSUM over min-max normalized scores (labelled ``normalized``), and the convex combination
+of the normalized BM25 and cosine scores (one weight).
 
     rrf / weighted_rrf:  score(d) = Σ_r w_r / (k + rank_r(d)),   ranks start at 1, k = ``rrf_k`` (60)
     combsum:             score(d) = Σ_r w_r · (s_r(d) − min_r) / (max_r − min_r)
+    convex:              score(d) = w · norm_bm25(d) + (1 − w) · norm_dense(d),   w = ``bm25=`` weight (0.5)
 
 Fusion runs over the generators' whole windows, never lists already cut to top_k. An item found by several
 rankers appears once with one contribution per ranker. Ties are broken by the best rank the item got in any
@@ -87,7 +89,10 @@ def rrf(
 
 
 #: Fusion methods of the ``fusion`` setting.
-FUSION_METHODS = ("rrf", "weighted_rrf", "combsum")
+FUSION_METHODS = ("rrf", "weighted_rrf", "combsum", "convex")
+
+#: The convex combination's weight of BM25 when ``fusion_weights`` does not name it.
+CONVEX_DEFAULT_WEIGHT = 0.5
 
 #: The largest fusion weight accepted. Weights only order rankers against each other, so a million to one is
 #: already "this ranker alone"; beyond, a fused score (a sum of ``w · norm`` or ``w / (k + rank)``) could
@@ -274,9 +279,47 @@ def combsum(
     return RankedList("fused", "combsum (min-max normalized)", items, note)
 
 
+def convex_weight(weights: Mapping[str, float] | None) -> float:
+    """The convex combination's one weight ``w`` (of BM25) from ``fusion_weights``: ``bm25=w``, else 0.5.
+
+    Raises:
+        InvalidSetting: a weight naming another ranker than ``bm25`` (the dense side takes ``1 − w``; a
+            transform's list takes its generator's), or ``w`` outside [0, 1].
+    """
+    weights = weights or {}
+    others = [name for name in weights if name != "bm25"]
+    if others:
+        raise InvalidSetting(f"fusion=convex takes one weight, bm25=w (dense gets 1 − w); got {', '.join(others)}")
+    w = float(weights.get("bm25", CONVEX_DEFAULT_WEIGHT))
+    if not (math.isfinite(w) and 0.0 <= w <= 1.0):
+        raise InvalidSetting(f"fusion=convex: the weight bm25={w!r} must be in [0, 1]")
+    return w
+
+
+def convex(lists: Mapping[str, RankedList], weights: Mapping[str, float] | None = None) -> RankedList:
+    """The normalized convex combination of BM25 and cosine (one weight ``w``, of BM25):
+
+        norm_r(d) = (s_r(d) − min_r) / (max_r − min_r)           (1.0 for every item when max_r = min_r)
+        score(d)  = w · norm_bm25(d) + (1 − w) · norm_dense(d)    (an item absent from a list adds 0)
+
+    Each list is min-max normalized over its own window (BM25: unbounded, higher is better; dense: cosine in
+    [-1, 1]), so the score lies in [0, 1]. ``w`` comes from ``fusion_weights`` as ``bm25=w`` (default 0.5:
+    :func:`convex_weight`); a transform's list takes its generator's weight (``bm25:rewrite`` → ``w``,
+    ``dense:hyde`` → ``1 − w``). ``w = 0`` or ``1`` drops the other side from the fusion, and the note says so.
+    This is :func:`combsum` with the weights ``{bm25: w, dense: 1 − w}`` (same ties, contributions
+    ``w_r · norm_r(d)``); score kind ``convex (min-max normalized, w=…)``.
+
+    Raises:
+        InvalidSetting: see :func:`convex_weight`; ValueError: as :func:`combsum`.
+    """
+    w = convex_weight(weights)
+    fused = combsum(lists, weights={"bm25": w, "dense": 1.0 - w})
+    return RankedList("fused", f"convex (min-max normalized, w={w:g})", fused.items, fused.note)
+
+
 def fuse(lists: Mapping[str, RankedList], method: str = "rrf", k: int = 60,
          weights: Mapping[str, float] | None = None) -> RankedList:
-    """The ``fusion`` setting: ``rrf`` (weights ignored), ``weighted_rrf`` or ``combsum``.
+    """The ``fusion`` setting: ``rrf`` (weights ignored), ``weighted_rrf``, ``combsum`` or ``convex``.
 
     Raises:
         ValueError: an unknown method.
@@ -287,6 +330,8 @@ def fuse(lists: Mapping[str, RankedList], method: str = "rrf", k: int = 60,
         return weighted_rrf(lists, k=k, weights=weights)
     if method == "combsum":
         return combsum(lists, weights=weights)
+    if method == "convex":
+        return convex(lists, weights=weights)
     raise ValueError(f"unknown fusion method '{method}' (use {', '.join(FUSION_METHODS)})")
 
 

@@ -175,8 +175,8 @@ def rrf_terms(trace: Mapping[str, Any], chunk_id: str) -> list[dict[str, Any]]:
 
     ``value`` is the formula ``weight / (k + rank)`` with ``k`` the request's ``rrf_k`` and ranks from 1
     (``weight`` is 1 for plain RRF; for ``weighted_rrf`` it is read back from the recorded term); ``recorded``
-    is the contribution the fusion wrote. For CombSUM (``settings.fusion == "combsum"``) the terms are not rank
-    based: ``value`` is ``None``. Empty when the fused list does not hold the chunk.
+    is the contribution the fusion wrote. For CombSUM and the convex combination (``settings.fusion`` ``combsum``
+    or ``convex``) the terms are not rank based: ``value`` is ``None``. Empty when the fused list does not hold the chunk.
     """
     settings = trace.get("settings") or {}
     method = settings.get("fusion") or "rrf"
@@ -189,7 +189,7 @@ def rrf_terms(trace: Mapping[str, Any], chunk_id: str) -> list[dict[str, Any]]:
     for ranker, recorded in contributions.items():
         rank = ranks.get(ranker)
         weight, value = 1.0, None
-        if method != "combsum" and rank is not None:
+        if method not in {"combsum", "convex"} and rank is not None:
             if method == "weighted_rrf":
                 weight = round(recorded * (k + rank), 6)
             value = weight / (k + rank)

@@ -52,10 +52,12 @@ class Settings(BaseSettings):
     dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
     rrf_k: int = Field(60, ge=1, le=MAX_RRF_K, description="RRF constant k (Cormack et al., 2009); ranks start "
                        "at 1.")
-    fusion: Literal["rrf", "weighted_rrf", "combsum"] = Field(
-        "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights) or 'combsum' (min-max normalized scores).")
+    fusion: Literal["rrf", "weighted_rrf", "combsum", "convex"] = Field(
+        "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights), 'combsum' (min-max normalized scores) or "
+        "'convex' (w·BM25 + (1−w)·cosine, both min-max normalized; w from fusion_weights 'bm25=w', default 0.5).")
     fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5' "
-                                "(each a finite number from 0 to 1,000,000).")
+                                "(each a finite number from 0 to 1,000,000); for convex one weight 'bm25=w', w in "
+                                "[0, 1].")
     reranker_model: str = Field(
         "ltr",
         description=(
@@ -230,8 +232,12 @@ class Settings(BaseSettings):
 
         weights = self.fusion_weight_map
         if weights and self.fusion == "rrf":
-            raise ValueError(f"fusion_weights={self.fusion_weights!r}: weights need fusion=weighted_rrf or "
-                             "combsum (plain rrf ignores them)")
+            raise ValueError(f"fusion_weights={self.fusion_weights!r}: weights need fusion=weighted_rrf, "
+                             "combsum or convex (plain rrf ignores them)")
+        if self.fusion == "convex":
+            from .fusion import convex_weight
+
+            convex_weight(weights)  # one weight, bm25=w in [0, 1]
         for name in weights:
             technique = variant_technique(name)
             if technique is not None and technique not in self.transforms:

@@ -108,6 +108,43 @@ def test_combsum_over_min_max_normalized_scores():
         combsum({"bm25": ["a", "b"]})
 
 
+def test_convex_combination_against_a_hand_computation():
+    from retrieval.fusion import convex, fuse
+
+    bm25 = scored("lexical", "bm25", [("a", 12.0), ("b", 7.0), ("c", 2.0)])
+    dense = scored("dense", "cosine", [("b", 0.90), ("c", 0.85), ("d", 0.80)])
+    fused = convex({"bm25": bm25, "dense": dense}, weights={"bm25": 0.3})
+    scores = {i.chunk_id: i.score for i in fused.items}
+    # w · (s − min) / (max − min) over BM25 + (1 − w) · the same over the cosines, w = 0.3
+    assert scores["a"] == pytest.approx(0.3 * (12 - 2) / (12 - 2) + 0.7 * 0)
+    assert scores["b"] == pytest.approx(0.3 * (7 - 2) / (12 - 2) + 0.7 * (0.90 - 0.80) / (0.90 - 0.80))  # 0.85
+    assert scores["c"] == pytest.approx(0.3 * 0 + 0.7 * (0.85 - 0.80) / (0.90 - 0.80))  # 0.35
+    assert scores["d"] == pytest.approx(0.0)
+    assert fused.chunk_ids() == ["b", "c", "a", "d"]  # 0.85, 0.35, 0.30, 0
+    assert fused.items[0].contributions == {"bm25": pytest.approx(0.15), "dense": pytest.approx(0.7)}
+    assert fused.score_kind == "convex (min-max normalized, w=0.3)"
+    # the default weight is 0.5, and fuse() dispatches to it
+    even = {i.chunk_id: i.score for i in fuse({"bm25": bm25, "dense": dense}, "convex").items}
+    assert even["a"] == pytest.approx(0.5) and even["b"] == pytest.approx(0.5 * 0.5 + 0.5)
+    # w = 1 is BM25 alone: the dense side is dropped, and the note says so
+    alone = convex({"bm25": bm25, "dense": dense}, weights={"bm25": 1.0})
+    assert alone.chunk_ids() == ["a", "b", "c"] and "dense" in (alone.note or "")
+
+
+def test_convex_takes_one_weight_in_0_1():
+    from retrieval.errors import InvalidSetting
+    from retrieval.fusion import convex_weight
+    from retrieval.settings import Settings
+
+    assert convex_weight({}) == 0.5 and convex_weight({"bm25": 0.8}) == 0.8
+    for bad in ({"dense": 0.5}, {"bm25": 1.5}):
+        with pytest.raises(InvalidSetting):
+            convex_weight(bad)
+    assert Settings(fusion="convex", fusion_weights="bm25=0.7").fusion == "convex"
+    with pytest.raises(ValueError, match="bm25=w"):
+        Settings().with_overrides(fusion="convex", fusion_weights="bm25=0.5,dense=0.5")
+
+
 def test_fuse_dispatch_and_weight_parsing():
     from retrieval.fusion import fuse, parse_weights
 
