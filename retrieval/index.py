@@ -167,7 +167,8 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
             try:
                 with lock:
                     store = VectorStore(store_client, str(path), embedder.name, variant,
-                                        ef_search=s.hnsw_ef_search, passage_template=s.passage_template)
+                                        ef_search=s.hnsw_ef_search, passage_template=s.passage_template,
+                                        tenant_field=s.tenant_field, tenant_buckets=s.tenant_buckets)
                     report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32),
                                         progress, on_progress)
                 reason = "ok"

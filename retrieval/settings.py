@@ -28,13 +28,14 @@ MAX_RRF_K = 100_000
 MAX_RERANKER_INPUT = 1_000
 MAX_QUESTION_CHARS = 20_000
 MAX_INPUT_BYTES = 8 * 1024**3
+MAX_TENANT_BUCKETS = 100_000
 
 #: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched) and the
 #: models a Workbench loads once (the judge's folder): they live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
-                  "bm25_engine", "hnsw_ef_search", "tenant_field", "chroma_path", "chroma_host", "allow_downloads",
-                  "backend", "milvus_uri", "judge_path")
+                  "bm25_engine", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
+                  "allow_downloads", "backend", "milvus_uri", "judge_path")
 
 
 class Settings(BaseSettings):
@@ -89,6 +90,11 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
                                 "ef_search; its default is 100): higher gives recall for latency.")
     tenant_field: str = "tenant"
+    tenant_buckets: int = Field(0, ge=0, le=MAX_TENANT_BUCKETS, description="The local backend's dense layout "
+                                "of a multi-tenant corpus: 0 = one Chroma collection per tenant (a request searches "
+                                "its tenant's collection, no tenant filter); 1 = one collection, the tenant filtered "
+                                "(the layout before); N = N hash buckets, the tenant filtered inside its bucket "
+                                "(for thousands of tenants). A change moves the stored vectors at the next index.")
     max_question_chars: int = Field(2000, ge=1, le=MAX_QUESTION_CHARS, description="Longest question accepted "
                                     "(at most 20,000 characters).")
     answer_language: Literal["pt", "en"] = Field(

@@ -96,6 +96,7 @@ def test_server_store_gives_the_embedded_lists(chroma_server, lab_bench, lab_que
     state = remote.load_corpus()
     assert state.store is not None, state.store_reason
     assert state.sync.added == len(state.chunks) == lab_bench.state.store.count()
+    assert (state.sync.layout, state.sync.collections) == ("one collection per tenant", 2)  # as embedded
     answerable = [q for q in lab_questions if q.relevant][:QUESTIONS]
     for q in answerable:
         here, there = lab_bench.ask(q.question, q.filters), remote.ask(q.question, q.filters)

@@ -128,7 +128,7 @@ def test_a_chroma_that_answers_query_but_fails_get_never_raises_out_of_ask(tmp_p
     settings = Settings(chroma_path=tmp_path / "chroma", mmr_lambda=0.5, min_similarity=-1.0, _env_file=None)
     bench = Workbench(settings, embedder=HashEmbedder(), progress=False)
     state = bench.load_corpus(None)
-    state.store.collection = GetFails(state.store.collection)
+    state.store.collections = {name: GetFails(col) for name, col in state.store.collections.items()}
     trace = bench.ask(TWO_PARTS, {"tenant": "lumen"})
     assert trace.dense.items and trace.final and trace.answer.text  # answered, from the window it got
     stages = {n["stage"]: n["note"] for n in trace.notes}

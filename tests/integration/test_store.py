@@ -37,9 +37,11 @@ def test_refresh_adds_updates_removes_and_reuses(lab_bench, tmp_path):
 
 
 def test_collection_metadata_names_model_and_cosine(lab_bench):
-    meta = lab_bench.state.store.collection.metadata
-    assert meta["embedding_model"] == lab_bench.embedder.name
-    assert meta["hnsw:space"] == "cosine"
+    collections = lab_bench.state.store.collections
+    assert len(collections) == 2  # one per tenant (tests/integration/test_tenant_layout.py)
+    for col in collections.values():
+        assert col.metadata["embedding_model"] == lab_bench.embedder.name
+        assert col.metadata["hnsw:space"] == "cosine" and col.metadata["layout"] == "one collection per tenant"
     chunks = chunk_documents(load_corpus(lab_bench.state.corpus_path), lab_bench.settings.chunk_tokens,
                              lab_bench.settings.chunk_overlap)
     assert lab_bench.state.store.count() == len(chunks)
@@ -110,11 +112,22 @@ def test_query_reads_parents_from_the_catalog_like_chroma_metadata(lab_bench):
 
 def test_hnsw_ef_search_setting_is_stored_with_the_collection(lab_bench, tmp_path):
     import chromadb
+    import numpy as np
 
     from retrieval.store import VectorStore
+    from retrieval.types import Document
+
+    chunks = chunk_documents([Document(f"p{i}", "", f"Texto {i}.", {"tenant": i % 2}) for i in range(4)], 50, 0)
+
+    def embed(texts):
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    def ef(ef_search):
+        store = VectorStore(client, "corpus-a", "e5-small", ef_search=ef_search, tenant_field="tenant")
+        store.sync(chunks, embed, progress=False)
+        return {col.configuration["hnsw"]["ef_search"] for col in store.collections.values()}
 
     client = chromadb.PersistentClient(str(tmp_path / "ef"))
-    store = VectorStore(client, "corpus-a", "e5-small", ef_search=37)
-    assert store.collection.configuration["hnsw"]["ef_search"] == 37
-    assert VectorStore(client, "corpus-a", "e5-small").collection.configuration["hnsw"]["ef_search"] == 37
-    assert VectorStore(client, "corpus-a", "e5-small", ef_search=100).collection.configuration["hnsw"]["ef_search"] == 100
+    assert ef(37) == {37}  # on every tenant's collection
+    assert ef(None) == {37}
+    assert ef(100) == {100}
