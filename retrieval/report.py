@@ -144,6 +144,8 @@ def question_rows(report: Mapping[str, Any], config: str) -> list[dict[str, Any]
             "abstained": r["abstained"],
             "result": "ok" if r["layer"] == "ok" else f"{r['layer']} ({r['stage']})",
             "evidence cut": r.get("evidence_cut", False),
+            # the top-k parents with no judgment for the question (nDCG reads them as not relevant)
+            "unjudged": " ".join((r.get("judged") or {}).get("unjudged") or []),
         })
     return rows
 

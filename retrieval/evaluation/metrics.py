@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 import threading
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from ..types import Question
 
@@ -80,6 +80,30 @@ def parent_run(questions: Sequence[Question], finals: Mapping[str, Sequence[str]
     return run
 
 
+def judged_share(parents: Sequence[str], judged: Collection[str], k: int) -> tuple[float | None, list[str]]:
+    """judged@k: the share of the top-``k`` parents that carry a judgment, and the unjudged ones.
+
+    A parent carries a judgment when the question names it in ``relevant`` or ``graded`` (grade 0 included:
+    judged not relevant). The top ``k`` is read from the :func:`parent_ranking` of ``parents``; the share is
+    over the parents actually there (``min(k, n)``), so a short list is not penalized for its length:
+
+        judged@k = |{p in top-k : p judged}| / |top-k|
+
+    A low judged@k says that nDCG@k scored unjudged items as not relevant (the pooling bias of Buckley and
+    Voorhees, 2004). ``(None, [])`` when the list is empty.
+
+    Raises:
+        ValueError: ``k`` < 1.
+    """
+    if k < 1:
+        raise ValueError(f"k must be ≥ 1, got {k}")
+    top = parent_ranking(parents)[:k]
+    if not top:
+        return None, []
+    unjudged = [p for p in top if p not in judged]
+    return (len(top) - len(unjudged)) / len(top), unjudged
+
+
 def metric_names(ks: Sequence[int]) -> list[str]:
     return [f"{m}@{k}" for k in ks for m in METRICS]
 
@@ -117,6 +141,9 @@ def aggregate(rows: Sequence[dict[str, Any]], per_q: Mapping[str, Mapping[str, f
         out[n] = round(statistics.fmean(s[n] for s in scored), 4) if scored else None
     abst = [r["abstained"] == (not r["relevant"]) for r in rows]
     out["abstention_accuracy"] = round(sum(abst) / len(abst), 4) if abst else None
+    judged = [r["judged"] for r in rows if (r.get("judged") or {}).get("share") is not None]
+    if judged:  # judged@k of every question with a list, averaged (k: the run's top_k)
+        out[f"judged@{judged[0]['k']}"] = round(statistics.fmean(j["share"] for j in judged), 4)
     out["questions"] = len(rows)
     out["answerable"] = len(scored)
     return out

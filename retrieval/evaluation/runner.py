@@ -22,7 +22,7 @@ from ..types import Question
 from .compare import compare, observed
 from .configs import Config, select_split, split_of
 from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems
-from .metrics import aggregate, best_positions, metric_names, parent_run, percentile, scores
+from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
 
 #: ``(done, total, config name)`` after each request.
 Progress = Callable[[int, int, str], None]
@@ -200,7 +200,14 @@ def _row(q: Question, trace: Trace, settings: Settings, ranked: list[str], ranke
                            "dense": first_ranks(trace.dense.items, wanted),
                            "fused": first_ranks(trace.fused.items, wanted),
                            "reranked": first_ranks(trace.reranked.items, wanted)},
-        "latency_ms": trace.timings_ms.get("total")}
+        "latency_ms": trace.timings_ms.get("total"),
+        "judged": _judged(ranked, wanted, settings.top_k)}
+
+
+def _judged(ranked: list[str], judged: set[str], k: int) -> dict[str, Any]:
+    """judged@k of one question's parent ranking (:func:`~.metrics.judged_share`) and its unjudged parents."""
+    share, unjudged = judged_share(ranked, judged, k)
+    return {"k": k, "share": None if share is None else round(share, 4), "unjudged": unjudged}
 
 
 def _entry(plan: _Plan, a: _Acc, per_q: Mapping[str, Mapping[str, float]], names: list[str],
