@@ -78,6 +78,18 @@ def _setup_logging() -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 
 
+def _tuned(settings, corpus: Optional[Path]):
+    """``(settings, note)``: the corpus' adopted configuration (``tune --adopt``) applied under the command's own
+    choices (a ``--set`` or an option wins), and the trace note that says so (``None`` when none is stored)."""
+    from . import tuned
+    from .settings import load_settings
+
+    try:
+        return tuned.apply_adopted(settings, load_settings(), tuned.load_adopted(settings, corpus))
+    except (RetrievalError, ValueError) as exc:
+        _fail(str(exc))
+
+
 def _open(settings, corpus: Optional[Path]):
     from .pipeline import open_workbench
 
@@ -198,11 +210,14 @@ def ask(
 
     try:
         validate_question(question, settings.max_question_chars)  # fail before loading anything
+        settings, tuned_note = _tuned(settings, corpus)
         bench = _open(settings, corpus)
         trace = bench.ask(question, _filters(filter_))
     except RetrievalError as exc:
         _fail(str(exc))
-    data = trace.to_dict()
+    from .tuned import trace_note
+
+    data = trace_note(trace.to_dict(), tuned_note)
     if json_:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
@@ -260,6 +275,7 @@ def eval_(
         ks = [int(x) for x in k.split(",") if x.strip()]
     except ValueError:
         _fail(f"--k expects integers separated by commas, got '{k}'")
+    settings, tuned_note = _tuned(settings, corpus)  # the corpus' adopted default, under --set
     try:
         cfgs = _configs(configs, config_file, settings)
         qs = load_questions(questions, qrels=qrels)
@@ -267,6 +283,8 @@ def eval_(
                                   sweep=sweep)
     except (RetrievalError, ValueError) as exc:
         _fail(str(exc))
+    if tuned_note:
+        report["tuned"] = tuned_note
     written = []
     if out is not None:
         from .report import write_outputs
@@ -321,6 +339,8 @@ def _print_report(report: dict[str, Any], split: str) -> None:
 
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
+    if report.get("tuned"):
+        typer.echo(f"settings: {report['tuned']} (every configuration starts from it)")
     typer.echo(f"{report['questions']} questions, split {split}\n")
     typer.echo(f"{'config':<16} {'tier':<13} " + " ".join(f"{c:>20}" for c in cols))
     for name, cfg in report["configs"].items():
@@ -355,6 +375,76 @@ def _print_report(report: dict[str, Any], split: str) -> None:
         typer.echo(f"observed: {line}")
     if report.get("hypothesis"):
         typer.echo(f"hypothesis: {report['hypothesis']}")
+
+
+@app.command()
+def tune(
+    corpus: Optional[Path] = CorpusOpt,
+    questions: Optional[Path] = typer.Option(None, "--questions", help="Labeled questions (default: lab set)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="TREC qrels for TREC topics."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write tune.md, tune.json, overrides.json, configs.json "
+                                       "and app-query.txt here (default: artifacts/tune/<corpus name>)."),
+    budget_s: float = typer.Option(300.0, "--budget-s", min=1.0, help="Seconds the dev search may take; it stops "
+                                   "before a candidate that would exceed them and says what it covered."),
+    templates: bool = typer.Option(True, "--templates/--no-templates", help="Also try the passage templates "
+                                   "(one vector collection each; a missing one is embedded once)."),
+    adopt: bool = typer.Option(False, "--adopt", help="Store the result as this corpus' default, only when the "
+                               "held-out check recommends it."),
+    remove: bool = typer.Option(False, "--remove", help="Remove this corpus' stored default and exit."),
+    sets: list[str] = SetOpt,
+) -> None:
+    """Tune the settings that change rankings to a corpus from its labels: a coordinate search on the dev split
+    (progress on stderr), the best once on held-out against the default, a decision, a report."""
+    _setup_logging()
+    settings = _settings(sets)
+    from . import tuned
+    from .settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
+
+    path = (corpus or LAB_CORPUS).resolve()
+    if remove:
+        try:
+            gone = tuned.remove(settings, path)
+        except OSError as exc:
+            _fail(f"cannot remove the tuned configuration of {path} ({exc.strerror or exc.__class__.__name__})")
+        typer.echo(f"removed {gone}: {path} uses the default settings again" if gone
+                   else f"no tuned configuration stored for {path}")
+        return
+    from .corpus import load_questions
+    from .evaluation import bench_factory
+    from .evaluation.tune import TqdmTuneProgress, adoption_record, tune as run_tune, write_outputs
+
+    qpath = (questions or LAB_QUESTIONS).resolve()
+    target = out or PROJECT_ROOT / "artifacts" / "tune" / (path.stem if path.stem != "corpus" else path.parent.name)
+    bar = TqdmTuneProgress()
+    try:
+        qs = load_questions(qpath, qrels=qrels)
+        record = run_tune(bench_factory(path), settings, qs, budget_s=budget_s, templates=templates, progress=bar)
+    except (RetrievalError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        bar.close()
+    try:
+        written = write_outputs(record, target, settings, str(path), str(qpath),
+                                None if path == LAB_CORPUS.resolve() else str(corpus))
+    except OSError as exc:
+        _fail(f"{target}: cannot write the outputs ({exc})")
+    s = record["search"]
+    typer.echo(f"searched {s['evaluated']} of {s['planned']} candidates on {record['questions']['dev']} dev questions "
+               f"in {s['seconds']:.0f} s" + (" (stopped by the budget)" if s["stopped_by_budget"] else ""))
+    best = record["best"]
+    typer.echo(f"best on dev: {best['name']} ({record['metric']} {best['dev'].get(record['metric'])})")
+    typer.echo(("recommended: " if record["recommended"] else "") + record["why"])
+    if adopt:
+        if not record["recommended"]:
+            typer.echo("not adopted: the held-out check did not recommend a change")
+        else:
+            try:
+                stored = tuned.adopt(settings, path, adoption_record(record))
+            except OSError as exc:
+                _fail(f"cannot store the tuned configuration ({exc.strerror or exc.__class__.__name__})")
+            typer.echo(f"adopted for {path}: {stored} (ask, eval and the app read it; remove with "
+                       f"python -m retrieval tune --remove --corpus {corpus or path})")
+    typer.echo(f"wrote {len(written)} files to {target} (report: {target / 'tune.md'})")
 
 
 @app.command()

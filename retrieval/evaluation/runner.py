@@ -55,7 +55,8 @@ class _Plan:
 def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, questions: Sequence[Question],
                      configs: Sequence[Config], ks: Sequence[int] = (1, 3, 5, 10), split: str = "all",
                      progress: Progress | None = None, hypothesis: str | None = None, share_lists: bool = True,
-                     sweep: str | None = None, sweep_max_k: int = 20) -> dict[str, Any]:
+                     sweep: str | None = None, sweep_max_k: int = 20,
+                     list_caches: dict[int, ListCache] | None = None) -> dict[str, Any]:
     """Run every question once per config and build the evaluation report (DESIGN.md JSON).
 
     Args:
@@ -65,6 +66,9 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
         share_lists: one :class:`ListCache` per index for this run, so configs that differ only after the
             generators reuse the same windows (the saving is reported per config as ``shared_lists``).
         sweep: a config name whose top-k sweep (k = 1 … ``sweep_max_k``) is added as ``sweep``.
+        list_caches: the list caches (one per Workbench, keyed by its ``id``) to use and fill, so several runs
+            over the same questions (the tuner's candidates) reuse each other's windows and query vectors;
+            ``None``: fresh caches for this run.
 
     The report's ``question_problems`` (:func:`~.diagnose.question_problems`) lists the questions whose labels
     no configuration can satisfy (a tenant or a relevant id not in the corpus, a relevant document in another
@@ -76,7 +80,7 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
     ks, chosen = _checked(ks, questions, split, configs, sweep)
     names = metric_names(ks)
     started = time.perf_counter()
-    plans = _plans(open_bench, base, configs, ks[-1], chosen[0], share_lists)
+    plans = _plans(open_bench, base, configs, ks[-1], chosen[0], share_lists, list_caches)
     first = plans[0].bench.state
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "corpus": str(first.corpus_path),
                               "questions": len(chosen), "split": split, "k": ks, "configs": {},
@@ -135,9 +139,9 @@ def _checked(ks: Sequence[int], questions: Sequence[Question], split: str, confi
 
 
 def _plans(open_bench: Callable[[Settings], Any], base: Settings, configs: Sequence[Config], top_k: int,
-           first: Question, share_lists: bool) -> list[_Plan]:
+           first: Question, share_lists: bool, caches: dict[int, ListCache] | None = None) -> list[_Plan]:
     """One plan per config: its settings, its (shared) Workbench and the run's list cache for that index."""
-    caches: dict[int, ListCache] = {}
+    caches = {} if caches is None else caches
     plans = []
     for config in configs:
         settings = base.with_overrides(**{**config.overrides, "top_k": top_k})

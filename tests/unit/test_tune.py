@@ -1,0 +1,193 @@
+"""The tuner (retrieval/evaluation/tune.py) and the per-corpus default (retrieval/tuned.py), on a tiny synthetic
+corpus with a fake embedder: a setting that clearly wins is found on dev, confirmed on held-out and adopted; a
+corpus where nothing wins keeps the default; the budget stops the search; the adopted configuration is read by
+the next request and removed by the command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval.evaluation.configs import split_of
+from retrieval.evaluation.tune import Step, decide, markdown, tune, write_outputs
+
+N = 36  # pairs: 36 questions, of which 11 fall in the fixed held-out split
+WEIGHTED = {"fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"}
+STEPS = [Step("fusion", (WEIGHTED, {"fusion": "convex", "fusion_weights": "bm25=0.3"})),
+         Step("rrf_k", ({"rrf_k": 30},))]
+
+
+def _embedder(decoy_weight: float):
+    """Passages: one axis per document (``decoy`` in the title → the pair's first axis). Questions ``alphaN
+    betaN``: ``decoy_weight`` on the decoy's axis, 1 − that on the right document's (a small constant
+    everywhere, so no vector is zero)."""
+    from retrieval.embedders import FunctionEmbedder
+
+    def number(text: str) -> int | None:
+        found = re.search(r"alpha(\d+)", text)
+        return int(found.group(1)) if found else None
+
+    def passages(texts: list[str]) -> np.ndarray:
+        out = np.full((len(texts), 2 * N), 1e-3)
+        for row, text in enumerate(texts):
+            i = number(text)
+            out[row, 2 * i + (0 if "decoy" in text.lower() else 1)] = 1.0
+        return out
+
+    def queries(texts: list[str]) -> np.ndarray:
+        out = np.full((len(texts), 2 * N), 1e-3)
+        for row, text in enumerate(texts):
+            i = number(text)
+            if i is not None:
+                out[row, 2 * i], out[row, 2 * i + 1] = decoy_weight, 1.0 - decoy_weight
+        return out
+
+    return FunctionEmbedder(f"pairs-{decoy_weight}", queries, passages)
+
+
+def _write(folder: Path) -> tuple[Path, Path]:
+    """Pairs of documents: ``aNN`` (a decoy: shares one word with question NN) and ``bNN`` (the relevant one:
+    shares both). BM25 ranks the right one first; the fake dense side ranks the decoy first."""
+    docs, questions = [], []
+    for i in range(N):
+        docs.append({"id": f"a{i:02d}", "title": f"Decoy {i}", "text": f"alpha{i} gamma delta epsilon"})
+        docs.append({"id": f"b{i:02d}", "title": f"Right {i}", "text": f"alpha{i} beta{i} zeta eta"})
+        questions.append({"id": f"q{i:02d}", "question": f"alpha{i} beta{i}", "group": "pairs",
+                          "relevant": [f"b{i:02d}"]})
+    corpus, qpath = folder / "corpus.jsonl", folder / "questions.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    qpath.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    return corpus, qpath
+
+
+def _base(folder: Path):
+    from retrieval.settings import Settings
+
+    return Settings(_env_file=None, chroma_path=folder / "chroma", reranker_model="none", support_gate=False,
+                    evidence_model=False, min_similarity=-1.0, require_codes=False)
+
+
+def _factory(corpus: Path, embedder):
+    from retrieval.pipeline import Workbench
+
+    cache = {}
+
+    def open_bench(settings):
+        key = settings.index_key()
+        if key not in cache:
+            bench = Workbench(settings, embedder=embedder, progress=False)
+            bench.load_corpus(corpus)
+            cache[key] = bench
+        return cache[key]
+
+    return open_bench
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory):
+    from retrieval.corpus import load_questions
+
+    folder = tmp_path_factory.mktemp("tune")
+    corpus, qpath = _write(folder)
+    questions = load_questions(qpath)
+    assert sum(split_of(q.id) == "heldout" for q in questions) == 11
+    return folder, corpus, questions
+
+
+def test_a_clear_winner_is_found_on_dev_confirmed_on_heldout_and_adopted(pairs, tmp_path, monkeypatch):
+    from retrieval import tuned
+    from retrieval.evaluation.tune import adoption_record
+
+    folder, corpus, questions = pairs
+    base = _base(folder)
+    open_bench = _factory(corpus, _embedder(0.7))
+    record = tune(open_bench, base, questions, budget_s=600, steps=STEPS)
+    search = record["search"]
+    assert [c["name"] for c in search["candidates"]] == [
+        "default", "fusion=weighted_rrf, fusion_weights=bm25=1.0,dense=0.5", "fusion=convex, fusion_weights=bm25=0.3",
+        "fusion=weighted_rrf, fusion_weights=bm25=1.0,dense=0.5, rrf_k=30"]  # rrf_k tried from the fusion's winner
+    dev = {c["name"]: c["dev"]["ndcg@10"] for c in search["candidates"]}
+    assert dev["default"] == pytest.approx(1 / np.log2(3), abs=1e-4)  # the decoy wins RRF's tie: the right one at rank 2
+    assert record["best"]["overrides"] == WEIGHTED  # rrf_k=30 ties it (1.0): the first found is kept
+    assert record["questions"] == {"dev": 25, "heldout": 11, "all": 36}
+    held = record["heldout"]["configs"]
+    assert held["default"]["overall"]["ndcg@10"] == pytest.approx(1 / np.log2(3), abs=1e-4)
+    assert held["tuned"]["overall"]["ndcg@10"] == pytest.approx(1.0)
+    assert record["comparison"]["p_value"] < 0.05 and not record["comparison"]["lost_relevant"]
+    assert record["recommended"] and record["overrides"] == WEIGHTED
+    written = write_outputs(record, tmp_path / "out", base, str(corpus), "questions.jsonl", None)
+    assert {p.name for p in written} == {"tune.json", "overrides.json", "configs.json", "app-query.txt", "tune.md"}
+    assert json.loads((tmp_path / "out" / "overrides.json").read_text()) == WEIGHTED
+    report = (tmp_path / "out" / "tune.md").read_text()
+    assert "**Recommended**" in report and "Held-out check" in report and "ms / request" in report
+    assert "fusion=weighted_rrf" in (tmp_path / "out" / "app-query.txt").read_text()  # not in a link: said so
+
+    # adopted beside the index, read by the next request, shown in its notes, removed by the command
+    stored = tuned.adopt(base, corpus, adoption_record(record))
+    assert stored.parent == (folder / "tuned").resolve()
+    adopted = tuned.load_adopted(base, corpus)
+    assert adopted.overrides == WEIGHTED and adopted.questions == 36
+    request, note = tuned.apply_adopted(base, base, adopted)
+    bench = open_bench(base)
+    trace = tuned.trace_note(bench.ask("alpha3 beta3", settings=request), note)
+    assert trace.settings["fusion"] == "weighted_rrf" and trace.selected[0].parent_id == "b03"
+    assert any(n["stage"] == "settings" and n["note"].startswith("tuned for this corpus on 36 questions, held-out "
+                                                                 "ndcg@10 +") for n in trace.notes)
+    chosen, note = tuned.apply_adopted(base.with_overrides(fusion="combsum"), base, adopted)
+    assert chosen.fusion == "combsum" and "own fusion kept" in note  # a request's own choice wins
+
+    from typer.testing import CliRunner
+
+    from retrieval.cli import app
+
+    monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(folder / "chroma"))
+    for key in ("RETRIEVAL_RERANKER_MODEL",):
+        monkeypatch.delenv(key, raising=False)
+    result = CliRunner().invoke(app, ["tune", "--remove", "--corpus", str(corpus)])
+    assert result.exit_code == 0, result.output
+    assert "removed" in result.output and not stored.exists()
+    assert tuned.load_adopted(base, corpus) is None
+    assert "no tuned configuration" in CliRunner().invoke(app, ["tune", "--remove", "--corpus", str(corpus)]).output
+
+
+def test_nothing_wins_the_default_is_kept_and_the_report_says_why(pairs, tmp_path):
+    folder, corpus, questions = pairs
+    base = _base(folder)
+    record = tune(_factory(corpus, _embedder(0.3)), base, questions, budget_s=600, steps=STEPS)
+    assert {c["dev"]["ndcg@10"] for c in record["search"]["candidates"]} == {1.0}  # both sides agree: a tie
+    assert record["best"]["name"] == "default" and record["heldout"] is None
+    assert not record["recommended"] and record["overrides"] == {}
+    assert "default was the best configuration on dev" in record["why"]
+    assert "**Default kept**" in markdown(record, str(corpus), "questions.jsonl")
+
+
+def test_the_budget_stops_the_search(pairs):
+    folder, corpus, questions = pairs
+    ticks = iter(range(0, 10_000, 100))  # every reading of the clock: 100 s later
+    record = tune(_factory(corpus, _embedder(0.3)), _base(folder), questions, budget_s=50, steps=STEPS,
+                  clock=lambda: float(next(ticks)))
+    search = record["search"]
+    assert search["evaluated"] == 1 and search["stopped_by_budget"]  # the default always runs, then nothing
+    assert search["not_run_budget"] == ["fusion: fusion=weighted_rrf, fusion_weights=bm25=1.0,dense=0.5",
+                                        "fusion: fusion=convex, fusion_weights=bm25=0.3", "rrf_k: rrf_k=30"]
+    text = markdown(record, str(corpus), "questions.jsonl")
+    assert "stopped by the budget" in text and "Left out by the budget (3)" in text
+
+
+def _row(delta, p, lost=()):
+    return {"metric": "ndcg@10", "delta": delta, "p_value": p, "lost_relevant": [{"id": i} for i in lost]}
+
+
+def test_decision_needs_a_significant_heldout_gain_and_no_lost_document():
+    assert decide(_row(0.04, 0.01)) == (True, "held-out ndcg@10 +0.0400 (p=0.0100), no relevant document lost")
+    ok, why = decide(_row(0.04, 0.2))
+    assert not ok and "not significant (p=0.2000; needs p < 0.05)" in why
+    ok, why = decide(_row(0.04, 0.01, lost=["q7"]))
+    assert not ok and "loses a relevant document the default had in its top 10 in 1 held-out question (q7)" in why
+    ok, why = decide(_row(-0.01, 0.5, lost=["q1", "q2"]))
+    assert not ok and "does not improve (-0.0100)" in why and "2 held-out questions" in why
+    assert decide(None)[0] is False
