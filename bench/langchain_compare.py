@@ -15,7 +15,7 @@ from .stats import pct as _pct
 
 
 def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """LangChain ``EnsembleRetriever`` (``BM25Retriever`` per tenant + ``Chroma`` over our own collection, the
+    """LangChain ``EnsembleRetriever`` (``BM25Retriever`` per tenant + ``Chroma`` over our own collections, the
     same embedder wrapped as LangChain ``Embeddings``, k = our window, equal weights, c = rrf_k) on the same
     questions, against our ``rrf_only`` pipeline. Both pay the same query embedding: reported apart."""
     try:
@@ -52,7 +52,13 @@ def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, d
         groups.setdefault(c.metadata.get(field), []).append(
             LCDocument(page_content=c.indexed_text, metadata={"parent": c.parent_id, "chunk": c.chunk_id}))
     bm25 = {t: BM25Retriever.from_documents(docs, k=window, preprocess_func=tokenize) for t, docs in groups.items()}
-    store = Chroma(client=bench._client_or_reason()[0], collection_name=state.store.name, embedding_function=WrappedEmbeddings())
+    # Over our own collections, in our layout (retrieval.store.DenseLayout): a tenant's collection, and a tenant
+    # filter only where a collection holds several tenants.
+    layout, client, stores = state.store.layout, bench._client_or_reason()[0], {}
+    for tenant in groups:
+        name = layout.name_for(tenant) if layout.multi_tenant else state.store.name
+        if name not in stores:
+            stores[name] = Chroma(client=client, collection_name=name, embedding_function=WrappedEmbeddings())
     setup_s = time.perf_counter() - started
     ours_total, ours_model, ours_end_to_end, theirs_total, theirs_model, jaccards = [], [], [], [], [], []
     ts = s.with_overrides(reranker_model="none")
@@ -66,8 +72,9 @@ def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, d
         ours = list(dict.fromkeys(i.parent_id for i in trace.fused.items))[:top_k]
         tenant = filters.get(field)
         kwargs: dict[str, Any] = {"k": window}
-        if tenant is not None:
+        if tenant is not None and not layout.isolated:
             kwargs["filter"] = {field: tenant}
+        store = stores[layout.name_for(tenant) if layout.multi_tenant else state.store.name]
         ensemble = EnsembleRetriever(retrievers=[bm25[tenant], store.as_retriever(search_kwargs=kwargs)],
                                      weights=[0.5, 0.5], c=s.rrf_k)
         before = len(spent)

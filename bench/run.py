@@ -7,6 +7,8 @@ For each corpus (the lab corpus; FaQuAD when ``../shared`` is present; synthetic
 * index build throughput against the embedder's raw encode throughput on the same texts, and a re-index of
   the unchanged corpus (which must re-embed nothing);
 * HNSW recall of Chroma's dense list against exact (numpy brute-force) search, and filtered dense latency;
+* synthetic corpora in Chroma: tenant-filtered dense latency in the one-collection and the per-tenant layouts
+  against the unfiltered query over the same tenant's chunks, and a tenant + year filter (:mod:`bench.tenants`);
 * LangChain's ``EnsembleRetriever`` (BM25Retriever + Chroma, same embedder, same k, equal weights) on the same
   corpus and queries: ratio of p50 latency (query embedding reported apart) and Jaccard@k of parent ids;
 * peak memory: every corpus runs in its own subprocess, so each peak is its own.
@@ -45,6 +47,7 @@ from .langchain_compare import _langchain
 from .memory_store import HnswMemoryStore, _passage_matrix
 from .stats import pct as _pct
 from .synthetic import SEED, SyntheticEmbedder, synthetic_corpus, synthetic_questions
+from .tenants import compare_layouts, markdown as tenants_markdown
 
 STAGES = ("lexical", "embed_query", "dense", "fusion", "judge_features", "rerank", "dedup", "gate", "answer",
           "other", "total")
@@ -184,6 +187,8 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
                                        "BM25Retriever needs seconds per query at that size)"
                             if langchain else "switched off"}
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    if synthetic and not in_memory:  # after the peak: the layouts' stores are built apart
+        out["tenant_layout"] = compare_layouts(n_hint, ef_search=s.hnsw_ef_search, cache_from=cache_from)
     tmp.cleanup()
     return out
 
@@ -331,6 +336,10 @@ def markdown(results: dict[str, Any]) -> str:
                     f"{cell(t, 'dense')} | {cell(t, 'total')} | {t['non_model_share']:.0%} | "
                     f"{c.get('build_to_raw_ratio')} | {reindex} | {c['peak_rss_mb']:,.0f} | {h['recall_mean']} | "
                     f"{h['filtered_p50_ms']} | {ratio} | {lc.get('jaccard_at_k_mean', 'n/a')} |")
+    tenant = [c["tenant_layout"] for c in results["corpora"] if "tenant_layout" in c]
+    if tenant:
+        rows += ["", "Tenant-filtered dense search, the store alone (SYNTHETIC vectors; bench/tenants.py):", "",
+                 tenants_markdown({"sizes": tenant}).rstrip("\n")]
     return "\n".join(rows) + "\n"
 
 
@@ -373,6 +382,11 @@ def _print(results: dict[str, Any]) -> None:
         if len(h.get("ef_sweep", {})) > 1:
             print("  ef_search sweep: " + "; ".join(f"{ef}: recall {v['recall_mean']}, p50 {v['query_p50_ms']} ms"
                                                    for ef, v in h["ef_sweep"].items()))
+        t = c.get("tenant_layout")
+        if t:
+            print(f"tenant-filtered dense, store alone ({t['tenants']} tenants, {t['queries']} queries × {t['rounds']}): "
+                  + "; ".join(f"{k} {v['p50_ms']}/{v['p95_ms']} ms (×{v['x_floor_p50']} floor)"
+                              for k, v in t["rows"].items()))
         lc = c["langchain"]
         if "skipped" in lc:
             print(f"LangChain EnsembleRetriever: skipped ({lc['skipped']})")

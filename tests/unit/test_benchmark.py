@@ -74,3 +74,20 @@ def test_markdown_row_per_corpus_and_failures_named():
     assert len(lines) == 4
     assert lines[2].startswith("| lab | 81 | 1.0/2.0 | 1.0/2.0 | 1.0/2.0 | 1.0/2.0 | 12% | 0.9 | 0.1 s (0) | 378 | 1.0 | 3.0 | n/a |")
     assert "failed: subprocess exited with 1" in lines[3]
+
+
+def test_tenant_layouts_bench_times_both_layouts_on_the_same_lists(tmp_path):
+    """bench/tenants.py on 300 SYNTHETIC chunks: six tenants drawn independently of the year, both layouts built
+    and timed, the same lists in both (exact at this size), the floor row at ×1.0, one README row per query."""
+    from bench.tenants import TENANTS, compare_layouts, markdown as tenants_markdown, with_tenants
+    from retrieval.corpus import chunk_documents, load_corpus
+
+    chunks = with_tenants(chunk_documents(load_corpus(synthetic_corpus(tmp_path / "c.jsonl", 300)), 120, 30))
+    assert chunks == with_tenants(chunks) and {c.metadata["tenant"] for c in chunks} == {f"t{i}" for i in range(TENANTS)}
+    assert len({(c.metadata["tenant"], c.metadata["year"]) for c in chunks}) > 30  # not tied to the year
+    out = compare_layouts(300, queries=12, rounds=1, cache=tmp_path)
+    assert out["layouts"]["per tenant"]["collections"] == TENANTS and out["layouts"]["one collection"]["collections"] == 1
+    assert out["same_list_tenant"] == 1.0 and out["rows"]["tenant (per tenant)"]["recall"] == 1.0
+    assert out["rows"]["floor: tenant's collection, unfiltered (Chroma alone)"]["x_floor_p50"] == 1.0
+    table = tenants_markdown({"sizes": [out]}).strip().splitlines()
+    assert len(table) == 2 + len(out["rows"]) and table[2].startswith("| 300 (1/6) |")
