@@ -345,6 +345,14 @@ try:
 except ValueError as exc:
     st.error(f"Invalid settings: {md(exc)}")
     st.stop()
+# The corpus' adopted configuration (python -m retrieval tune --adopt), under the sidebar's own choices.
+from retrieval import tuned  # noqa: E402
+
+try:
+    request, tuned_note = tuned.apply_adopted(request, BASE, tuned.load_adopted(BASE, state.corpus_path), wb.settings)
+except (RetrievalError, ValueError) as exc:
+    st.warning(md(exc))
+    tuned_note = None
 
 
 
@@ -360,7 +368,7 @@ def run(settings, tag: str = "", fresh: bool = False) -> dict:
 
 try:
     with st.spinner(t("searching", lang)):
-        trace = run(request)
+        trace = tuned.trace_note(run(request), tuned_note)  # the tuned note under the tier line
 except RetrievalError as exc:
     st.error(md(exc))
     st.stop()

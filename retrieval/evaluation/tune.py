@@ -337,6 +337,9 @@ def markdown(record: Mapping[str, Any], corpus: str, questions: str, top: int = 
         lines += ["Skipped (cannot change a ranking there): " + "; ".join(s["skipped"]), ""]
     cols = [metric, "recall@10", "mrr@10"]
     lines += [f"## Top candidates on dev (by {metric})", "",
+              "Time per request on dev is marginal: a candidate reuses the query vectors and generator windows of the "
+              "candidates before it (the first, the default, paid them; a passage template loads its own index). "
+              "The held-out table below times both configurations alike.", "",
               "| # | candidate | step | " + " | ".join(cols) + " | ms / request |",
               "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " | --- |"]
     for i, c in enumerate(ranked(s["candidates"], metric)[:top], start=1):
