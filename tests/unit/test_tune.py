@@ -191,3 +191,37 @@ def test_decision_needs_a_significant_heldout_gain_and_no_lost_document():
     ok, why = decide(_row(-0.01, 0.5, lost=["q1", "q2"]))
     assert not ok and "does not improve (-0.0100)" in why and "2 held-out questions" in why
     assert decide(None)[0] is False
+
+
+def test_cli_commands_read_the_adopted_default_under_their_own_set(tmp_path, monkeypatch):
+    from retrieval import tuned
+    from retrieval.cli import _tuned
+    from retrieval.settings import Settings
+
+    monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(tmp_path / "chroma"))
+    corpus = tmp_path / "c.jsonl"
+    base = Settings(_env_file=None)
+    assert _tuned(base, corpus) == (base, None)  # nothing stored: unchanged, no note
+    tuned.adopt(base, corpus, {"overrides": {"rrf_k": 30, "overfetch": 8}, "questions": 50,
+                               "heldout": {"metric": "ndcg@10", "delta": 0.02, "p_value": 0.03}})
+    settings, note = _tuned(base.with_overrides(overfetch=2), corpus)  # as after --set overfetch=2
+    assert (settings.rrf_k, settings.overfetch) == (30, 2)
+    assert note.startswith("tuned for this corpus on 50 questions, held-out ndcg@10 +0.020 (p=0.0300)")
+    assert "own overfetch kept" in note
+    other = Settings(_env_file=None, embedding_model="minilm")  # another index of the corpus: its own key
+    assert tuned.load_adopted(other, corpus) is None
+    tuned.tuned_path(base, corpus).write_text("{not json", encoding="utf-8")
+    from retrieval.errors import RetrievalError
+
+    with pytest.raises(RetrievalError, match="tune --remove"):
+        tuned.load_adopted(base, corpus)
+
+
+def test_app_query_carries_what_a_link_can():
+    from retrieval.evaluation.tune import app_query
+    from retrieval.settings import Settings
+
+    query, outside = app_query({"rrf_k": 30, "reranker_model": "none", "fusion": "convex",
+                                "fusion_weights": "bm25=0.7"}, Settings(_env_file=None), "data/x.jsonl")
+    assert query == "corpus=data%2Fx.jsonl&rrf_k=30&reranker=none"
+    assert outside == ["fusion=convex", "fusion_weights=bm25=0.7"]
