@@ -1,4 +1,4 @@
-"""Command line: ``python -m retrieval index | ask | eval | bench | train | models pull`` (DESIGN.md, "Command line").
+"""Command line: ``python -m retrieval index | ask | eval | tune | bench | train | models pull`` (DESIGN.md, "Command line").
 
 Errors print one line on stderr and exit with code 2. With ``--json``, stdout holds the JSON and nothing
 else: progress, logs and span exporters write to stderr.

@@ -7,6 +7,7 @@
 * :mod:`.diagnose`: the failure layer of each question, the evidence check.
 * :mod:`.calibrate`: the cosine gate chosen on dev, judged on held-out.
 * :mod:`.sweep`: the top-k sweep (recall and redundancy by k).
+* :mod:`.tune`: the tuner: a coordinate search on dev, the best checked once on held-out, the decision.
 
 Exports of a report are in :mod:`retrieval.report`.
 """
