@@ -280,6 +280,8 @@ def tune(open_bench: Callable[[Settings], Any], base: Settings, questions: Seque
                         for name, entry in rep["configs"].items()},
             "comparisons": rep["comparisons"], "seconds": round(clock() - t0, 1)}
     recommended, why = decide(row, ALPHA)
+    if best["overrides"] and row is None:  # nothing to compare on: no answerable held-out question
+        recommended, why = False, "default kept: no answerable question in the held-out split to check it on"
     record.update(recommended=recommended, why=why,
                   overrides=dict(best["overrides"]) if recommended else {},
                   comparison=row and {k: row[k] for k in ("delta", "p_value", "lost_relevant", "improved",
