@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -448,9 +449,20 @@ class ViewParams:
     mmr: float | None = None
     lang: str = "en"
     judgments: str = ""
+    #: Configuration B of the Compare tab (``b_…`` in the URL); ``None`` = B's default (A's value, except
+    #: dense-only, which B flips).
+    b_dense_only: bool | None = None
+    b_reranker: str | None = None
+    b_top_k: int | None = None
+    b_rrf_k: int | None = None
+    b_overfetch: int | None = None
+    b_min_similarity: float | None = None
 
 
 _FILTER_PREFIX = "f."
+#: The Compare tab's configuration B: ``b_<name>`` parameters, validated as ``<name>`` is.
+B_PREFIX = "b_"
+B_SETTINGS = ("dense_only", "reranker", "top_k", "rrf_k", "overfetch", "min_similarity")
 _BOUNDS = {"top_k": (1, 50), "overfetch": (1, 20), "rrf_k": (1, 1000), "rows": (1, 100)}
 
 
@@ -475,36 +487,42 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
         if key.startswith(_FILTER_PREFIX) and len(key) > len(_FILTER_PREFIX):
             filters[key[len(_FILTER_PREFIX):]] = tuple(dict.fromkeys(v for v in raw_list if v != ""))
             continue
-        if key in {"q", "corpus", "questions", "tenant", "reranker", "judgments"}:
-            values[key] = raw
+        # b_top_k is read as top_k is, and stored under its own name
+        name = key[len(B_PREFIX):] if key.startswith(B_PREFIX) and key[len(B_PREFIX):] in B_SETTINGS else key
+        stored = key
+        default = getattr(defaults, key, None)
+        if default is None and name != key:
+            default = "B's default"
+        if name in {"q", "corpus", "questions", "tenant", "reranker", "judgments"}:
+            values[stored] = raw
         elif key == "lang":
             if raw in LANGUAGES:
                 values[key] = raw
             else:
                 problems.append(f"lang={raw!r} is not one of {', '.join(LANGUAGES)}; using {defaults.lang}")
-        elif key in _BOUNDS:
-            low, high = _BOUNDS[key]
+        elif name in _BOUNDS:
+            low, high = _BOUNDS[name]
             try:
                 number = int(raw)
             except ValueError:
-                problems.append(f"{key}={raw!r} is not an integer; using {getattr(defaults, key)}")
+                problems.append(f"{key}={raw!r} is not an integer; using {default}")
                 continue
             if not low <= number <= high:
-                problems.append(f"{key}={number} is outside [{low}, {high}]; using {getattr(defaults, key)}")
+                problems.append(f"{key}={number} is outside [{low}, {high}]; using {default}")
                 continue
-            values[key] = number
-        elif key == "min_similarity":
+            values[stored] = number
+        elif name == "min_similarity":
             try:
                 number = float(raw)
             except ValueError:
-                problems.append(f"min_similarity={raw!r} is not a number; using {defaults.min_similarity}")
+                problems.append(f"{key}={raw!r} is not a number; using {default}")
                 continue
-            if not -1.0 <= number <= 1.0:
-                problems.append(f"min_similarity={number} is outside [-1, 1]; using {defaults.min_similarity}")
+            if not math.isfinite(number) or not -1.0 <= number <= 1.0:
+                problems.append(f"{key}={number} is outside [-1, 1]; using {default}")
                 continue
-            values[key] = number
-        elif key in {"dense_only", "ab"}:
-            values[key] = _to_bool(raw)
+            values[stored] = number
+        elif name in {"dense_only", "ab"}:
+            values[stored] = _to_bool(raw)
         elif key == "transforms":
             from .transforms import TECHNIQUES
 

@@ -165,6 +165,26 @@ def test_language_and_judgments_file_travel_in_the_url() -> None:
     assert views.params_to_query(views.ViewParams(lang="pt"), views.ViewParams()) == {"lang": "pt"}
 
 
+def test_compare_configuration_b_travels_in_the_url_with_the_same_validation() -> None:
+    defaults = views.ViewParams()
+    params = views.ViewParams(b_dense_only=False, b_reranker="none", b_top_k=7, b_rrf_k=30, b_overfetch=2,
+                              b_min_similarity=0.6)
+    query = views.params_to_query(params, defaults)
+    assert query == {"b_dense_only": "false", "b_reranker": "none", "b_top_k": "7", "b_rrf_k": "30",
+                     "b_overfetch": "2", "b_min_similarity": "0.6"}
+    parsed, problems = views.params_from_query({k: [v] for k, v in query.items()}, defaults)
+    assert parsed == params and problems == []
+    # B's values pass the bounds A's do; a bad one is dropped with its reason and B keeps its default (None).
+    parsed, problems = views.params_from_query({"b_top_k": ["0"], "b_rrf_k": ["x"], "b_min_similarity": ["nan"],
+                                                "b_overfetch": ["21"]}, defaults)
+    assert (parsed.b_top_k, parsed.b_rrf_k, parsed.b_min_similarity, parsed.b_overfetch) == (None,) * 4
+    assert problems == ["b_top_k=0 is outside [1, 50]; using B's default",
+                        "b_rrf_k='x' is not an integer; using B's default",
+                        "b_min_similarity=nan is outside [-1, 1]; using B's default",
+                        "b_overfetch=21 is outside [1, 20]; using B's default"]
+    assert views.params_to_query(defaults, defaults) == {}  # B unset: nothing in the link
+
+
 def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     from retrieval import views
 
