@@ -25,6 +25,7 @@ from retrieval.errors import InvalidPolicy
 from retrieval.settings import Settings
 
 from .escape import md
+from .i18n import t
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def load_policy(settings: Settings) -> access.AccessPolicy | None:
     return _policy(str(path), info.st_mtime_ns, info.st_size)
 
 
-def gate(settings: Settings) -> Access:
+def gate(settings: Settings, lang: str = "en") -> Access:
     """Decide what this run may show, or end it with a one-line "not authorised" page.
 
     Without a policy the sidebar says once, at its top, that the app is in single-user mode. With one, a
@@ -119,24 +120,23 @@ def gate(settings: Settings) -> Access:
         policy = load_policy(settings)
     except InvalidPolicy as exc:
         log.error("%s", exc)
-        st.error("Not authorised: this workbench's access policy (RETRIEVAL_ACCESS_POLICY) is not valid; the "
-                 "server log says why.")
+        st.error(t("acc_invalid", lang))
         st.stop()
     if policy is None:
-        st.sidebar.info(SINGLE_USER_NOTICE)
+        st.sidebar.info(SINGLE_USER_NOTICE if lang == "en" else t("acc_single_user", lang))
         return Access(None)
     identity = request_user(settings)
     allowed = policy.allowed_tenants(identity.user)
     if not allowed:
         if identity.user is None:
-            st.error("Not authorised: sign in to use this workbench.")
+            st.error(t("acc_sign_in", lang))
             if identity.can_log_in:
-                st.button("Log in", on_click=st.login, key="access_login")
+                st.button(t("acc_log_in", lang), on_click=st.login, key="access_login")
         else:
-            st.error(f"Not authorised: {md(identity.user)} may open no tenant of this workbench.")
+            st.error(t("acc_no_tenant", lang, user=md(identity.user)))
         st.stop()
-    st.sidebar.caption(f"Signed in as {md(identity.user)}")
+    st.sidebar.caption(t("acc_signed_in", lang, user=md(identity.user)))
     if identity.source == "login":
-        st.sidebar.button("Log out", on_click=st.logout, key="access_logout")
+        st.sidebar.button(t("acc_log_out", lang), on_click=st.logout, key="access_logout")
     return Access(allowed, identity.user)
 

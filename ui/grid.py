@@ -17,7 +17,8 @@ from retrieval.views import empty_reason
 
 from .escape import code, md
 from .i18n import feature_label, t
-from .layout import RELEVANCE_BADGES, highlighted
+from .layout import highlighted, relevance_badge
+from .reasons import reason
 
 #: Rows of the grid shown without scrolling, and their height in pixels (about 21 rows and the header fit in
 #: 530 px: under the answer on a 1280×720 screen).
@@ -64,7 +65,8 @@ def fate_text(row: Mapping[str, Any], lang: str, markdown: bool = False) -> str:
         return t("fate_window", lang, max_input=detail.get("max_input"))
     if fate == "gate":
         if "reason" in detail:
-            return t("fate_gate_request", lang, reason=text(detail["reason"]))
+            return t("fate_gate_request", lang, reason=reason(detail["reason"], lang) if markdown
+                     else str(detail["reason"]))
         spec = ".2f" if detail["kind"] == "bm25" else ".3f"
         return t("fate_gate", lang, kind=detail["kind"], value=_num(detail["value"], spec),
                  threshold=detail["threshold"])
@@ -164,7 +166,7 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
     row = card["row"]
     st.subheader(t("card_title", lang))
     where = t("card_final", lang, n=row["final"]) if row["final"] else fate_text(row, lang, markdown=True)
-    badge = RELEVANCE_BADGES.get(row["relevance"] or "", "")
+    badge = relevance_badge(row["relevance"], lang)
     st.markdown(t("card_head", lang, chunk=code(chunk_id), parent=code(row["parent_id"]), where=where)
                 + (f" {badge}" if badge else ""))
     left, right = st.columns([3, 2], gap="medium")
@@ -184,7 +186,7 @@ def _bm25_section(trace: Mapping[str, Any], bm25: Mapping[str, Any] | None, lang
     if bm25 is None:
         lexical = trace.get("lexical") or {}
         why = lexical.get("note") if not lexical.get("items") and lexical.get("note") else t("card_no_bm25_any", lang)
-        st.markdown(t("card_no_bm25", lang, why=md(why)))
+        st.markdown(t("card_no_bm25", lang, why=reason(why, lang) if why != t("card_no_bm25_any", lang) else why))
         return
     st.markdown(t("card_bm25", lang, rank=bm25["rank"], score=f"{bm25['score']:.3f}"))
     if not bm25["terms"]:
@@ -219,9 +221,9 @@ def _fusion_lines(fusion: Mapping[str, Any] | None, row: Mapping[str, Any], lang
 
 def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, lang: str) -> None:
     if rerank is None:
-        why = empty_reason(trace, "reranked") if not (trace.get("reranked") or {}).get("items") else \
+        why = reason(empty_reason(trace, "reranked"), lang) if not (trace.get("reranked") or {}).get("items") else \
             t("fate_window", lang, max_input=(trace.get("settings") or {}).get("reranker_max_input"))
-        st.markdown(t("card_no_rerank", lang, why=md(why)))
+        st.markdown(t("card_no_rerank", lang, why=why))
         return
     st.markdown(t("card_rerank", lang, kind=md(rerank["kind"] or rerank["score_kind"] or ""), rank=rerank["rank"],
                   score=f"{rerank['score']:.3f}", fused=rerank["fused_rank"], move=_arrow(rerank["move"])))
@@ -245,7 +247,7 @@ def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> No
     if gate["decision"] == "passed":
         line = t("card_gate_passed", lang, **values)
     elif gate["reason"]:
-        line = t("card_gate_request", lang, reason=md(gate["reason"]))
+        line = t("card_gate_request", lang, reason=reason(gate["reason"], lang))
     elif gate["decision"] == "refused":
         line = t("card_gate_refused", lang, **values)
     else:

@@ -13,15 +13,28 @@ import streamlit as st
 from retrieval import views
 
 from .escape import code, md, md_text
+from .i18n import TEXTS, header, t
+from .reasons import reason
 
 TIER_COLORS = {"full": "green", "rrf_only": "blue", "dense_only": "violet", "lexical_only": "orange",
                "refusal": "red"}
 RANKER_COLORS = {"bm25": "#e8833a", "dense": "#4c78a8"}
 STATUS_COLORS = {"fell out": "#d62728", "moved in": "#2ca02c", "stayed in": "#7f7f7f", "stayed out": "#c7c7c7"}
-RELEVANCE_BADGES = {"relevant": ":green-badge[✓ relevant]", "partial": ":orange-badge[~ partial]",
-                    "not labeled": ":gray-badge[not labeled]"}
-LIST_TITLES = {"lexical": "Lexical (BM25)", "dense": "Dense (cosine)", "fused": "Fused (RRF)",
-               "reranked": "Reranked"}
+RELEVANCE_KEYS = {"relevant": ("green", "✓ ", "rel_relevant"), "partial": ("orange", "~ ", "rel_partial"),
+                  "not labeled": ("gray", "", "rel_none")}
+LIST_KEYS = {"lexical": "list_lexical", "dense": "list_dense", "fused": "list_fused", "reranked": "list_reranked"}
+
+
+def relevance_badge(mark: str | None, lang: str = "en") -> str:
+    """A relevance mark (``views.relevance_of``) as a coloured badge in ``lang``; '' for none."""
+    if not mark or mark not in RELEVANCE_KEYS:
+        return ""
+    color, sign, key = RELEVANCE_KEYS[mark]
+    return f":{color}-badge[{sign}{t(key, lang)}]"
+
+
+def list_title(name: str, lang: str = "en") -> str:
+    return t(LIST_KEYS[name], lang)
 
 
 def md_escape(text: str) -> str:
@@ -38,40 +51,85 @@ def highlighted(text: str, terms: Iterable[str]) -> str:
     return "".join(parts)
 
 
-def fmt_ms(value: float | None) -> str:
-    return "not measured" if value is None else f"{value:,.1f} ms"
+def fmt_ms(value: float | None, lang: str = "en") -> str:
+    return t("not_measured", lang) if value is None else f"{value:,.1f} ms"
 
 
-def score_kind_label(kind: str | None) -> str:
-    return views.SCORE_KIND_LABELS.get(kind or "none", kind or "none")
+def score_kind_label(kind: str | None, lang: str = "en") -> str:
+    key = f"kind_{kind or 'none'}"
+    return t(key, lang) if key in TEXTS else reason(kind, lang)
 
 
-def short_kind(kind: str | None) -> str:
-    return {"bm25": "BM25", "cosine": "cosine", "rrf": "RRF"}.get(kind or "", kind or "score")
+def short_kind(kind: str | None, lang: str = "en") -> str:
+    if (kind or "").startswith("LambdaMART"):
+        return "LambdaMART"
+    return {"bm25": "BM25", "cosine": t("grp_dense", lang), "rrf": "RRF"}.get(kind or "", t("score", lang))
+
+
+def table(frame: pd.DataFrame, lang: str = "en", dash: bool = True, **kwargs: Any) -> Any:
+    """``st.dataframe`` with readable headers in ``lang`` (:func:`ui.i18n.header`; the frame keeps its column
+    names) and, with ``dash``, "—" in the empty cells instead of None."""
+    if dash and not frame.empty:
+        frame = dashed(frame, lang)
+    config = {c: st.column_config.Column(header(str(c), lang)) for c in frame.columns}
+    return st.dataframe(frame, hide_index=True, width="stretch", column_config=config, **kwargs)
+
+
+def dashed(frame: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """``frame`` for reading: a column with empty cells becomes text ("—" for the empty ones, numbers as
+    written), yes / no for booleans in ``lang``; full numeric columns stay numbers."""
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        is_bool = values.map(lambda v: isinstance(v, bool)).any()
+        if not values.isna().any() and not is_bool:
+            continue
+        out[column] = [("—" if v is None or (isinstance(v, float) and v != v) else
+                        (t("yes", lang) if v else t("no", lang)) if isinstance(v, bool) else
+                        f"{v:.4g}" if isinstance(v, float) else str(v)) for v in values]
+    return out
 
 
 # -- header ----------------------------------------------------------------------------------------------------
-def tier_badge(trace: Mapping[str, Any]) -> None:
+def tier_sentence(trace: Mapping[str, Any], lang: str = "en") -> str:
+    """The tier in plain words (\"Answered with the learned ranker over BM25 + dense (full)\")."""
+    tier = trace.get("tier") or ""
+    kind = (trace.get("models") or {}).get("reranker_kind") or ""
+    if tier == "full":
+        key = {"ltr": "tier_full_ltr", "cross-encoder": "tier_full_cross"}.get(kind, "tier_full")
+    else:
+        key = f"tier_{tier}"
+    return t(key, lang) if key in TEXTS else t("tier_other", lang, tier=md(tier))
+
+
+def tier_badge(trace: Mapping[str, Any], lang: str = "en") -> None:
+    """The plain-language tier line first, then the recorded reason (translated at display: :mod:`ui.reasons`)
+    and the stages that did less than asked."""
     tier = trace["tier"]
     color = TIER_COLORS.get(tier, "gray")
-    st.markdown(f"**Tier** :{color}-badge[{tier}] &nbsp; {md_escape(trace.get('tier_reason') or '')}")
+    st.markdown(f"**{tier_sentence(trace, lang)}** :{color}-badge[{tier if tier in TIER_COLORS else md(tier)}]")
+    if trace.get("tier_reason"):
+        st.caption(f"{t('tier_reason', lang)}: {reason(trace.get('tier_reason'), lang)}")
     for note in trace.get("notes") or []:  # stages that did less than asked (MMR, a transform's LLM, a store read)
-        st.caption(f"**{md_escape(note['stage'])}**: {md_escape(note['note'])}")
+        st.caption(f"**{md_escape(note['stage'])}**: {reason(note['note'], lang)}")
 
 
-def models_line(trace: Mapping[str, Any]) -> None:
+def models_line(trace: Mapping[str, Any], lang: str = "en") -> None:
+    """The models and engines of the request (a developer's line: the Timings tab)."""
     m = trace.get("models") or {}
     reranker = m.get("reranker")
     if reranker:
-        kind = m.get("reranker_kind") or "not loaded"
-        rr = f"`{reranker}` ({kind})"
+        kind = m.get("reranker_kind") or t("not_loaded", lang)
+        rr = f"{code(reranker)} ({md(kind)})"
         if m.get("reranker_status") and m.get("reranker_status") != "loaded":
-            rr += f" — {md_escape(m['reranker_status'])}"
+            rr += f" — {reason(m['reranker_status'], lang)}"
     else:
-        rr = "off"
-    st.caption(f"Embedder `{m.get('embedder')}` ({md_escape(str(m.get('embedder_status')))}) · reranker {rr} · "
-               f"BM25 `{m.get('bm25_engine')}` · store `{m.get('vector_store')}` · "
-               f"answer `{m.get('answer_adapter')}`")
+        rr = t("off", lang)
+    status = m.get("embedder_status")
+    status = t("loaded", lang) if status == "loaded" else reason(str(status), lang)
+    st.caption(t("models_line", lang, embedder=code(str(m.get("embedder"))), status=status, reranker=rr,
+                 bm25=code(str(m.get("bm25_engine"))), store=code(str(m.get("vector_store"))),
+                 answer=code(str(m.get("answer_adapter")))))
 
 
 # -- answer ----------------------------------------------------------------------------------------------------
@@ -80,8 +138,6 @@ _CITE = re.compile(r"\\\[(\d+)\\\]")
 
 def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en") -> None:
     from retrieval.answer import ABSTENTIONS
-
-    from .i18n import t
 
     ans = trace["answer"]
     final = trace.get("final") or []
@@ -99,7 +155,7 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
     if ans.get("note"):
         st.caption(md_escape(ans["note"]))
     if ans.get("dropped_citations"):
-        st.caption("Dropped citations (not in the context sent): " + ", ".join(ans["dropped_citations"]))
+        st.caption(t("dropped_citations", lang) + ", ".join(code(c) for c in ans["dropped_citations"]))
     number = {item["chunk_id"]: i for i, item in enumerate(final, start=1)}
     for chunk_id in ans.get("citations") or []:
         item = next((f for f in final if f["chunk_id"] == chunk_id), None)
@@ -107,78 +163,79 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
             continue
         sim = item.get("similarity")
         with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}"):
-            st.caption(f"parent {code(item['parent_id'])} · final rank {item['rank']} · cosine to question "
-                       f"{'—' if sim is None else f'{sim:.3f}'}")
+            st.caption(t("citation_line", lang, parent=code(item["parent_id"]), rank=item["rank"],
+                         cos="—" if sim is None else f"{sim:.3f}"))
             st.markdown(highlighted(item["text"], terms))
     st.caption(t("context_sent", lang, n=len(final)))
 
 
 # -- the four lists --------------------------------------------------------------------------------------------
-def _labels(relevant: Sequence[str] | None, graded: Mapping[str, int] | None, parent_id: str) -> str:
-    mark = views.relevance_of(parent_id, relevant, graded)
-    return RELEVANCE_BADGES.get(mark, "") if mark else ""
+def _labels(relevant: Sequence[str] | None, graded: Mapping[str, int] | None, parent_id: str,
+            lang: str = "en") -> str:
+    return relevance_badge(views.relevance_of(parent_id, relevant, graded), lang)
 
 
 def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str], terms: frozenset[str],
-               rows: int, relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
+               rows: int, relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
+               lang: str = "en") -> None:
     block = trace.get(name) or {}
     kind = block.get("score_kind")
-    title = LIST_TITLES[name]
+    title = list_title(name, lang)
     reranker_kind = (trace.get("models") or {}).get("reranker_kind")
     if name == "reranked" and reranker_kind and block.get("items"):
-        title = f"Reranked ({reranker_kind})"
+        title = f"{title} ({reranker_kind})"  # one of the rerankers' own kinds (rerank.py)
     st.subheader(title)
     items = block.get("items") or []
-    st.caption(f"{len(items)} item(s) · score: {md_escape(score_kind_label(kind))}")
+    st.caption(t("list_count", lang, n=len(items), kind=score_kind_label(kind, lang)))
     if not items:
-        st.info(f"Empty — {md(views.empty_reason(trace, name))}")
+        st.info(f"{t('empty', lang)} — {reason(views.empty_reason(trace, name), lang)}")
         return
     if block.get("note"):
-        st.caption(md_escape(block["note"]))
+        st.caption(reason(block["note"], lang))
     if name == "fused":
-        contribution_chart(trace, rows)
+        contribution_chart(trace, rows, lang)
     # "only dense" means something only when BM25 ran too (in dense-only mode every item is dense-only).
     both_ran = all((trace.get(lst) or {}).get("items") and not ((trace.get(lst) or {}).get("note") or "")
                    .startswith("skipped") for lst in ("lexical", "dense"))
     for item in items[:rows]:
         with st.container(border=True):
-            head = f"**#{item['rank']}** {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'])}"
+            head = f"**#{item['rank']}** {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'], lang)}"
             st.markdown(head)
-            detail = f"{short_kind(kind)} **{item['score']:.4f}**"
+            detail = f"{short_kind(kind, lang)} **{item['score']:.4f}**"
             if name == "fused":
                 ranks = item.get("ranks") or {}
                 detail += " · " + " · ".join(
                     f"{r} {'#' + str(ranks[r]) if r in ranks else '—'}" for r in ("bm25", "dense"))
                 if len(ranks) == 1 and both_ran:
-                    detail += f" &nbsp; :orange-badge[only {next(iter(ranks))}]"
+                    detail += f" &nbsp; :orange-badge[{t('only_in_list', lang, name=next(iter(ranks)))}]"
             elif name == "reranked" and item.get("fused_rank") is not None:
                 move = item["fused_rank"] - item["rank"]
                 arrow = f"▲{move}" if move > 0 else (f"▼{-move}" if move < 0 else "=")
-                detail += f" · fused #{item['fused_rank']} → #{item['rank']} ({arrow})"
-            st.caption(f"parent {code(item['parent_id'])} · {detail}")
+                detail += f" · {t('stage_fused', lang)} #{item['fused_rank']} → #{item['rank']} ({arrow})"
+            st.caption(f"{t('parent', lang)} {code(item['parent_id'])} · {detail}")
             text, cut_before, cut_after = views.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             if name == "reranked" and item.get("feature_contributions"):
-                with st.expander("Why it moved (learned ranker)"):
+                with st.expander(t("why_moved", lang)):
                     why = pd.DataFrame(views.feature_contribution_rows(item, 6))
                     bars = alt.Chart(why).mark_bar().encode(
-                        x=alt.X("contribution:Q", title="contribution (raw LambdaMART score)"),
+                        x=alt.X("contribution:Q", title=t("axis_ltr_contribution", lang)),
                         y=alt.Y("feature:N", sort=None, title=None),
                         color=alt.condition(alt.datum.contribution > 0, alt.value("#2a9d8f"), alt.value("#e76f51")),
                         tooltip=["feature", "contribution", "meaning"])
                     st.altair_chart(bars.properties(height=26 * len(why) + 20), width="stretch")
-                    st.caption(f"score {item['score']:.3f} = the sum of every feature's contribution "
-                               f"plus a bias of {item['feature_contributions'].get('bias', 0.0):.3f}")
+                    st.caption(t("ltr_sum", lang, score=f"{item['score']:.3f}",
+                                 bias=f"{item['feature_contributions'].get('bias', 0.0):.3f}"))
             if name == "lexical" and item.get("terms"):
-                with st.expander("BM25 per term"):
+                with st.expander(t("bm25_per_term", lang)):
                     # A two-column list, not a table: a quarter-width column cuts a table's second column off.
                     st.markdown("  \n".join(f"{code(term)} **{value:.3f}**" for term, value in
                                               sorted(item["terms"].items(), key=lambda kv: -kv[1])))
     if len(items) > rows:
-        st.caption(f"+{len(items) - rows} more in the CSV download (rows per panel: {rows}).")
+        st.caption(t("more_in_csv", lang, n=len(items) - rows, rows=rows))
 
 
-def contribution_chart(trace: Mapping[str, Any], rows: int) -> None:
+def contribution_chart(trace: Mapping[str, Any], rows: int, lang: str = "en") -> None:
     data = pd.DataFrame(views.contribution_rows(trace, limit=rows))
     if data.empty:
         return
@@ -186,7 +243,7 @@ def contribution_chart(trace: Mapping[str, Any], rows: int) -> None:
     order = [f"#{r}" for r in sorted(data["fused_rank"].unique())]
     chart = alt.Chart(data).mark_bar().encode(
         y=alt.Y("item:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False)),
-        x=alt.X("contribution:Q", stack="zero", title="RRF contribution"),
+        x=alt.X("contribution:Q", stack="zero", title=t("axis_rrf_contribution", lang)),
         color=alt.Color("ranker:N", scale=alt.Scale(domain=list(RANKER_COLORS), range=list(RANKER_COLORS.values())),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=["chunk_id", "ranker", "ranker_rank", alt.Tooltip("contribution:Q", format=".5f")],
@@ -196,8 +253,6 @@ def contribution_chart(trace: Mapping[str, Any], rows: int) -> None:
 
 def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     """The learned support gate: P against the threshold, the reason, and what pushed the log-odds."""
-    from .i18n import t
-
     summary = views.support_summary(trace, lang)
     if summary is None:
         return
@@ -223,17 +278,18 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
 
 
 # -- movement and losses ---------------------------------------------------------------------------------------
-def movement_chart(trace: Mapping[str, Any]) -> None:
-    st.subheader("Rank movement")
+def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
+    st.subheader(t("rank_movement", lang))
     rows = views.movement_rows(trace)
     if not rows:
-        st.info("Nothing moved: " + md(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: ")))
+        st.info(t("nothing_moved", lang) + reason(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "),
+                                                  lang))
         return
     data = pd.DataFrame(rows)
     top_k = (trace.get("settings") or {}).get("top_k")
     base = alt.Chart(data).encode(
         x=alt.X("stage:N", sort=["fused", "reranked"], title=None, axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, zero=False), title="rank (1 = top)"),
+        y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, zero=False), title=t("axis_rank", lang)),
         color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUS_COLORS), range=list(STATUS_COLORS.values())),
                         legend=alt.Legend(orient="top", title=None)),
         detail="chunk_id:N",
@@ -244,98 +300,72 @@ def movement_chart(trace: Mapping[str, Any]) -> None:
         text="chunk_id:N")
     st.altair_chart((lines + labels).properties(height=320), width="stretch")
     dedup = "chunk" if (trace.get("settings") or {}).get("dedup") == "chunk" else "parent"
-    st.caption(f"Raw fused rank → reranked rank for the {len(rows) // 2} candidates the reranker saw. Colour: in or "
-               f"out of the final list the answer used (dedup by {dedup}, top_k = {top_k}, the gate), against the "
-               f"fused list deduplicated and cut the same way; a chunk whose parent has a better-ranked chunk is out "
-               f"whatever its rank. Red lines fell out of the context.")
+    st.caption(t("movement_caption", lang, n=len(rows) // 2, dedup=code(dedup), top_k=top_k))
 
 
-def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None) -> None:
-    st.subheader("Evidence lost by the reranker")
+def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
+               lang: str = "en") -> None:
+    st.subheader(t("lost_title", lang))
     if not (trace.get("reranked") or {}).get("items"):
-        st.info("Nothing lost: " + md(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: ")))
+        st.info(t("nothing_lost", lang) + reason(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "),
+                                                 lang))
         return
     rows = views.lost_rows(trace, relevant, graded)
     if not rows:
-        st.success("The reranker dropped nothing from the fused top_k.")
+        st.success(t("dropped_nothing", lang))
         return
     for row in rows:
         after = row["reranked_rank"]
-        line = (f"{code(row['chunk_id'])} · fused #{row['fused_rank']} → "
-                f"{'#' + str(after) if after is not None else 'not reranked'}")
+        line = (f"{code(row['chunk_id'])} · {t('stage_fused', lang)} #{row['fused_rank']} → "
+                f"{'#' + str(after) if after is not None else t('not_reranked', lang)}")
         if row["relevance"] == "relevant":
-            st.markdown(f":red-background[:red[**LOST RELEVANT**]] {line} (parent {code(row['parent_id'])})")
+            st.markdown(f":red-background[:red[**{t('lost_relevant', lang)}**]] {line} "
+                        f"({t('parent', lang)} {code(row['parent_id'])})")
         else:
-            st.markdown(f"{line} {RELEVANCE_BADGES.get(row['relevance'], '') if row['relevance'] else ''}")
+            st.markdown(f"{line} {relevance_badge(row['relevance'], lang)}")
 
 
 # -- timings and costs -----------------------------------------------------------------------------------------
-def queries_block(trace: Mapping[str, Any]) -> None:
+def queries_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     """The original and transformed queries, what each lost, and the lists each fed into the fusion."""
-    st.subheader("Queries")
-    st.caption("Every query searched the same filters. A transform that lost a code, a negation or a condition "
-               "is flagged and, by default, searched the original query instead. HyDE text is a search hint only: "
-               "it never enters the context, the answer or the citations.")
-    frame = pd.DataFrame(views.query_rows(trace))
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.subheader(t("queries", lang))
+    st.caption(t("queries_caption", lang))
+    table(pd.DataFrame(views.query_rows(trace)), lang, dash=False)
     for row in views.query_rows(trace):
         if row["flags"]:
-            st.error(f"{code(row['kind'])} lost: {md(row['flags'])}")
+            st.error(t("query_lost", lang, kind=code(row["kind"]), flags=md(row["flags"])))
     if views.technique_rows(trace):
-        st.markdown("**Cost per technique** (extra retrieval calls, LLM calls, tokens, wall time in ms)")
-        st.dataframe(pd.DataFrame(views.technique_rows(trace)), hide_index=True, width="stretch")
-    with st.expander(f"Candidate lists of the {len(trace.get('variants') or [])} extra queries"):
+        st.markdown(t("cost_per_technique", lang))
+        table(pd.DataFrame(views.technique_rows(trace)), lang, dash=False)
+    with st.expander(t("variant_lists", lang, n=len(trace.get("variants") or []))):
         for variant in trace.get("variants") or []:
             q = variant["query"]
-            st.markdown(f"**{md(q['kind'])}**{' (hypothesis only)' if q['hypothesis_only'] else ''}: {md_escape(q['text'])}")
+            st.markdown(f"**{md(q['kind'])}**{t('hypothesis_only', lang) if q['hypothesis_only'] else ''}: "
+                        f"{md_escape(q['text'])}")
             for side in ("lexical", "dense"):
                 items = (variant.get(side) or {}).get("items") or []
                 if items:
                     st.caption(f"{side}: " + ", ".join(f"#{i['rank']} {code(i['chunk_id'])}" for i in items[:10]))
 
 
-def timings_and_costs(trace: Mapping[str, Any]) -> None:
+def timings_and_costs(trace: Mapping[str, Any], lang: str = "en") -> None:
     left, right = st.columns(2)
     with left:
-        st.markdown("**Timings per stage**")
-        frame = pd.DataFrame([{"stage": r["stage"], "time": fmt_ms(r["ms"])} for r in views.timing_rows(trace)])
-        st.dataframe(frame, hide_index=True, width="stretch")
+        st.markdown(f"**{t('timings_per_stage', lang)}**")
+        frame = pd.DataFrame([{"stage": t("outside_stages", lang) if r["stage"] == views.UNATTRIBUTED
+                               else r["stage"], "time": fmt_ms(r["ms"], lang)} for r in views.timing_rows(trace)])
+        table(frame, lang, dash=False)
     with right:
-        st.markdown("**Costs**")
-        frame = pd.DataFrame([{"cost": r["cost"], "value": "not measured" if r["value"] is None else str(r["value"])}
-                              for r in views.cost_rows(trace)])
-        st.dataframe(frame, hide_index=True, width="stretch")
-
-
-# -- A/B -------------------------------------------------------------------------------------------------------
-def ab_block(hybrid: Mapping[str, Any], dense: Mapping[str, Any], relevant: Sequence[str] | None,
-             graded: Mapping[str, int] | None) -> None:
-    st.subheader("Manual A/B: hybrid vs dense-only")
-    diff = views.diff_finals(hybrid, dense)
-    left, right = st.columns(2)
-    for col, label, trace, only in ((left, "Hybrid", hybrid, {d["id"] for d in diff["only_a"]}),
-                                     (right, "Dense-only", dense, {d["id"] for d in diff["only_b"]})):
-        with col:
-            st.markdown(f"**{label}** :{TIER_COLORS.get(trace['tier'], 'gray')}-badge[{trace['tier']}] · "
-                        f"total {fmt_ms((trace.get('timings_ms') or {}).get('total'))}")
-            if not trace.get("final"):
-                st.caption("Final list empty: " + md_escape(trace.get("tier_reason") or ""))
-            for item in trace.get("final") or []:
-                flag = " :blue-badge[only here]" if item["chunk_id"] in only else ""
-                st.markdown(f"#{item['rank']} {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'])}{flag}")
-    if diff["same"]:
-        st.success("Both modes return the same final list, in the same order.")
-    else:
-        moved = [d for d in diff["both"] if d["moved"]]
-        st.markdown(f"Overlap {diff['overlap']:.0%} · only in hybrid: {len(diff['only_a'])} · "
-                    f"only in dense-only: {len(diff['only_b'])} · same chunk, different rank: {len(moved)}")
-        if moved:
-            st.caption(" · ".join(f"{code(d['id'])} #{d['rank_a']} → #{d['rank_b']}" for d in moved))
+        st.markdown(f"**{t('costs', lang)}**")
+        frame = pd.DataFrame([{"cost": r["cost"], "value": t("not_measured", lang) if r["value"] is None
+                               else str(r["value"])} for r in views.cost_rows(trace)])
+        table(frame, lang, dash=False)
 
 
 # -- compare two configurations on one question ----------------------------------------------------------------
 def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, label_b: str,
-                  relevant: Sequence[str] | None, graded: Mapping[str, int] | None, note: str) -> None:
+                  relevant: Sequence[str] | None, graded: Mapping[str, int] | None, note: str,
+                  lang: str = "en") -> None:
     from retrieval import compare
 
     result = compare.compare_traces(a, b)
@@ -343,36 +373,37 @@ def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, labe
     m1, m2, m3 = st.columns(3)
     m1.metric(f"Jaccard@{result['k']}", f"{result['jaccard']:.2f}")
     m2.metric(f"RBO (p = {result['p']})", f"{result['rbo']:.3f}")
-    m3.metric("same final list", "yes" if result["same"] else "no")
+    m3.metric(t("same_final", lang), t("yes", lang) if result["same"] else t("no", lang))
     left, right = st.columns(2)
     only = {"a": set(result["only_a"]), "b": set(result["only_b"])}
     for col, label, trace, side in ((left, label_a, a, "a"), (right, label_b, b, "b")):
         with col:
             total = (trace.get("timings_ms") or {}).get("total")
             st.markdown(f"**{md_escape(label)}** :{TIER_COLORS.get(trace['tier'], 'gray')}-badge[{trace['tier']}] · "
-                        f"total {fmt_ms(total)} · outside any stage {fmt_ms(views.unattributed_ms(trace))}")
+                        + t("compare_times", lang, total=fmt_ms(total, lang),
+                            outside=fmt_ms(views.unattributed_ms(trace), lang)))
             if not trace.get("final"):
-                st.caption("Final list empty: " + md_escape(trace.get("tier_reason") or ""))
+                st.caption(t("final_empty", lang) + reason(trace.get("tier_reason"), lang))
             for item in trace.get("final") or []:
-                flag = " :blue-badge[only here]" if item["chunk_id"] in only[side] else ""
-                st.markdown(f"#{item['rank']} {code(item['chunk_id'])} {_labels(relevant, graded, item['parent_id'])}{flag}")
+                flag = f" :blue-badge[{t('only_here', lang)}]" if item["chunk_id"] in only[side] else ""
+                st.markdown(f"#{item['rank']} {code(item['chunk_id'])} "
+                            f"{_labels(relevant, graded, item['parent_id'], lang)}{flag}")
     moved = [r for r in result["movement"] if r["move"]]
     if moved:
-        st.markdown("**Rank movement A → B:** " + " · ".join(
+        st.markdown(f"**{t('movement_ab', lang)}** " + " · ".join(
             f"{code(r['id'])} #{r['rank_a']} → #{r['rank_b']} ({'▲' if r['move'] > 0 else '▼'}{abs(r['move'])})"
             for r in moved))
     elif result["same"]:
-        st.success("Both configurations return the same final list, in the same order.")
+        st.success(t("same_lists", lang))
 
 
 # -- judging ---------------------------------------------------------------------------------------------------
 GRADE_OPTIONS = ("not judged", 0, 1, 2, 3)
-GRADE_HELP = "0 not relevant · 1 marginal · 2 relevant · 3 answers the question"
 
 
 def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], titles: Mapping[str, str],
                 texts: Mapping[str, str], terms: frozenset[str], key_prefix: str, blind: bool,
-                only_unjudged: bool, stored: Mapping[str, int]) -> dict[str, int]:
+                only_unjudged: bool, stored: Mapping[str, int], lang: str = "en") -> dict[str, int]:
     """One grade control per pooled parent; returns the grades currently chosen (parent → 0-3)."""
     import hashlib
 
@@ -398,8 +429,9 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
             st.markdown(head)
             text, cut_before, cut_after = views.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
-            st.radio(f"Grade · {code(pid)}", GRADE_OPTIONS, key=key, horizontal=True, help=GRADE_HELP,
-                     format_func=str)
+            st.radio(f"{t('grade', lang)} · {code(pid)}", GRADE_OPTIONS, key=key, horizontal=True,
+                     help=t("grade_help", lang),
+                     format_func=lambda v: t("not_judged", lang) if v == "not judged" else str(v))
         value = st.session_state[key]
         if value == "not judged":
             chosen.pop(pid, None)
@@ -409,41 +441,68 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
 
 
 # -- where is my document --------------------------------------------------------------------------------------
-def where_block(explained: Sequence[Mapping[str, Any]]) -> None:
+def where_line(entry: Mapping[str, Any], list_name: str, lang: str = "en") -> str:
+    """One list entry of :func:`retrieval.explain.explain` in words: ``explain.describe`` in English, its
+    Portuguese counterpart here (the values are the entry's)."""
     from retrieval.explain import describe
 
+    if lang == "en":
+        return md_escape(describe(entry, list_name))
+    status = entry.get("status")
+    if status == "in_list":
+        extra = (t("w_exact", lang, rank=entry["exact_rank"]) if entry.get("exact_rank")
+                 else t("w_exact_unknown", lang, note=reason(entry["note"], lang)) if entry.get("note") else "")
+        return t("w_in_list", lang, rank=entry["rank"], score=f"{entry['score']:.4f}") + extra
+    if status == "filtered":
+        return t("w_filtered", lang, field=code(entry["field"]), value=code(repr(entry["value"])),
+                 allowed=", ".join(code(repr(v)) for v in entry["allowed"]))
+    if status == "no_token":
+        return t("w_no_token", lang, q=", ".join(map(code, entry["question_tokens"])),
+                 c=", ".join(map(code, entry["chunk_tokens"][:60])) + (" …" if len(entry["chunk_tokens"]) > 60 else ""))
+    if status == "outside_window" and entry.get("rank") is None:
+        return t("w_beyond", lang, beyond=entry.get("beyond"), window=entry.get("window", "?"),
+                 score=f"{entry['score']:.4f}")
+    if status == "outside_window":
+        return t("w_outside", lang, rank=entry["rank"], window=entry.get("window", "?"), score=f"{entry['score']:.4f}")
+    if status == "hnsw_miss":
+        return t("w_hnsw", lang, cos=f"{entry['cosine']:.4f}", rank=entry["exact_rank"])
+    if status == "absent":
+        return t("w_absent", lang)
+    return reason(entry.get("note") or str(status), lang)
+
+
+def where_block(explained: Sequence[Mapping[str, Any]], lang: str = "en") -> None:
     for entry in explained:
-        st.markdown(f"**{code(entry['chunk_id'])}** (parent {code(entry['parent_id'])}; window {entry['window']})")
-        rows = [{"list": name, "where": describe({**info, "window": entry["window"]}, name)}
-                for name, info in entry["lists"].items()]
-        for row in rows:
-            st.markdown(f"- **{row['list']}**: {md_escape(row['where'])}")
+        st.markdown(t("w_head", lang, chunk=code(entry["chunk_id"]), parent=code(entry["parent_id"]),
+                      window=entry["window"]))
+        for name, info in entry["lists"].items():
+            st.markdown(f"- **{md(name)}**: {where_line({**info, 'window': entry['window']}, name, lang)}")
         fusion = entry.get("fusion") or {}
         if fusion.get("status") == "computed":
-            parts = " + ".join(f"{r} 1/({fusion['rrf_k']} + {v})" for r, v in fusion["ranks"].items()) or "no rank"
-            st.markdown(f"- **RRF would give** {parts} = **{fusion['score']:.5f}**"
-                        + (f", fused rank {fusion['would_rank']}" if fusion.get("would_rank") else ""))
+            parts = " + ".join(f"{r} 1/({fusion['rrf_k']} + {v})" for r, v in fusion["ranks"].items()) or "—"
+            st.markdown(t("w_rrf", lang, parts=parts, score=f"{fusion['score']:.5f}")
+                        + (t("w_fused_rank", lang, rank=fusion["would_rank"]) if fusion.get("would_rank") else ""))
         rerank = entry.get("rerank") or {}
         if rerank.get("status") == "computed":
-            st.markdown(f"- **the reranker would give** {rerank['score']:.4f}"
-                        + (f" (rank {rerank['would_rank']} among the reranked)" if rerank.get("would_rank") else ""))
+            st.markdown(t("w_rerank", lang, score=f"{rerank['score']:.4f}")
+                        + (t("w_rerank_rank", lang, rank=rerank["would_rank"]) if rerank.get("would_rank") else ""))
         elif rerank.get("status") == "not_run":
-            st.markdown("- **reranker**: none configured for this request")
+            st.markdown(t("w_no_reranker", lang))
         gate = entry.get("gate") or {}
         if gate.get("cosine") is not None:
-            verdict = "passes" if gate.get("passes_similarity") else "fails"
-            line = f"- **gate**: cosine {gate['cosine']:.3f} {verdict} the threshold {gate['threshold']}"
+            line = t("w_gate_passes" if gate.get("passes_similarity") else "w_gate_fails", lang,
+                     cos=f"{gate['cosine']:.3f}", threshold=gate["threshold"])
         else:
-            line = "- **gate**: no cosine (filtered or no vector)"
+            line = t("w_gate_none", lang)
         if gate.get("codes"):
-            line += (f"; codes named by the question {', '.join(map(md, gate['codes']))}: "
-                     + (f"missing {', '.join(map(md, gate['missing_codes']))}" if gate["missing_codes"]
-                        else "all present"))
+            line += t("w_codes", lang, codes=", ".join(map(code, gate["codes"])),
+                      state=(t("w_missing", lang, codes=", ".join(map(code, gate["missing_codes"])))
+                             if gate["missing_codes"] else t("w_all_present", lang)))
         learned = gate.get("learned")
         if learned:
-            verdict = "answers" if learned["passes"] else "abstains for the whole request"
-            line += (f"; learned support gate: P {learned['p_support']:.2f} vs {learned['threshold']:.2f}, it "
-                     f"{verdict}" + (" (it read this chunk)" if learned["read_this_chunk"] else ""))
+            line += t("w_learned", lang, p=f"{learned['p_support']:.2f}", threshold=f"{learned['threshold']:.2f}",
+                      verdict=t("w_answers" if learned["passes"] else "w_abstains", lang),
+                      read=t("card_support_read", lang) if learned["read_this_chunk"] else "")
         st.markdown(line)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from _apptest import assert_ok, page, plain
 from streamlit.testing.v1 import AppTest
@@ -25,14 +27,20 @@ def texts(at: AppTest) -> str:
     return "\n".join(out)
 
 
+#: The tier line: a sentence in bold, then the tier's badge (ui.layout.tier_badge).
+TIER_LINE = re.compile(r"^\*\*[^*]+\*\* :\w+-badge\[(full|rrf_only|dense_only|lexical_only|refusal)\]$")
+
+
 def subheaders(at: AppTest) -> list[str]:
     return [s.value for s in at.subheader]
 
 
 def tier_line(at: AppTest) -> str:
-    lines = [m.value for m in at.markdown if m.value.startswith("**Tier**")]
+    """The tier in plain words with its badge, then its recorded reason (the caption under it)."""
+    lines = [m.value for m in at.markdown if TIER_LINE.match(m.value)]
     assert len(lines) == 1, lines
-    return lines[0]
+    reasons = [c.value for c in at.caption if c.value.startswith("Why this tier: ")]
+    return "\n".join(lines + reasons)
 
 
 def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:
@@ -54,7 +62,7 @@ def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:
     # Fused panel: per-ranker contributions as a chart; downloads of the trace and the four lists.
     assert len(at.get("vega_lite_chart")) >= 1
     assert [b.label for b in at.get("download_button")] == [
-        "Trace (JSON)", "lexical (CSV)", "dense (CSV)", "fused (CSV)", "reranked (CSV)"]
+        "Download this question's report (HTML)", "Trace (JSON)", "lexical (CSV)", "dense (CSV)", "fused (CSV)", "reranked (CSV)"]
 
 
 def test_tenant_lumen_never_shows_a_ventura_chunk() -> None:

@@ -54,8 +54,10 @@ def test_code_identity_refusal_gives_one_reason() -> None:
     """A.5: the tier line carries the gate's reason; the abstention does not add a second, wrong one."""
     at = page(q="Como ativar o PX-70?", tenant="lumen")
     assert_ok(at)
-    tier = [m.value for m in at.markdown if m.value.startswith("**Tier**")]
-    assert len(tier) == 1 and "red-badge[refusal]" in tier[0] and "code identity gate" in tier[0]
+    tier = [m.value for m in at.markdown if m.value.startswith("**No answer") and "-badge[" in m.value]
+    reason = [c.value for c in at.caption if c.value.startswith("Why this tier: ")]
+    assert len(tier) == 1 and "red-badge[refusal]" in tier[0] and len(reason) == 1
+    assert "code identity gate" in reason[0]
     rendered = " ".join(w.value for w in at.warning) + " ".join(c.value for c in at.caption)
     assert "no chunk passed the gate" not in rendered
     assert "The reason is in the tier line above." in rendered
