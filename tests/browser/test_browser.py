@@ -154,7 +154,7 @@ def test_four_panels_render_in_chromium(server: str) -> None:
             body = page.inner_text("body")
             for title in PANELS:
                 assert title in body
-            assert "Tier" in body and "Answer" in body
+            assert "Answered with" in body and "Why this tier" in body and "Answer" in body
             assert "ventura-" not in body
             assert "Quanto tempo leva a ativação do PX-17?" in page.input_value('input[aria-label="Question"]')
             print(f"first load {first_load_s:.1f} s; second question submit→rendered {second_s:.2f} s; {server_side}")
