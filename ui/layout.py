@@ -115,7 +115,8 @@ def tier_badge(trace: Mapping[str, Any], lang: str = "en") -> None:
 
 
 def models_line(trace: Mapping[str, Any], lang: str = "en") -> None:
-    """The models and engines of the request (a developer's line: the Timings tab)."""
+    """The answer adapter, then the models and engines of the request (developer's lines: the Timings tab)."""
+    st.caption(f"{t('answered_by', lang)} {code(str((trace.get('answer') or {}).get('adapter')))}")
     m = trace.get("models") or {}
     reranker = m.get("reranker")
     if reranker:
@@ -142,8 +143,6 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
     ans = trace["answer"]
     final = trace.get("final") or []
     st.subheader(t("answer", lang))
-    adapter = ans.get("adapter")
-    st.caption(f"{t('answered_by', lang)} `{adapter}`")
     if ans.get("abstained"):
         # One reason, the true one: the tier line above carries ``tier_reason``; nothing else is added here.
         text = ABSTENTIONS.get(lang) if ans.get("text") in ABSTENTIONS.values() else ans.get("text")
