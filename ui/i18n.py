@@ -261,6 +261,13 @@ TEXTS.update({
                                "o portão), comparada à fusão deduplicada e cortada do mesmo modo; um trecho cujo pai "
                                "tem outro trecho mais bem posicionado fica fora qualquer que seja a posição. Linhas "
                                "vermelhas saíram do contexto."},
+    "legend_for_answering": {"en": "for answering", "pt": "a favor de responder"},
+    "legend_against_answering": {"en": "against answering", "pt": "contra responder"},
+    "legend_baseline": {"en": "baseline", "pt": "base"},
+    "status_fell_out": {"en": "fell out", "pt": "saiu"},
+    "status_moved_in": {"en": "moved in", "pt": "entrou"},
+    "status_stayed_in": {"en": "stayed in", "pt": "ficou dentro"},
+    "status_stayed_out": {"en": "stayed out", "pt": "ficou fora"},
     "lost_title": {"en": "Evidence lost by the reranker", "pt": "Evidência perdida pelo reranqueador"},
     "nothing_lost": {"en": "Nothing lost: ", "pt": "Nada perdido: "},
     "dropped_nothing": {"en": "The reranker dropped nothing from the fused top_k.",

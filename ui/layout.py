@@ -261,12 +261,15 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
         if not rows:
             return
         data = pd.DataFrame(rows)
+        directions = {d: t(f"legend_{d.replace(' ', '_')}", lang)
+                      for d in ("for answering", "against answering", "baseline")}
+        data["direction"] = data["direction"].map(lambda d: directions.get(d, d))
         height = max(140, 30 * len(rows))
         chart = alt.Chart(data).mark_bar().encode(
             y=alt.Y("label:N", sort=[r["label"] for r in rows], title=None,
                     axis=alt.Axis(labelOverlap=False, labelLimit=320)),
             x=alt.X("contribution:Q", title=t("support_axis", lang)),
-            color=alt.Color("direction:N", scale=alt.Scale(domain=["for answering", "against answering", "baseline"],
+            color=alt.Color("direction:N", scale=alt.Scale(domain=list(directions.values()),
                                                            range=["#2e7d32", "#c62828", "#9e9e9e"]),
                             legend=alt.Legend(orient="top", title=None)),
             tooltip=["label", "feature", alt.Tooltip("value:Q", format=".3f"),
@@ -285,17 +288,21 @@ def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
                                                   lang))
         return
     data = pd.DataFrame(rows)
+    stages = {name: t(f"stage_{name}", lang) for name in ("fused", "reranked")}
+    statuses = {name: t("status_" + name.replace(" ", "_"), lang) for name in STATUS_COLORS}
+    data["stage"] = data["stage"].map(lambda v: stages.get(v, v))
+    data["status"] = data["status"].map(lambda v: statuses.get(v, v))
     top_k = (trace.get("settings") or {}).get("top_k")
     base = alt.Chart(data).encode(
-        x=alt.X("stage:N", sort=["fused", "reranked"], title=None, axis=alt.Axis(labelAngle=0)),
+        x=alt.X("stage:N", sort=list(stages.values()), title=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, zero=False), title=t("axis_rank", lang)),
-        color=alt.Color("status:N", scale=alt.Scale(domain=list(STATUS_COLORS), range=list(STATUS_COLORS.values())),
+        color=alt.Color("status:N", scale=alt.Scale(domain=list(statuses.values()), range=list(STATUS_COLORS.values())),
                         legend=alt.Legend(orient="top", title=None)),
         detail="chunk_id:N",
         tooltip=["chunk_id", "fused_rank", "reranked_rank", "final_rank", "status"],
     )
     lines = base.mark_line(point=True, strokeWidth=2)
-    labels = base.transform_filter(alt.datum.stage == "reranked").mark_text(align="left", dx=6, fontSize=11).encode(
+    labels = base.transform_filter(alt.datum.stage == stages["reranked"]).mark_text(align="left", dx=6, fontSize=11).encode(
         text="chunk_id:N")
     st.altair_chart((lines + labels).properties(height=320), width="stretch")
     dedup = "chunk" if (trace.get("settings") or {}).get("dedup") == "chunk" else "parent"
