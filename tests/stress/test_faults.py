@@ -55,7 +55,7 @@ def test_store_folder_removed_between_index_and_ask_gives_its_tier_and_reason(tm
     assert trace.tier in {"rrf_only", "lexical_only"}
     if trace.tier == "lexical_only":
         assert "dense search failed" in trace.tier_reason or "vector store" in trace.tier_reason, trace.tier_reason
-        assert trace.dense.note.startswith("skipped:")
+        assert trace.dense.status.startswith("skipped:")  # the trace's "note" (the field holds the store's own)
     else:
         assert state.store is not None and trace.dense.chunk_ids() == before.dense.chunk_ids()
     assert trace.lexical.chunk_ids() == before.lexical.chunk_ids()
