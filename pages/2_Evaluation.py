@@ -31,6 +31,7 @@ from ui.escape import code, md, md_text
 from ui.i18n import t
 from ui.layout import table
 from ui.reasons import reason
+from ui.tune_panel import tune_panel
 
 
 st.set_page_config(page_title="Evaluation · hybrid retrieval workbench", page_icon="📊", layout="wide")
@@ -275,6 +276,9 @@ with st.expander(t("tr_title", lang), expanded=False):
         rows = [r for r in rep.comparison_rows(trained["report"], None) if r["metric"].startswith("ndcg@")]
         table(pd.DataFrame(rows).dropna(axis=1, how="all"), lang)
         st.caption(t("tr_note", lang))
+
+# -- tune the settings to the chosen set (retrieval.evaluation.tune; off under an access policy) --------------
+tune_panel(lang, BASE, chosen_paths, open_bench, ACCESS.restricted, SETS.get(ss.get("ev_set"), SETS["lab"]))
 
 if report is None:
     st.info(t("ev_choose", lang))

@@ -1,0 +1,177 @@
+"""The Evaluation page's "Tune to this question set" panel: :func:`retrieval.evaluation.tune.tune` on the
+page's chosen set (a coordinate search on its dev split, the best once on held-out against the default, a
+decision), its report, the configuration as a download, and adoption as this corpus' default through
+:mod:`retrieval.tuned` (only when the decision recommends it). Off under an access policy, like training.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+import streamlit as st
+
+from retrieval import tuned
+from retrieval.errors import RetrievalError
+from retrieval.report import p_text
+from retrieval.settings import LAB_CORPUS, Settings
+
+from .escape import code, md
+from .i18n import t
+from .layout import table
+from .reasons import reason
+
+#: The budget input's bounds and default, in seconds (the dev search stops before passing it).
+BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT = 1, 3600, 120
+COLUMNS = ("ndcg@10", "recall@10", "mrr@10")
+
+
+def decision_sentence(record: Mapping[str, Any], lang: str) -> str:
+    """The tuner's decision (:func:`retrieval.evaluation.tune.decide`) in ``lang``, from the record's figures."""
+    best = record["best"]
+    row = record.get("comparison")
+    metric = record["metric"]
+    if not best["overrides"]:
+        return t("tu_kept_dev", lang)
+    if not row:
+        return t("tu_kept_no_heldout", lang)
+    delta, p, lost = row["delta"], row["p_value"], row["lost_relevant"]
+    if record["recommended"]:
+        return t("tu_recommended", lang, metric=metric, delta=f"{delta:+.4f}", p=p_text(p))
+    reasons = []
+    if delta <= 0:
+        reasons.append(t("tu_no_gain", lang, metric=metric, delta=f"{delta:+.4f}"))
+    elif p is None or p >= 0.05:
+        reasons.append(t("tu_not_significant", lang, metric=metric, delta=f"{delta:+.4f}", p=p_text(p)))
+    if lost:
+        reasons.append(t("tu_loses", lang, n=len(lost)) + ", ".join(code(x["id"]) for x in lost[:5]))
+    return t("tu_kept", lang, why="; ".join(reasons))
+
+
+def _configs_json(record: Mapping[str, Any]) -> str:
+    """``configs.json`` of the CLI: the default and the best dev candidate (``eval --config-file``)."""
+    return json.dumps([{"name": "default", "settings": {}},
+                       {"name": "tuned", "settings": dict(record["best"]["overrides"])}], indent=2) + "\n"
+
+
+def tune_panel(lang: str, base: Settings, chosen_paths: Callable[[], tuple[str, str, str | None]],
+               open_bench: Callable[[str], Callable[[Settings], Any]], restricted: bool, set_label: str) -> None:
+    """The panel, in an expander.
+
+    Args:
+        lang: the interface language.
+        base: the app's settings (the search starts from them; adoption is keyed by them).
+        chosen_paths: the page's chosen (corpus, questions, qrels), confined to the data roots ('' corpus: lab).
+        open_bench: the page's Workbench opener for a corpus.
+        restricted: an access policy is set (the panel is off, as training is).
+        set_label: the chosen set's name, as the page's radio shows it.
+    """
+    ss = st.session_state
+    with st.expander(t("tu_title", lang), expanded=False):
+        st.caption(t("tu_caption", lang))
+        if restricted:  # the tuner reads every question of the set, whatever its tenant
+            st.caption(t("tu_off", lang))
+            return
+        st.caption(t("tu_set", lang, name=md(set_label)))
+        c1, c2 = st.columns([1, 2])
+        budget = c1.number_input(t("tu_budget", lang), BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, step=10,
+                                 key="tu_budget", help=t("tu_budget_help", lang))
+        no_templates = c2.checkbox(t("tu_no_templates", lang), value=True, key="tu_no_templates",
+                                   help=t("tu_no_templates_help", lang))
+        try:
+            corpus, questions_path, qrels = chosen_paths()
+            refused = None
+        except RetrievalError as exc:
+            corpus, questions_path, qrels, refused = "", "", None, str(exc)
+        target = corpus or str(LAB_CORPUS)
+        if st.button(t("tu_run", lang), key="tu_run"):
+            if refused:
+                st.error(reason(refused, lang))
+            elif not questions_path:
+                st.error(t("ev_need_questions", lang))
+            else:
+                _run(lang, base, corpus, questions_path, qrels, open_bench, float(budget), not no_templates)
+        result = ss.get("tu_result")
+        if result and result["corpus"] == target:
+            _report(lang, base, result["record"], target)
+        try:
+            stored = tuned.tuned_path(base, target).is_file()
+        except OSError:
+            stored = False
+        if stored and not refused:
+            st.caption(t("tu_stored", lang))
+            if st.button(t("tu_remove", lang), key="tu_remove"):
+                try:
+                    tuned.remove(base, target)
+                    st.success(t("tu_removed", lang))
+                except OSError as exc:
+                    st.error(t("tu_failed", lang, error=md(exc.strerror or exc.__class__.__name__)))
+
+
+def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str | None,
+         open_bench: Callable[[str], Callable[[Settings], Any]], budget: float, templates: bool) -> None:
+    from retrieval.corpus import load_questions
+    from retrieval.evaluation.tune import tune
+
+    ss = st.session_state
+    with st.status(t("tu_status", lang), expanded=True) as status:
+        bar = status.progress(0.0, text=t("tu_loading", lang))
+
+        def progress(done: int, total: int, name: str) -> None:
+            bar.progress(min(1.0, done / max(total, done, 1)),
+                         text=t("tu_progress", lang, done=done, total=max(total, done), name=md(name)))
+
+        started = time.perf_counter()
+        try:
+            questions = load_questions(questions_path, qrels=qrels)
+            record = tune(open_bench(corpus), base, questions, budget_s=budget, templates=templates,
+                          progress=progress)
+        except (RetrievalError, ValueError, OSError) as exc:
+            status.update(label=t("tu_failed", lang, error=reason(str(exc), lang)), state="error")
+            ss.pop("tu_result", None)
+            return
+        bar.progress(1.0, text=t("tu_done", lang, s=f"{time.perf_counter() - started:.0f}"))
+        status.update(label=t("tu_done", lang, s=f"{time.perf_counter() - started:.0f}"), state="complete",
+                      expanded=False)
+    ss.tu_result = {"corpus": corpus or str(LAB_CORPUS), "record": record}
+
+
+def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -> None:
+    from retrieval.evaluation.tune import adoption_record, ranked
+
+    s = record["search"]
+    st.markdown(t("tu_searched", lang, evaluated=s["evaluated"], planned=s["planned"],
+                  dev=record["questions"]["dev"], s=f"{s['seconds']:.0f}", budget=f"{record['budget_s']:.0f}")
+                + (t("tu_stopped", lang) if s["stopped_by_budget"] else ""))
+    st.markdown(t("tu_top", lang, metric=record["metric"]))
+    rows = [{"candidate": c["name"], "step": c["step"], **{m: c["dev"].get(m) for m in COLUMNS},
+             "ms_per_request": c["ms_per_request"]} for c in ranked(s["candidates"], record["metric"])[:8]]
+    table(pd.DataFrame(rows), lang)
+    st.caption(t("tu_marginal", lang))
+    st.markdown(t("tu_heldout", lang))
+    held = record.get("heldout")
+    if held is None:
+        st.caption(t("tu_heldout_none", lang))
+    else:
+        rows = [{"config": name, **{m: entry["overall"].get(m) for m in COLUMNS},
+                 "ms_per_request": entry["ms_per_request"]} for name, entry in held["configs"].items()]
+        table(pd.DataFrame(rows), lang)
+        row = record.get("comparison")
+        if row:
+            st.caption(t("tu_compared", lang, metric=record["metric"], delta=f"{row['delta']:+.4f}",
+                         p=p_text(row["p_value"]), improved=len(row["improved"]), worsened=len(row["worsened"]),
+                         lost=len(row["lost_relevant"])))
+    sentence = decision_sentence(record, lang)
+    (st.success if record["recommended"] else st.info)(sentence)
+    d1, d2 = st.columns(2)
+    d1.download_button(t("tu_download", lang), _configs_json(record), "configs.json", "application/json",
+                       on_click="ignore", key="tu_download", help=t("tu_download_help", lang))
+    if d2.button(t("tu_adopt", lang), key="tu_adopt", disabled=not record["recommended"],
+                 help=t("tu_adopt_help", lang)):
+        try:
+            path = tuned.adopt(base, target, adoption_record(record))
+            st.success(t("tu_adopted", lang, path=code(str(path))))
+        except OSError as exc:
+            st.error(t("tu_failed", lang, error=md(exc.strerror or exc.__class__.__name__)))
