@@ -5,7 +5,6 @@ carry escaped (JSONL) or refused with one line (qrels, TREC runs)."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import stat
 import tempfile
@@ -214,18 +213,31 @@ def _save_many(path: str, prefix: str, n: int, start) -> None:
         judgments.save(path, f"{prefix} pergunta {i}?", {f"{prefix}-{i}": i % 4})
 
 
+# Each writer is a fresh interpreter (not multiprocessing's spawn, which re-imports the parent's __main__:
+# after an AppTest in the same session that is a Streamlit page script).
+_WRITER = """
+import os, sys, time
+from retrieval import judgments
+path, prefix, go = sys.argv[1], sys.argv[2], sys.argv[3]
+while not os.path.exists(go):
+    time.sleep(0.005)
+for i in range(100):
+    judgments.save(path, f"{prefix} pergunta {i}?", {f"{prefix}-{i}": i % 4})
+"""
+
+
 @pytest.mark.parametrize("name", ["q.jsonl", "q.qrels"])
 def test_two_processes_saving_at_once_lose_nothing(tmp_path, name) -> None:
-    path = str(tmp_path / name)
-    ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
-    workers = [ctx.Process(target=_save_many, args=(path, p, 100, start)) for p in ("A", "B")]
-    for w in workers:
-        w.start()
-    start.set()
-    for w in workers:
-        w.join(60)
-    assert [w.exitcode for w in workers] == [0, 0]
+    import subprocess
+    import sys
+
+    path, go = str(tmp_path / name), tmp_path / "go"
+    root = Path(judgments.__file__).resolve().parents[1]
+    workers = [subprocess.Popen([sys.executable, "-c", _WRITER, path, p, str(go)], cwd=root)
+               for p in ("A", "B")]
+    go.touch()  # both start writing at once
+    codes = [w.wait(120) for w in workers]
+    assert codes == [0, 0]
     for p in ("A", "B"):
         for i in range(100):
             assert judgments.load(path, f"{p} pergunta {i}?") == {f"{p}-{i}": i % 4}
