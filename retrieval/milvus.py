@@ -373,7 +373,7 @@ class MilvusStore:
         if not exists:
             if not todo:  # an empty corpus: nothing to create
                 self.catalog, self.stats = wanted, stats
-                return MilvusSyncReport(0, 0, 0, 0, rebuilt, 0)
+                return MilvusSyncReport(0, 0, 0, 0, rebuilt, reweighted=0)
             self.schema.create(self.client, self.name, int(vectors.shape[1]), self.model_name)
         for start in range(0, len(todo), _PAGE):
             part = todo[start : start + _PAGE]
@@ -399,7 +399,7 @@ class MilvusStore:
         updated = sum(1 for c in todo if c.chunk_id in stored)
         self.catalog, self.stats = wanted, stats
         return MilvusSyncReport(len(todo) - updated, updated, len(stale), len(chunks) - len(todo), rebuilt,
-                                len(reweight))
+                                reweighted=len(reweight))
 
     def _stored(self, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, str]], list[str]]:
         """``(chunk id → (content hash, lexical key) of the stored rows among ``wanted``, stale ids)``.
