@@ -128,8 +128,8 @@ class Settings(BaseSettings):
                                "and every read of the reply); past it the call falls back and says so.")
     llm_max_reply_chars: int = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "
                                      "(characters); a longer one is refused and the call falls back.")
-    data_roots: str = Field("", description="The folders the app may read and write (corpora, question sets, "
-                            "judgments), separated by os.pathsep (':' on Linux); relative entries are relative to "
+    data_roots: str = Field("", description="The folders the app may read from (corpora, question sets, "
+                            "judgments, model folders; it writes only under write_roots), separated by os.pathsep (':' on Linux); relative entries are relative to "
                             "the project folder; empty = the defaults of retrieval.roots (data/, judgments/, "
                             "models/, ../shared/data when it exists, ~/retrieval-data). The CLI is not confined.")
     max_input_bytes: int = Field(512 * 1024 * 1024, ge=1, le=MAX_INPUT_BYTES, description="The app refuses a "
