@@ -67,6 +67,7 @@ _PT: tuple[tuple[str, str], ...] = (
      "nota LambdaMART bruta (ranqueador aprendido; sem limite, maior é melhor)"),
     (r"cross-encoder score", "nota do cross-encoder"),
     (r"cosine \(bi-encoder rescoring\)", "cosseno (renotação por bi-encoder)"),
+    (r"ok", "ok"),  # the dense store's status when it loaded
 )
 
 
