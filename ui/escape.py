@@ -23,18 +23,25 @@ _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:&])")
 _BREAKS = re.compile(r"\r\n|[\x00-\x1f\x7f\x85\u2028\u2029]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BACKTICKS = re.compile(r"`+")
+# A line's leading spaces and tabs (four of them start an indented code block): shown as no-break spaces,
+# which CommonMark does not count as indentation.
+_LEADING = re.compile(r"(?:^|(?<=\r))[ \t]+", re.M)
+
+
+def _keep_indent(text: str) -> str:
+    return _LEADING.sub(lambda m: "\u00a0" * len(m.group()), text)
 
 
 def md(value: object) -> str:
     """``value`` as one line of literal Markdown text: every character that starts syntax backslash-escaped,
     line breaks and control characters turned into spaces (an id, a title, a tenant, a metadata value)."""
-    return _PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", str(value)))
+    return _keep_indent(_PUNCTUATION.sub(r"\\\1", _BREAKS.sub(" ", str(value))))
 
 
 def md_text(value: object) -> str:
     """``value`` as literal Markdown text that keeps its line breaks (an answer, a document's text): every
     character that starts syntax escaped, control characters other than line breaks and tabs turned into spaces."""
-    return _PUNCTUATION.sub(r"\\\1", _CONTROLS.sub(" ", str(value)))
+    return _keep_indent(_PUNCTUATION.sub(r"\\\1", _CONTROLS.sub(" ", str(value))))
 
 
 def code(value: object) -> str:

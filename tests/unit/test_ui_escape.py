@@ -74,3 +74,9 @@ def test_no_generated_text_makes_an_image_a_link_or_html(text: str) -> None:
         rendered = RENDER.render(markdown)
         assert "<img" not in rendered and "<a " not in rendered, (text, markdown, rendered)
         assert "<code>" not in rendered or markdown == code(text), (text, markdown)
+
+
+def test_leading_spaces_never_make_a_code_block() -> None:
+    # found by the generated test: '    1' (four spaces) rendered as an indented code block
+    for markdown in (md("    1"), md_text("ok\n    1"), md_text("\r    1"), md_text("\n\n    1"), md("\t\tx")):
+        assert "<code>" not in RENDER.render(markdown)
