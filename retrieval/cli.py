@@ -411,11 +411,12 @@ def tune(
         return
     from .corpus import load_questions
     from .evaluation import bench_factory
-    from .evaluation.tune import TqdmTuneProgress, adoption_record, tune as run_tune, write_outputs
+    from .evaluation import TqdmProgress
+    from .evaluation.tune import adoption_record, tune as run_tune, write_outputs
 
     qpath = (questions or LAB_QUESTIONS).resolve()
     target = out or PROJECT_ROOT / "artifacts" / "tune" / (path.stem if path.stem != "corpus" else path.parent.name)
-    bar = TqdmTuneProgress()
+    bar = TqdmProgress("tuning on dev", postfix_width=40, close_at_total=False)  # its total shrinks
     try:
         qs = load_questions(qpath, qrels=qrels)
         record = run_tune(bench_factory(path), settings, qs, budget_s=budget_s, templates=templates, progress=bar)

@@ -275,17 +275,25 @@ def bench_factory(corpus: Any, progress: bool = True) -> Callable[[Settings], An
 
 
 class TqdmProgress:
-    """A progress bar on stderr for :func:`evaluate_configs`."""
+    """A progress bar on stderr for :func:`evaluate_configs` (and the tuner, whose total shrinks as steps are
+    skipped: the bar's total follows what it is told)."""
 
-    def __init__(self) -> None:
+    def __init__(self, desc: str = "evaluating", postfix_width: int | None = None,
+                 close_at_total: bool = True) -> None:
         self._bar = None
+        self._desc, self._width, self._close_at_total = desc, postfix_width, close_at_total
 
     def __call__(self, done: int, total: int, name: str) -> None:
         from tqdm import tqdm
 
         if self._bar is None:
-            self._bar = tqdm(total=total, desc="evaluating", unit="question", file=sys.stderr)
-        self._bar.set_postfix_str(name)
+            self._bar = tqdm(total=total, desc=self._desc, unit="question", file=sys.stderr)
+        self._bar.total = max(total, done)
+        self._bar.set_postfix_str(name if self._width is None else name[:self._width])
         self._bar.update(1)
-        if done == total:
+        if self._close_at_total and done == total:
+            self._bar.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
             self._bar.close()

@@ -17,7 +17,6 @@ the default found in its top 10 is lost; otherwise the default is kept and the d
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -399,23 +398,3 @@ def write_outputs(record: Mapping[str, Any], out: Path, base: Settings, corpus: 
         (out / name).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         written.append(out / name)
     return written
-
-
-class TqdmTuneProgress:
-    """A progress bar on stderr over the search's requests (its total shrinks as steps are skipped)."""
-
-    def __init__(self) -> None:
-        self._bar = None
-
-    def __call__(self, done: int, total: int, name: str) -> None:
-        from tqdm import tqdm
-
-        if self._bar is None:
-            self._bar = tqdm(total=total, desc="tuning on dev", unit="question", file=sys.stderr)
-        self._bar.total = max(total, done)
-        self._bar.set_postfix_str(name[:40])
-        self._bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
