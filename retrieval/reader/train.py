@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..lexical import lucene_idf
 from ..text import tokenize
 from .encoder import from_e5
 from .model import LateJointReader, span_support
@@ -297,13 +298,12 @@ def main(argv: list[str] | None = None) -> None:  # noqa: C901 - an experiment d
 
     # --- dev figures ---
     log("dev figures")
-    idf: dict[str, float] = {}
     df: dict[str, int] = {}
     for c in chunks.values():
         for t in set(tokenize(c.text)):
             df[t] = df.get(t, 0) + 1
     n = len(chunks)
-    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    idf = {t: lucene_idf(n, d) for t, d in df.items()}
     labels = [p.label for p in dev_support]
     r_scores, r_spans = score_both(dev_support)
     result = {"args": vars(args), "steps": step, "train_pairs": len(train),
