@@ -14,11 +14,12 @@ import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .errors import InvalidId
 from .evaluation.metrics import best_positions
 from .judgments import trec_field_problem
+from .markdown import code, md
 
 #: Next hypothesis suggested by the layer where most failures of the chosen configuration sit.
 NEXT_BY_LAYER = {
@@ -197,10 +198,12 @@ def _is_fixture(report: Mapping[str, Any]) -> bool:
     return str(report.get("corpus") or "") == str(LAB_CORPUS.resolve())
 
 
-def choose(report: Mapping[str, Any], metric: str | None = None) -> dict[str, Any]:
+def choose(report: Mapping[str, Any], metric: str | None = None,
+           name: Callable[[str], str] = str) -> dict[str, Any]:
     """The provisional decision: the candidate with the largest positive delta on ``metric`` (default
     ``ndcg@K`` with the largest K) that is significant (p < 0.05) and does not lose on the held-out split
-    (when the run has one); otherwise the baseline stays."""
+    (when the run has one); otherwise the baseline stays. ``name`` writes the baseline's name into ``why``
+    (the decision record passes :func:`~retrieval.markdown.code`)."""
     metric = metric or f"ndcg@{report['k'][-1]}"
     rows = [c for c in report["comparisons"] if c["metric"] == metric]
     held = {c["candidate"]: c for c in (report.get("comparisons_by_split") or {}).get("heldout", [])
@@ -212,7 +215,7 @@ def choose(report: Mapping[str, Any], metric: str | None = None) -> dict[str, An
         return {"choice": baseline, "metric": metric, "why": "no candidate beats the baseline significantly "
                 f"on {metric} (p < 0.05) without losing on the held-out split"}
     best = max(good, key=lambda c: c["delta"])
-    why = f"{metric} {best['delta']:+.4f} over {baseline} ({p_text(best['p_value'])})"
+    why = f"{metric} {best['delta']:+.4f} over {name(baseline)} ({p_text(best['p_value'])})"
     if best["candidate"] in held:
         why += f"; held-out {held[best['candidate']]['delta']:+.4f} ({p_text(held[best['candidate']]['p_value'])})"
     return {"choice": best["candidate"], "metric": metric, "why": why}
@@ -231,37 +234,50 @@ def _next_hypothesis(report: Mapping[str, Any], config: str) -> str:
     return text + note + ")."
 
 
+def _cell(value: Any) -> str:
+    """``value`` as a code span inside a Markdown table row: its pipes escaped (GFM splits a row at every
+    unescaped pipe, code spans included, and reads ``\\|`` there as a pipe)."""
+    return code(value).replace("|", "\\|")
+
+
 def decision_record(report: Mapping[str, Any], title: str | None = None, now: datetime | None = None) -> str:
     """A Markdown decision record written from the run: baseline, hypothesis, intervention, observed effect
     (figures and p-values, per split and group), new failures, failure layers, cost and latency, the
-    provisional decision, and the next hypothesis left untested."""
+    provisional decision, and the next hypothesis left untested.
+
+    Every text the run did not write itself (configuration names, question and document ids, groups, the
+    corpus path, the hypothesis, settings, tenants, gold spans) is escaped as the page escapes it
+    (:mod:`retrieval.markdown`): names and ids as code spans, prose as literal text, so the record renders as
+    written in any Markdown viewer (no image, link or HTML from an id such as ``![x](http://host/x.png)``).
+    """
     configs = report["configs"]
     names = list(configs)
     baseline = names[0]
     kmax = report["k"][-1]
     headline = [f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}", f"hit_rate@{kmax}", "abstention_accuracy"]
-    decision = choose(report)
+    decision = choose(report, name=code)
     when = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     source = Path(str(report.get("corpus") or "corpus"))
     corpus_name = source.parent.name if source.stem in {"corpus", "queries"} else source.stem
-    out = [f"# {title or f'Decision record: retrieval configuration ({corpus_name})'}",
+    out = [f"# {md(title) if title else f'Decision record: retrieval configuration ({md(corpus_name)})'}",
            "",
-           f"Status: provisional, generated from an evaluation run on {when}. Corpus `{report.get('corpus')}`, "
-           f"{report['questions']} questions, split `{report['split']}`, k = {', '.join(map(str, report['k']))}.",
+           f"Status: provisional, generated from an evaluation run on {when}. Corpus {code(report.get('corpus'))}, "
+           f"{report['questions']} questions, split {code(report['split'])}, "
+           f"k = {', '.join(map(str, report['k']))}.",
            ""]
     if _is_fixture(report):
         out += ["> The lab corpus and questions are fictitious fixtures: these figures show the method and the "
                 "runner, not a benchmark of real data.", ""]
     b = configs[baseline]
     out += ["## Baseline", "",
-            f"`{baseline}` (tier `{b['tier']}`, settings {json.dumps(b['settings'], ensure_ascii=False)}): "
+            f"{code(baseline)} (tier {code(b['tier'])}, settings {_settings(b['settings'])}): "
             + ", ".join(f"{m} {_fmt(b['overall'].get(m))}" for m in headline) + ".", ""]
     out += ["## Hypothesis (written before the run)", "",
-            f"> {report['hypothesis']}" if report.get("hypothesis") else "> none was recorded with this run.", ""]
+            f"> {md(report['hypothesis'])}" if report.get("hypothesis") else "> none was recorded with this run.", ""]
     out += ["## Intervention", ""]
     for name in names[1:]:
         c = configs[name]
-        out.append(f"- `{name}` (tier `{c['tier']}`): settings {json.dumps(c['settings'], ensure_ascii=False)}")
+        out.append(f"- {code(name)} (tier {code(c['tier'])}): settings {_settings(c['settings'])}")
     if len(names) == 1:
         out.append("- none: a single configuration was evaluated.")
     by_key = {(c["candidate"], c["metric"]): c for c in report["comparisons"]}
@@ -270,10 +286,15 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
     out += _layers_section(report, names)
     out += _cost_section(configs, names)
     out += ["## Decision", "",
-            f"Provisional choice: **`{decision['choice']}`** — {decision['why']}. It holds for this corpus, this "
+            f"Provisional choice: **{code(decision['choice'])}** — {decision['why']}. It holds for this corpus, this "
             "question set and these settings only; adopt it where the cost above is acceptable.",
             "", "## Next hypothesis (not tested in this run)", "", f"- {_next_hypothesis(report, decision['choice'])}", ""]
     return "\n".join(out)
+
+
+def _settings(settings: Any) -> str:
+    """A configuration's settings as one code span of JSON (their values are the run's inputs)."""
+    return code(json.dumps(settings, ensure_ascii=False))
 
 
 def _observed_section(report: Mapping[str, Any], names: list[str], baseline: str, headline: list[str],
@@ -282,7 +303,7 @@ def _observed_section(report: Mapping[str, Any], names: list[str], baseline: str
     configs = report["configs"]
     out: list[str] = []
     out += ["", "## Observed effect", "",
-            f"Paired Fisher randomization test (ranx) against `{baseline}`; p < 0.05 marked *.", "",
+            f"Paired Fisher randomization test (ranx) against {code(baseline)}; p < 0.05 marked *.", "",
             "| config | " + " | ".join(headline) + " |", "|---" * (len(headline) + 1) + "|"]
     for name in names:
         cells = []
@@ -293,9 +314,9 @@ def _observed_section(report: Mapping[str, Any], names: list[str], baseline: str
                 star = "*" if c["p_value"] is not None and c["p_value"] < 0.05 else ""
                 value += f" ({c['delta']:+.4f}, {p_text(c['p_value'])}{star})"
             cells.append(value)
-        out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+        out.append(f"| {_cell(name)} | " + " | ".join(cells) + " |")
     if report.get("comparisons_by_split"):
-        out += ["", f"Per split, {headline[0]} (delta against `{baseline}`, p-value):", "",
+        out += ["", f"Per split, {headline[0]} (delta against {code(baseline)}, p-value):", "",
                 "| config | dev | held-out |", "|---|---|---|"]
         for name in names:
             cells = []
@@ -306,13 +327,13 @@ def _observed_section(report: Mapping[str, Any], names: list[str], baseline: str
                 if c:
                     value += f" ({c['delta']:+.4f}, {p_text(c['p_value'])})"
                 cells.append(value)
-            out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+            out.append(f"| {_cell(name)} | " + " | ".join(cells) + " |")
     if report.get("observed"):
-        out += ["", "Observed, beside the hypothesis:", ""] + [f"- {line}" for line in report["observed"]]
+        out += ["", "Observed, beside the hypothesis:", ""] + [f"- {md(line)}" for line in report["observed"]]
     groups = sorted({g for c in configs.values() for g in c["groups"]})
     if len(names) > 1 and groups:
-        out += ["", f"By group ({headline[0]} delta against `{baseline}`; improved / worsened questions):", "",
-                "| config | " + " | ".join(groups) + " |", "|---" * (len(groups) + 1) + "|"]
+        out += ["", f"By group ({headline[0]} delta against {code(baseline)}; improved / worsened questions):", "",
+                "| config | " + " | ".join(md(g) for g in groups) + " |", "|---" * (len(groups) + 1) + "|"]
         for name in names[1:]:
             c = by_key.get((name, headline[0]))
             if not c:
@@ -321,7 +342,7 @@ def _observed_section(report: Mapping[str, Any], names: list[str], baseline: str
             for g in groups:
                 bg = c["by_group"].get(g)
                 cells.append("—" if not bg else f"{bg['delta']:+.4f} ({len(bg['improved'])}/{len(bg['worsened'])})")
-            out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+            out.append(f"| {_cell(name)} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -337,13 +358,13 @@ def _failures_section(names: list[str], headline: list[str], by_key: Mapping[tup
             continue
         if c["worsened"]:
             any_failure = True
-            shown = ", ".join(f"`{q}`" for q in c["worsened"][:15]) + (" …" if len(c["worsened"]) > 15 else "")
-            out.append(f"- `{name}` worsened {len(c['worsened'])} questions on {headline[0]}: {shown}")
+            shown = ", ".join(code(q) for q in c["worsened"][:15]) + (" …" if len(c["worsened"]) > 15 else "")
+            out.append(f"- {code(name)} worsened {len(c['worsened'])} questions on {headline[0]}: {shown}")
         if c["lost_relevant"]:
             any_failure = True
-            shown = "; ".join(f"`{x['id']}` lost {', '.join(x['lost'])}" for x in c["lost_relevant"][:10])
+            shown = "; ".join(f"{code(x['id'])} lost {', '.join(map(code, x['lost']))}" for x in c["lost_relevant"][:10])
             flag = " — **wins on the mean but loses evidence the baseline found**" if c["wins_on_mean_but_lost_relevant"] else ""
-            out.append(f"- `{name}` lost a relevant document the baseline had in its top {kmax} in "
+            out.append(f"- {code(name)} lost a relevant document the baseline had in its top {kmax} in "
                        f"{len(c['lost_relevant'])} questions{flag}: {shown}" + (" …" if len(c["lost_relevant"]) > 10 else ""))
     if not any_failure:
         out.append("- none against the baseline.")
@@ -391,7 +412,7 @@ def _layers_section(report: Mapping[str, Any], names: list[str]) -> list[str]:
         d = configs[name].get("diagnosis") or {}
         o = d.get("overall", {})
         stages = ", ".join(f"{k} {v}" for k, v in (d.get("stages") or {}).items()) or "—"
-        out.append(f"| `{name}` | {o.get('ok', '—')} | {o.get('coverage', '—')} | {o.get('ordering', '—')} | "
+        out.append(f"| {_cell(name)} | {o.get('ok', '—')} | {o.get('coverage', '—')} | {o.get('ordering', '—')} | "
                    f"{o.get('generation', '—')} | {stages} |")
     ev = report.get("evidence_check")
     if ev:
@@ -399,10 +420,10 @@ def _layers_section(report: Mapping[str, Any], names: list[str]) -> list[str]:
                 f"survive whole in a subchunk, {len(ev['cut'])} are cut by the chunking (coverage failures no "
                 f"search can fix), {len(ev['not_in_parent'])} are not in the relevant parent."]
         for c in ev["cut"][:10]:
-            out.append(f"- cut: `{c['id']}` in `{c['parent']}`: “{c['span'][:120]}”")
+            out.append(f"- cut: {code(c['id'])} in {code(c['parent'])}: “{md(c['span'][:120])}”")
     problems = problem_lines(report)
     if problems:
-        out += ["", problems[0][0].upper() + problems[0][1:] + ":"] + [f"- {line.strip()}" for line in problems[1:]]
+        out += ["", problems[0][0].upper() + problems[0][1:] + ":"] + [f"- {md(line.strip())}" for line in problems[1:]]
     return out
 
 
@@ -419,7 +440,7 @@ def _cost_section(configs: Mapping[str, Any], names: list[str]) -> list[str]:
         shared = c.get("shared_lists")
         reuse = "—" if not shared else f"{int(shared['hits'])} ({shared['saved_ms'] / 1000:.1f})"
         alone = t.get("standalone_estimate")
-        out.append(f"| `{name}` | {t['wall_total'] / 1000:.1f} | {'—' if alone is None else f'{alone / 1000:.1f}'} | "
+        out.append(f"| {_cell(name)} | {t['wall_total'] / 1000:.1f} | {'—' if alone is None else f'{alone / 1000:.1f}'} | "
                    f"{_fmt(t.get('total_p50'), 1)} / "
                    f"{_fmt(t.get('total_p95'), 1)} | {_fmt(t.get('rerank_p50'), 1)} | {_fmt(cost.get('llm_calls'))} | "
                    f"{_fmt(cost.get('input_tokens'))} / {_fmt(cost.get('output_tokens'))} | {reuse} |")
