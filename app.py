@@ -7,6 +7,7 @@ the answer and a hybrid vs dense-only comparison. Nothing is re-scored here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import unicodedata
@@ -292,6 +293,21 @@ with st.sidebar:
     st.toggle(t("ab_toggle", lang), key="ab")
 
 reranker_spec = {"off": views.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC}.get(ss.rerank_mode) or ss.rerank_cross
+
+
+def b_fields() -> dict:
+    """Configuration B's link fields: set only where B differs from its default (A's values, dense-only
+    flipped)."""
+    return dict(
+        b_dense_only=None if bool(ss.cmp_dense_only) == (not ss.dense_only) else bool(ss.cmp_dense_only),
+        b_reranker=None if ss.cmp_reranker == reranker_spec else ss.cmp_reranker,
+        b_top_k=None if int(ss.cmp_top_k) == int(ss.top_k) else int(ss.cmp_top_k),
+        b_rrf_k=None if int(ss.cmp_rrf_k) == int(ss.rrf_k) else int(ss.cmp_rrf_k),
+        b_overfetch=None if int(ss.cmp_overfetch) == int(ss.overfetch) else int(ss.cmp_overfetch),
+        b_min_similarity=(None if round(float(ss.cmp_min_similarity), 2) == round(float(ss.min_similarity), 2)
+                          else round(float(ss.cmp_min_similarity), 2)))
+
+
 current = views.ViewParams(
     q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
     tenant=ss.get("tenant", NO_TENANT),
@@ -300,22 +316,19 @@ current = views.ViewParams(
     dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
     rows=int(ss.rows), transforms=tuple(ss.transforms),
     mmr=round(float(ss.mmr_lambda), 2) if ss.mmr_on else None, lang=lang,
-    judgments="" if ss.judgments_path == str(DEFAULT_JUDGMENTS) else ss.judgments_path,
-    # B in the link only where it differs from B's default (A's values, dense-only flipped)
-    b_dense_only=None if bool(ss.cmp_dense_only) == (not ss.dense_only) else bool(ss.cmp_dense_only),
-    b_reranker=None if ss.cmp_reranker == reranker_spec else ss.cmp_reranker,
-    b_top_k=None if int(ss.cmp_top_k) == int(ss.top_k) else int(ss.cmp_top_k),
-    b_rrf_k=None if int(ss.cmp_rrf_k) == int(ss.rrf_k) else int(ss.cmp_rrf_k),
-    b_overfetch=None if int(ss.cmp_overfetch) == int(ss.overfetch) else int(ss.cmp_overfetch),
-    b_min_similarity=(None if round(float(ss.cmp_min_similarity), 2) == round(float(ss.min_similarity), 2)
-                      else round(float(ss.cmp_min_similarity), 2)))
+    judgments="" if ss.judgments_path == str(DEFAULT_JUDGMENTS) else ss.judgments_path, **b_fields())
+
 
 # -- 3. the URL mirrors the view ----------------------------------------------------------------------------
-wanted_query = views.params_to_query(current, DEFAULTS)
-present = {k: (st.query_params.get_all(k) if len(st.query_params.get_all(k)) > 1 else st.query_params[k])
-           for k in st.query_params}
-if present != wanted_query:
-    st.query_params.from_dict(wanted_query)
+def mirror_url(params: views.ViewParams) -> None:
+    wanted_query = views.params_to_query(params, DEFAULTS)
+    present = {k: (st.query_params.get_all(k) if len(st.query_params.get_all(k)) > 1 else st.query_params[k])
+               for k in st.query_params}
+    if present != wanted_query:
+        st.query_params.from_dict(wanted_query)
+
+
+mirror_url(current)
 
 for problem in ss.url_problems:
     st.warning(t("url_ignored", lang, problem=md(problem) if lang == "en" else code(problem)))
@@ -325,7 +338,7 @@ with st.form("ask_form", border=False):
     q_col, b_col = st.columns([8, 1], vertical_alignment="bottom")
     q_col.text_input(t("question", lang), key="question",
                      placeholder=t("question_placeholder", lang))
-    submitted = b_col.form_submit_button(t("ask", lang), type="primary", width="stretch")
+    b_col.form_submit_button(t("ask", lang), type="primary", width="stretch")
 
 
 def finish(note: str, main_ms: float | None = None) -> None:
@@ -374,12 +387,15 @@ except (RetrievalError, ValueError) as exc:
 
 
 def run(settings, tag: str = "", fresh: bool = False) -> dict:
-    """Ask once per (index, question, filters, settings, tag) per session; Ask (or ``fresh``) forces a run."""
+    """Ask once per (index, question, filters, settings, tag) per session (``fresh`` forces a run): a rerun
+    with the same inputs, Ask pressed again included, lays out the trace it has (the last 12 are kept)."""
     sig = json.dumps([state.index_id, question, [[k, str(v)] for k, v in filters], settings.public_dict(),
                       lang, tag], sort_keys=True, default=str)
-    if submitted or fresh or sig not in ss.traces:
+    if fresh or sig not in ss.traces:
         ss.traces = {k: v for k, v in list(ss.traces.items())[-11:]}
         ss.traces[sig] = wb.ask(question, filters, settings=settings).to_dict()
+    else:
+        ss.traces[sig] = ss.traces.pop(sig)  # the most recent last: the one kept longest
     return ss.traces[sig]
 
 
@@ -416,8 +432,11 @@ tab_grid, tab_lists, tab_move, tab_cmp, tab_judge, tab_where, tab_time = st.tabs
     [t(k, lang) for k in ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where",
                           "tab_timings")])
 
+# The panels below with their own controls (a row picked in the grid, a grade, a search in "Where is my
+# document?") are fragments: a click there re-runs that panel alone, on the trace drawn above, never the
+# pipeline or the rest of the page.
 with tab_grid:  # the rank grid, one chunk's provenance card, why A above B (ui/grid.py)
-    analyst_view(trace, chunk_text, terms, relevant, graded, lang)
+    st.fragment(analyst_view)(trace, chunk_text, terms, relevant, graded, lang)
 
 with tab_lists:
     shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
@@ -451,11 +470,14 @@ for name, value in filters:
     judge_filters.setdefault(name, []).append(value)
 judge_filters = {k: (v[0] if len(v) == 1 else v) for k, v in judge_filters.items()}
 
-with tab_judge:
-    pooled = judgments.pool(trace)
+
+@st.fragment
+def judge_panel(pooled: list, qid: str | None, titles: dict, page_jpath: str) -> None:
+    """The grade controls, the counter and Save: a grade click re-runs this panel only."""
     st.text_input(t("judgments_file", lang), key="judgments_path", help=t("judgments_help", lang))
+    if ss.judgments_path != page_jpath:  # another file: the link and the rest of the page follow it
+        st.rerun(scope="app")
     jpath = ss.judgments_path.strip() or str(DEFAULT_JUDGMENTS)
-    qid = labeled.id if labeled else None
     stored = {}
     try:
         if jpath == str(DEFAULT_JUDGMENTS) and roots.JUDGMENTS_DIR in roots.write_roots(BASE):
@@ -476,7 +498,6 @@ with tab_judge:
     only_unjudged = j2.toggle(t("only_unjudged", lang), key="judge_unjudged")
     prefix = "jg_" + __import__("hashlib").sha1(f"{state.index_id}|{question}|{jpath}".encode()).hexdigest()[:8] + "_"
     counter_slot = st.empty()
-    titles = {d.id: d.title for d in state.documents}
     grades = layout.judge_block(trace, pooled, titles, chunk_text, terms, prefix, blind, only_unjudged, stored,
                                 lang)
     judged_n, pooled_n = judgments.counter(pooled, grades)
@@ -490,7 +511,10 @@ with tab_judge:
         except (CorpusError, ValueError, OSError) as exc:
             st.error(t("judgments_not_saved", lang, error=reason(str(exc), lang)))
 
-with tab_where:
+
+@st.fragment
+def where_panel(titles: dict) -> None:
+    """Where is my document?: a search or a pick re-runs this panel only."""
     st.caption(t("where_caption", lang))
     w1, w2 = st.columns([1, 2])
     needle = w1.text_input(t("where_search", lang), key="where_q")
@@ -513,8 +537,18 @@ with tab_where:
         layout.where_block(explain.explain_many(state, trace, explain.targets(state, picked_doc),
                                                 query_vector=q_vec, reranker=reranker_obj), lang)
 
-main_ms = (time.perf_counter() - STARTED) * 1000
-with tab_cmp:  # after the main view, so the extra runs never delay the answer and the panels
+
+titles = {d.id: d.title for d in state.documents}
+with tab_judge:
+    judge_panel(judgments.pool(trace), labeled.id if labeled else None, titles, ss.judgments_path)
+
+with tab_where:
+    where_panel(titles)
+
+
+@st.fragment
+def compare_panel() -> None:
+    """Configuration B against the sidebar's A: a change of B re-runs this panel (and its link) only."""
     st.markdown(t("config_b", lang))
     for key, value in (("cmp_dense_only", not current.dense_only), ("cmp_reranker", current.reranker),
                        ("cmp_top_k", current.top_k), ("cmp_rrf_k", current.rrf_k),
@@ -529,6 +563,9 @@ with tab_cmp:  # after the main view, so the extra runs never delay the answer a
     b4.number_input("B: rrf_k", 1, 1000, key="cmp_rrf_k")
     b5.number_input(t("b_overfetch", lang), 1, 20, key="cmp_overfetch")
     b6.number_input(t("b_min_cos", lang), -1.0, 1.0, step=0.01, key="cmp_min_similarity")
+    mirror_url(dataclasses.replace(current, **b_fields()))  # B's link follows B within this panel's runs
+    for key in ("cmp_dense_only", "cmp_reranker", "cmp_top_k", "cmp_rrf_k", "cmp_overfetch", "cmp_min_similarity"):
+        ss[f"_kept_{key}"] = ss[key]  # kept as a whole run keeps them (see KEPT)
     if current.ab:
         try:
             other_settings = request.with_overrides(
@@ -551,5 +588,10 @@ with tab_cmp:  # after the main view, so the extra runs never delay the answer a
             st.error(t("b_failed", lang, error=reason(str(exc), lang)))
     else:
         st.info(t("turn_on_ab", lang))
+
+
+main_ms = (time.perf_counter() - STARTED) * 1000
+with tab_cmp:  # after the main view, so the extra runs never delay the answer and the panels
+    compare_panel()
 
 finish(t("pipeline_total", lang, ms=layout.fmt_ms((trace.get("timings_ms") or {}).get("total"), lang)), main_ms)
