@@ -22,6 +22,7 @@ from retrieval.errors import RetrievalError
 from retrieval.rerank import RerankerSpec
 from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
 from retrieval.evaluation import select_split as select
+from retrieval.evaluation.runner import progress_position
 from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from ui import lang as ui_lang
@@ -131,7 +132,6 @@ if run_clicked:
         configs = resolve_configs(ss.ev_configs, base)
         status = st.status(t("ev_evaluating", lang), expanded=True)
         bar = status.progress(0.0, text=t("ev_loading", lang))
-        per_config = len(select(questions, ss.ev_split))
         phases = {"index and models": 0.0, "requests": 0.0, "metrics and significance (ranx)": 0.0}
         clock = {"t": time.perf_counter(), "first": None, "last": None}
         names_order = [c.name for c in configs]
@@ -147,10 +147,8 @@ if run_clicked:
             now = time.perf_counter()
             clock["first"] = clock["first"] or now
             clock["last"] = now
-            number = names_order.index(name) + 1 if name in names_order else 0
-            question_n = done - (number - 1) * per_config if number else done
-            bar.progress(done / total, text=t("ev_progress", lang, number=number, n=len(names_order), name=name,
-                                              q=min(question_n, per_config), per=per_config, done=done, total=total))
+            at = progress_position(done, total, name, names_order)  # clamped, question × configuration
+            bar.progress(at["done"] / max(1, at["total"]), text=t("ev_progress", lang, name=name, **at))
             if done == total:
                 bar.progress(1.0, text=t("ev_all_done", lang))
 

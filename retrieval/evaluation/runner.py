@@ -28,6 +28,32 @@ from .metrics import aggregate, best_positions, judged_share, metric_names, pare
 Progress = Callable[[int, int, str], None]
 
 
+def progress_position(done: int, total: int, name: str, names: Sequence[str]) -> dict[str, int]:
+    """Where a run of :func:`evaluate_configs` stands after ``progress(done, total, name)``, for a progress line.
+
+    The run is question-major (every configuration answers a question before the next one), so ``done``
+    counts question × configuration requests: the question is ``ceil(done / configs)``, the configuration is
+    ``name``'s place in ``names``. Every count is clamped to its range (never "question -46/44"), whatever a
+    caller passes.
+
+    Returns:
+        ``number`` (1-based configuration, 0 before the first request), ``n`` configurations, ``q`` (1-based
+        question, 0 before the first), ``per`` questions, ``done`` and ``total`` requests.
+    """
+    n = max(1, len(names))
+    total = max(0, int(total))
+    done = min(max(0, int(done)), total)
+    per = -(-total // n)  # questions: total is questions × configurations
+    q = min(per, -(-done // n))
+    if not done:
+        number = 0
+    elif name in names:
+        number = list(names).index(name) + 1
+    else:
+        number = (done - 1) % n + 1
+    return {"number": number, "n": n, "q": q, "per": per, "done": done, "total": total}
+
+
 @dataclass
 class _Acc:
     """What one configuration gathered over the questions."""
