@@ -2,8 +2,9 @@
 
 Alice may open the lab's ``lumen`` tenant, Bob its ``ventura``: each sees only their own in the tenant picker,
 the filter values, the labeled questions, the "Where is my document?" search and every line of the page (the
-whole rendered tree is searched for the other tenant's name); a link cannot name the other tenant; a request
-with no user, or whose user has no tenant, sees one line. The identity comes from ``st.user`` (AppTest's
+whole rendered tree is searched for the other tenant's name) and every file the page offers for download (the
+report, the trace, the lists); a link cannot name the other tenant; a request with no user, or whose user has no
+tenant, sees one line. The identity comes from ``st.user`` (AppTest's
 ``user``) or from the proxy header (``ui.access.request_headers`` replaced: AppTest sends no headers). Without
 a policy the sidebar says it is in single-user mode. Document ids, titles, tenants and metadata values that
 hold Markdown render as text.
@@ -238,3 +239,52 @@ def test_ids_titles_tenants_and_values_render_as_text(tmp_path: Path, monkeypatc
         assert "<img" not in html and "<a " not in html and "<script" not in html, (source, html)
     assert f"**#1** `{IMG}#0`" in [m.value for m in at.markdown]
     assert any(r.label == f"Grade · `{IMG}`" for r in at.radio)
+
+
+def test_the_downloads_hold_nothing_of_another_tenant(policy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What Alice downloads from the main page (the HTML report, the trace JSON, the four lists' CSV) names no
+    id, title or tenant of Ventura's: with every query transform on (the self-query reads filter values, the
+    variants search again), after a "Where is my document?" search, and for a question written about a Ventura
+    code. The files' bytes are read from the test runtime's media storage (the page's proto holds only a URL)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test
+
+    storages: list[MemoryMediaFileStorage] = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            storages.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+
+    def downloads(at: AppTest) -> dict[str, str]:
+        storage = storages[-1]  # the storage of the latest run
+        out = {}
+        for button in at.get("download_button"):
+            out[button.proto.label] = storage.get_file(button.proto.url.rsplit("/", 1)[1]).content.decode("utf-8")
+        return out
+
+    lab = [json.loads(line) for line in (Path(APP).parent / "data" / "lab" / "corpus.jsonl").open(encoding="utf-8")]
+    ventura = [d for d in lab if d["metadata"]["tenant"] == "ventura"]
+    lumen_text = " ".join(d["title"] + " " + d["text"] for d in lab if d["metadata"]["tenant"] == "lumen").lower()
+    needles = {"ventura"} | {d["id"].lower() for d in ventura} | {d["title"].lower() for d in ventura
+                                                                  if d["title"].lower() not in lumen_text}
+    transforms = "rewrite,multi_query,hyde,decompose,multi_hop,self_query"
+    for question in (PX7, "Qual a garantia dos aparelhos de 2022?", "O erro VT-3 aparece na maquininha"):
+        at = as_user("alice@example.com", q=question, tenant="lumen", transforms=transforms)
+        assert_ok(at)
+        if question == PX7:  # "Where is my document?" searched and one of its finds explained, then downloaded
+            at.text_input(key="where_q").set_value("a").run()
+            found = [o for o in options(at, "where_pick") if o != "—"]
+            at.selectbox(key="where_pick").set_value(found[0].split(" · ")[0]).run()
+            assert_ok(at)
+        files = downloads(at)
+        assert set(files) == {"Download this question's report (HTML)", "Trace (JSON)", "lexical (CSV)",
+                              "dense (CSV)", "fused (CSV)", "reranked (CSV)"}
+        trace = json.loads(files["Trace (JSON)"])
+        assert trace["filters"]["tenant"] == "lumen" and trace["queries"][1:]  # the variants ran
+        assert any(item["chunk_id"].startswith("lumen-") for item in trace["fused"]["items"])
+        for name, text in files.items():
+            leaked = sorted(n for n in needles if n in text.lower())
+            assert not leaked, (question, name, leaked)
