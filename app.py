@@ -150,17 +150,28 @@ st.caption(t("caption", lang))
 index_key = resources.index_key(BASE)
 
 
+def embedding_bar():
+    """A progress bar (chunks embedded of the chunks to embed) and the callback that moves it; the bar shows
+    once the first batch is embedded (reading and chunking come before, and an index in step embeds none)."""
+    slot = st.empty()
+
+    def moved(done: int, total: int) -> None:
+        slot.progress(min(1.0, done / max(1, total)), text=t("embedding_progress", lang, done=done, total=total))
+
+    return moved
+
+
 def load_workbench(corpus: str):
     if resources.is_loaded(corpus, index_key):
         return resources.open_workbench_cached(corpus, index_key)
     label = code(corpus) if corpus else t("lab_corpus", lang)
-    with st.status(t("indexing", lang, label=label), expanded=False) as status:
+    with st.status(t("indexing", lang, label=label), expanded=True) as status:
         started = time.perf_counter()
-        bench = resources.open_workbench_cached(corpus, index_key)
+        bench = resources.open_workbench_cached(corpus, index_key, embedding_bar())
         state = bench.state
         sizes = "" if ACCESS.restricted else t("index_sizes", lang, docs=len(state.documents), chunks=len(state.chunks))
         status.update(label=t("indexed", lang, label=label, sizes=sizes, s=f"{time.perf_counter() - started:.1f}"),
-                      state="complete")
+                      state="complete", expanded=False)
     return bench
 
 
@@ -196,7 +207,7 @@ with st.sidebar:
             try:
                 if ss.active_corpus:  # read again: it passes the roots and the size limit again
                     roots.confine_input(ss.active_corpus, BASE)
-                state = wb.load_corpus(ss.active_corpus or None)
+                state = wb.load_corpus(ss.active_corpus or None, on_progress=embedding_bar())
                 r = state.sync
                 status.update(label=(t("reindexed", lang, added=r.added, updated=r.updated, removed=r.removed,
                                        unchanged=r.unchanged) if r else

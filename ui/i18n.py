@@ -346,6 +346,8 @@ TEXTS.update({
                       "pt": "A interface e as notas da etapa de resposta (a nota da resposta extrativa, a abstenção)"},
     "lab_corpus": {"en": "the lab corpus", "pt": "o corpus de laboratório"},
     "indexing": {"en": "Indexing {label}…", "pt": "Indexando {label}…"},
+    "embedding_progress": {"en": "Embedding chunks: {done:,} of {total:,}",
+                           "pt": "Calculando os vetores dos trechos: {done} de {total}"},
     "index_sizes": {"en": ": {docs} documents, {chunks} chunks", "pt": ": {docs} documentos, {chunks} trechos"},
     "indexed": {"en": "Indexed {label}{sizes} in {s} s", "pt": "Indexado {label}{sizes} em {s} s"},
     "corpus_input": {"en": "Corpus file or folder", "pt": "Arquivo ou pasta do corpus"},

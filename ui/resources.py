@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
@@ -78,6 +79,27 @@ def get_embedder(name: str, allow_downloads: bool) -> tuple[Any, str]:
     return load_embedder(name, allow_downloads)
 
 
+def build_workbench(corpus: str, index_settings: str,
+                    on_progress: Callable[[int, int], None] | None = None) -> Workbench:
+    """A fresh Workbench with ``corpus`` loaded ('' = the lab corpus); ``on_progress(embedded, total)`` after
+    each batch of chunks embedded.
+
+    Raises:
+        CorpusError: the corpus cannot be read.
+    """
+    settings = Settings().with_overrides(**json.loads(index_settings))
+    embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
+    bench = Workbench(settings, embedder=embedder, progress=True)
+    bench.load_corpus(corpus or None, on_progress=on_progress)
+    return bench
+
+
+#: Workbenches built outside the cache (with a progress callback, whose page elements a cached function may not
+#: draw), handed to :func:`get_workbench` by :func:`open_workbench_cached`.
+_BUILT: dict[tuple[str, str], Workbench] = {}
+_BUILD_LOCK = threading.Lock()
+
+
 @st.cache_resource(show_spinner=False, max_entries=8)
 def get_workbench(corpus: str, index_settings: str) -> Workbench:
     """A Workbench with ``corpus`` loaded ('' = the lab corpus), shared by all sessions.
@@ -85,11 +107,8 @@ def get_workbench(corpus: str, index_settings: str) -> Workbench:
     Raises:
         CorpusError: the corpus cannot be read (nothing is cached, so a fixed file can be retried).
     """
-    settings = Settings().with_overrides(**json.loads(index_settings))
-    embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
-    bench = Workbench(settings, embedder=embedder, progress=True)
-    bench.load_corpus(corpus or None)
-    return bench
+    built = _BUILT.pop((corpus, index_settings), None)
+    return built if built is not None else build_workbench(corpus, index_settings)
 
 
 #: (corpus, index key) pairs this process has already loaded: a flag only, so the app can show an
@@ -102,10 +121,21 @@ def is_loaded(corpus: str, index_settings: str) -> bool:
     return (corpus, index_settings) in _READY
 
 
-def open_workbench_cached(corpus: str, index_settings: str) -> Workbench:
-    """:func:`get_workbench`, remembering that the pair is now loaded."""
+def open_workbench_cached(corpus: str, index_settings: str,
+                          on_progress: Callable[[int, int], None] | None = None) -> Workbench:
+    """:func:`get_workbench`, remembering that the pair is now loaded. With ``on_progress``, a cold load is built
+    here (one at a time), so the callback may draw on the page, and then cached."""
+    key = (corpus, index_settings)
+    if on_progress is not None and key not in _READY:
+        with _BUILD_LOCK:
+            if key not in _READY:
+                _BUILT[key] = build_workbench(corpus, index_settings, on_progress)
+                bench = get_workbench(corpus, index_settings)
+                _BUILT.pop(key, None)  # already cached by another session: this one is not kept
+                _READY.add(key)
+                return bench
     bench = get_workbench(corpus, index_settings)
-    _READY.add((corpus, index_settings))
+    _READY.add(key)
     return bench
 
 

@@ -50,6 +50,16 @@ def test_own_corpus_without_tenant_takes_a_second_question(tmp_path: Path, monke
     assert any("`senha#0`" in m.value for m in at.markdown)
 
 
+def test_indexing_a_folder_shows_the_chunks_embedded(tmp_path: Path, monkeypatch) -> None:
+    """Indexing from the page shows a progress bar with counts (it showed a spinner only)."""
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))
+    at = page()
+    at.text_input(key="corpus_input").set_value(str(own_corpus(tmp_path / "docs"))).run()
+    assert_ok(at)
+    bars = [p for p in at.get("progress") if "Embedding chunks" in (p.proto.text or "")]
+    assert bars and bars[-1].proto.text == "Embedding chunks: 5 of 5" and bars[-1].proto.value == 100, bars
+
+
 def test_code_identity_refusal_gives_one_reason() -> None:
     """A.5: the tier line carries the gate's reason; the abstention does not add a second, wrong one."""
     at = page(q="Como ativar o PX-70?", tenant="lumen")
