@@ -238,11 +238,28 @@ with st.expander(t("mn_title", lang), expanded=report is None):
         st.error(reason(str(exc), lang))
 
 # -- from judgments to a learned ranker ------------------------------------------------------------------------
-with st.expander(t("tr_title", lang), expanded=False):
+def training_readiness() -> dict | None:
+    """What the chosen set offers the trainer, known before the click (None: no JSONL set to read)."""
+    from retrieval.judge.train import training_readiness as readiness
+
+    try:
+        _, questions_path, qrels = chosen_paths()
+        if qrels or not questions_path.endswith(".jsonl"):
+            return None
+        return readiness(resources.get_questions(questions_path, resources.file_mtime(questions_path)))
+    except (RetrievalError, OSError):
+        return None  # the click says why (the same paths are read again there)
+
+
+# Kept open once a model was trained, so its result stays in view.
+with st.expander(t("tr_title", lang), expanded="ev_trained" in ss):
     st.caption(t("tr_caption", lang))
+    ready = None if ACCESS.restricted else training_readiness()
+    if ready is not None:  # the minimum, stated before the click
+        (st.caption if ready["enough"] else st.warning)(t("tr_minimum", lang, **ready))
     if ACCESS.restricted:  # training reads every question of the file and its relevant documents, any tenant's
         st.caption(t("tr_off", lang))
-    elif st.button(t("tr_button", lang), key="ev_train"):
+    elif st.button(t("tr_button", lang), key="ev_train", disabled=ready is not None and not ready["enough"]):
         try:
             corpus, questions_path, qrels = chosen_paths()
             refused = None

@@ -576,6 +576,12 @@ TEXTS.update({
                      "perguntas do conjunto, de qualquer inquilino. Treine pela linha de comando "
                      "(`python -m retrieval train`)."},
     "tr_button": {"en": "Train on these judgments", "pt": "Treinar com estes julgamentos"},
+    "tr_minimum": {"en": "Needs at least {needed} answerable judged questions in the training part (dev questions "
+                         "whose relevant documents no held-out question shares); this set has {answerable_train} "
+                         "({answerable} answerable of {questions} questions in all).",
+                   "pt": "Precisa de pelo menos {needed} perguntas julgadas com resposta na parte de treino (perguntas "
+                         "de dev cujos documentos relevantes nenhuma pergunta reservada compartilha); este conjunto "
+                         "tem {answerable_train} ({answerable} com resposta de {questions} perguntas no total)."},
     "tr_jsonl": {"en": "Training reads a question set in JSONL (relevant / graded): the lab set, FaQuAD or My set.",
                  "pt": "O treino lê um conjunto de perguntas em JSONL (relevant / graded): o de laboratório, o FaQuAD "
                        "ou Meu conjunto."},

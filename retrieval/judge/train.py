@@ -548,6 +548,23 @@ class TrainResult:
 MIN_TRAIN_QUESTIONS = 8
 
 
+def training_readiness(questions: Sequence[Question]) -> dict[str, Any]:
+    """What a question set offers the trainer, known before any request: its answerable questions in the
+    training part (:func:`assign_splits`) against :data:`MIN_TRAIN_QUESTIONS`.
+
+    ``enough`` is necessary, not sufficient: :func:`fit` also needs a relevant parent among each such
+    question's candidates, which only the retrieval tells.
+
+    Returns:
+        ``{"answerable_train", "answerable", "questions", "needed", "enough"}``.
+    """
+    splits = assign_splits(questions)
+    answerable = [q for q in questions if q.relevant]
+    in_train = sum(1 for q in answerable if splits.get(q.id) == "train")
+    return {"answerable_train": in_train, "answerable": len(answerable), "questions": len(questions),
+            "needed": MIN_TRAIN_QUESTIONS, "enough": in_train >= MIN_TRAIN_QUESTIONS}
+
+
 def fit(cases: Sequence[Case], seed: int = SEED, log: Callable[[str], None] | None = None) -> tuple[JudgeModels, dict]:
     """Fit the three models on the ``train`` cases (calibration part inside) and return them with the
     choices made (rounds, support kind, threshold, calibration figures)."""

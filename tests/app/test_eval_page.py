@@ -102,3 +102,22 @@ def test_train_on_these_judgments_compares_the_new_ranker_on_held_out() -> None:
     assert set(table["tier"]) == {"full"}  # both rerank: the shipped folder and the new one
     trained = table[table["config"] == "trained"]
     assert set(trained["metric"]) == {"ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"} and trained["p_value"].notna().all()
+
+
+def test_training_states_its_minimum_before_the_click(tmp_path: Path, monkeypatch) -> None:
+    """The trainer's minimum is on the page before the button; a set below it leaves the button off."""
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert_ok(at)
+    assert any(c.value.startswith("Needs at least 8 answerable judged questions") and "this set has 24 " in c.value
+               for c in at.caption)
+    assert not at.button(key="ev_train").disabled
+    lab = (Path(PAGE).parents[1] / "data" / "lab" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    small = tmp_path / "small.jsonl"
+    small.write_text("\n".join(lab[:5]) + "\n", encoding="utf-8")
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", f"{tmp_path}:{Path(PAGE).parents[1] / 'data'}")
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["ev_set"], at.session_state["ev_questions"] = "custom", str(small)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (warning,) = [w.value for w in at.warning if w.value.startswith("Needs at least 8")]
+    assert "this set has " in warning and at.button(key="ev_train").disabled
