@@ -90,6 +90,30 @@ def dashed(frame: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     return out
 
 
+# -- charts ----------------------------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=512)
+def _vega_spec(key: str, _build: Any) -> dict[str, Any]:
+    """The Vega-Lite spec of the Altair chart ``_build()`` returns, once per ``key`` (Altair validates every
+    encoding against its schema on each build: most of a warm rerun's server time went there)."""
+    spec = _build().to_dict()
+    view = (spec.get("config") or {}).get("view") or {}
+    for name in ("continuousWidth", "continuousHeight"):  # Altair's default theme; Streamlit draws without it
+        view.pop(name, None)
+    if not view:
+        (spec.get("config") or {}).pop("view", None)
+    if not spec.get("config", True):
+        spec.pop("config")
+    return spec
+
+
+def chart(key: Any, build: Any, **kwargs: Any) -> Any:
+    """``st.vega_lite_chart`` of the Altair chart ``build()`` returns, built once per ``key`` (everything the
+    chart shows: its rows and labels, the language); ``kwargs`` as for ``st.altair_chart``."""
+    import json
+
+    return st.vega_lite_chart(_vega_spec(json.dumps(key, sort_keys=True, default=str), build), **kwargs)
+
+
 # -- header ----------------------------------------------------------------------------------------------------
 def tier_sentence(trace: Mapping[str, Any], lang: str = "en") -> str:
     """The tier in plain words (\"Answered with the learned ranker over BM25 + dense (full)\")."""
@@ -216,13 +240,17 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             if name == "reranked" and item.get("feature_contributions"):
                 with st.expander(t("why_moved", lang)):
-                    why = pd.DataFrame(views.feature_contribution_rows(item, 6))
-                    bars = alt.Chart(why).mark_bar().encode(
-                        x=alt.X("contribution:Q", title=t("axis_ltr_contribution", lang)),
-                        y=alt.Y("feature:N", sort=None, title=None),
-                        color=alt.condition(alt.datum.contribution > 0, alt.value("#2a9d8f"), alt.value("#e76f51")),
-                        tooltip=["feature", "contribution", "meaning"])
-                    st.altair_chart(bars.properties(height=26 * len(why) + 20), width="stretch")
+                    why_rows = views.feature_contribution_rows(item, 6)
+
+                    def why_bars() -> alt.Chart:
+                        return alt.Chart(pd.DataFrame(why_rows)).mark_bar().encode(
+                            x=alt.X("contribution:Q", title=t("axis_ltr_contribution", lang)),
+                            y=alt.Y("feature:N", sort=None, title=None),
+                            color=alt.condition(alt.datum.contribution > 0, alt.value("#2a9d8f"),
+                                                alt.value("#e76f51")),
+                            tooltip=["feature", "contribution", "meaning"]).properties(height=26 * len(why_rows) + 20)
+
+                    chart(("why_moved", why_rows, lang), why_bars, width="stretch")
                     st.caption(t("ltr_sum", lang, score=f"{item['score']:.3f}",
                                  bias=f"{item['feature_contributions'].get('bias', 0.0):.3f}"))
             if name == "lexical" and item.get("terms"):
@@ -235,19 +263,24 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
 
 
 def contribution_chart(trace: Mapping[str, Any], rows: int, lang: str = "en") -> None:
-    data = pd.DataFrame(views.contribution_rows(trace, limit=rows))
+    contribution = views.contribution_rows(trace, limit=rows)
+    data = pd.DataFrame(contribution)
     if data.empty:
         return
     data["item"] = "#" + data["fused_rank"].astype(str)
     order = [f"#{r}" for r in sorted(data["fused_rank"].unique())]
-    chart = alt.Chart(data).mark_bar().encode(
-        y=alt.Y("item:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False)),
-        x=alt.X("contribution:Q", stack="zero", title=t("axis_rrf_contribution", lang)),
-        color=alt.Color("ranker:N", scale=alt.Scale(domain=list(RANKER_COLORS), range=list(RANKER_COLORS.values())),
-                        legend=alt.Legend(orient="top", title=None)),
-        tooltip=["chunk_id", "ranker", "ranker_rank", alt.Tooltip("contribution:Q", format=".5f")],
-    ).properties(height=max(140, 26 * len(order)))
-    st.altair_chart(chart, width="stretch", height=max(140, 26 * len(order)) + 60)
+
+    def bars() -> alt.Chart:
+        return alt.Chart(data).mark_bar().encode(
+            y=alt.Y("item:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False)),
+            x=alt.X("contribution:Q", stack="zero", title=t("axis_rrf_contribution", lang)),
+            color=alt.Color("ranker:N", scale=alt.Scale(domain=list(RANKER_COLORS),
+                                                        range=list(RANKER_COLORS.values())),
+                            legend=alt.Legend(orient="top", title=None)),
+            tooltip=["chunk_id", "ranker", "ranker_rank", alt.Tooltip("contribution:Q", format=".5f")],
+        ).properties(height=max(140, 26 * len(order)))
+
+    chart(("contribution", contribution, lang), bars, width="stretch", height=max(140, 26 * len(order)) + 60)
 
 
 def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
@@ -265,17 +298,20 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
                       for d in ("for answering", "against answering", "baseline")}
         data["direction"] = data["direction"].map(lambda d: directions.get(d, d))
         height = max(140, 30 * len(rows))
-        chart = alt.Chart(data).mark_bar().encode(
-            y=alt.Y("label:N", sort=[r["label"] for r in rows], title=None,
-                    axis=alt.Axis(labelOverlap=False, labelLimit=320)),
-            x=alt.X("contribution:Q", title=t("support_axis", lang)),
-            color=alt.Color("direction:N", scale=alt.Scale(domain=list(directions.values()),
-                                                           range=["#2e7d32", "#c62828", "#9e9e9e"]),
-                            legend=alt.Legend(orient="top", title=None)),
-            tooltip=["label", "feature", alt.Tooltip("value:Q", format=".3f"),
-                     alt.Tooltip("contribution:Q", format="+.3f"), "meaning"],
-        ).properties(height=height)
-        st.altair_chart(chart, width="stretch", height=height + 60)
+
+        def bars() -> alt.Chart:
+            return alt.Chart(data).mark_bar().encode(
+                y=alt.Y("label:N", sort=[r["label"] for r in rows], title=None,
+                        axis=alt.Axis(labelOverlap=False, labelLimit=320)),
+                x=alt.X("contribution:Q", title=t("support_axis", lang)),
+                color=alt.Color("direction:N", scale=alt.Scale(domain=list(directions.values()),
+                                                               range=["#2e7d32", "#c62828", "#9e9e9e"]),
+                                legend=alt.Legend(orient="top", title=None)),
+                tooltip=["label", "feature", alt.Tooltip("value:Q", format=".3f"),
+                         alt.Tooltip("contribution:Q", format="+.3f"), "meaning"],
+            ).properties(height=height)
+
+        chart(("support", rows, lang), bars, width="stretch", height=height + 60)
         st.caption(t("support_caption", lang))
 
 
@@ -293,18 +329,23 @@ def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
     data["stage"] = data["stage"].map(lambda v: stages.get(v, v))
     data["status"] = data["status"].map(lambda v: statuses.get(v, v))
     top_k = (trace.get("settings") or {}).get("top_k")
-    base = alt.Chart(data).encode(
-        x=alt.X("stage:N", sort=list(stages.values()), title=None, axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, zero=False), title=t("axis_rank", lang)),
-        color=alt.Color("status:N", scale=alt.Scale(domain=list(statuses.values()), range=list(STATUS_COLORS.values())),
-                        legend=alt.Legend(orient="top", title=None)),
-        detail="chunk_id:N",
-        tooltip=["chunk_id", "fused_rank", "reranked_rank", "final_rank", "status"],
-    )
-    lines = base.mark_line(point=True, strokeWidth=2)
-    labels = base.transform_filter(alt.datum.stage == stages["reranked"]).mark_text(align="left", dx=6, fontSize=11).encode(
-        text="chunk_id:N")
-    st.altair_chart((lines + labels).properties(height=320), width="stretch")
+
+    def lines_and_labels() -> alt.LayerChart:
+        base = alt.Chart(data).encode(
+            x=alt.X("stage:N", sort=list(stages.values()), title=None, axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("rank:Q", scale=alt.Scale(reverse=True, zero=False), title=t("axis_rank", lang)),
+            color=alt.Color("status:N", scale=alt.Scale(domain=list(statuses.values()),
+                                                        range=list(STATUS_COLORS.values())),
+                            legend=alt.Legend(orient="top", title=None)),
+            detail="chunk_id:N",
+            tooltip=["chunk_id", "fused_rank", "reranked_rank", "final_rank", "status"],
+        )
+        lines = base.mark_line(point=True, strokeWidth=2)
+        labels = base.transform_filter(alt.datum.stage == stages["reranked"]).mark_text(
+            align="left", dx=6, fontSize=11).encode(text="chunk_id:N")
+        return (lines + labels).properties(height=320)
+
+    chart(("movement", rows, lang), lines_and_labels, width="stretch")
     dedup = "chunk" if (trace.get("settings") or {}).get("dedup") == "chunk" else "parent"
     st.caption(t("movement_caption", lang, n=len(rows) // 2, dedup=code(dedup), top_k=top_k))
 
