@@ -153,8 +153,9 @@ if run_clicked:
                 bar.progress(1.0, text=t("ev_all_done", lang))
 
         started = time.perf_counter()
+        # under a policy the report's label checks read the user's tenants' documents only
         report = evaluate_configs(timed_open, base, questions, configs, ks, ss.ev_split, progress,
-                                  ss.ev_hypothesis.strip() or None)
+                                  ss.ev_hypothesis.strip() or None, tenants=ACCESS.allowed)
         ended = time.perf_counter()
         if clock["last"]:
             phases["requests"] = clock["last"] - started - phases["index and models"]

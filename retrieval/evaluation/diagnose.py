@@ -4,10 +4,11 @@ and the evidence check (gold spans cut by the chunking)."""
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
+from ..access import may_open
 from ..errors import RetrievalError
-from ..filters import build_filters, typed
+from ..filters import build_filters, field_types, typed
 from ..select import dedup
 from ..trace import Trace
 from ..types import Chunk, Document, Question
@@ -57,14 +58,14 @@ def diagnose(q: Question, trace: Trace, mode: str, top_k: int) -> tuple[str, str
 
 
 def evidence_check(questions: Sequence[Question], chunks: Sequence[Chunk],
-                   documents: Sequence[Document] = ()) -> dict[str, Any]:
+                   documents: Sequence[Document] | None = None) -> dict[str, Any]:
     """Does each gold span survive whole inside some subchunk of its relevant parent?
 
     For every answerable question with ``answers``, each span is looked up (whitespace collapsed, Unicode
     NFC, case folded) in the subchunks of the question's relevant parents. A span found in a parent's text
     but in none of its subchunks was **cut** by the chunking: a coverage failure no search can fix. A span
     found in no relevant parent at all is listed under ``not_in_parent`` (a labeling problem, or the parser
-    lost it).
+    lost it). Without ``documents`` (``None``) a span found in no subchunk counts as cut.
 
     Returns:
         ``{"checked": spans, "questions": questions checked, "whole": spans found whole,
@@ -76,7 +77,7 @@ def evidence_check(questions: Sequence[Question], chunks: Sequence[Chunk],
     pieces: dict[str, list[str]] = {}
     for chunk in chunks:
         pieces.setdefault(chunk.parent_id, []).append(norm(chunk.text))
-    parents = {d.id: norm(d.text) for d in documents}
+    parents = {d.id: norm(d.text) for d in documents or ()}
     checked, questions_checked, cut, absent = 0, 0, [], []
     for q in questions:
         spans = [a for a in q.answers if a and a.strip()]
@@ -89,7 +90,7 @@ def evidence_check(questions: Sequence[Question], chunks: Sequence[Chunk],
             if any(wanted in piece for p in q.relevant for piece in pieces.get(p, ())):
                 continue
             holders = [p for p in q.relevant if wanted in parents.get(p, "")]
-            if holders or not parents:
+            if holders or documents is None:
                 cut.append({"id": q.id, "parent": holders[0] if holders else q.relevant[0], "span": span})
             else:
                 absent.append({"id": q.id, "parents": list(q.relevant), "span": span})
@@ -134,6 +135,24 @@ def question_problems(questions: Sequence[Question], documents: Sequence[Documen
                 out["relevant_in_other_tenant"].append({"id": q.id, "tenant": tenant, "relevant": elsewhere})
     out = {"questions": len({e["id"] for kind in PROBLEMS for e in out[kind]}), **out}
     return out
+
+
+def visible_corpus(documents: Sequence[Document], chunks: Sequence[Chunk], types: Mapping[str, set[type]],
+                   tenant_field: str, tenants: Collection[str] | None
+                   ) -> tuple[Sequence[Document], Sequence[Chunk], Mapping[str, set[type]]]:
+    """The documents, chunks and field types the report's label checks may read for a user of ``tenants``.
+
+    Under an access policy (``tenants``: the user's tenants, written forms) a multi-tenant corpus is cut to
+    the documents of those tenants, and the field types to what their chunks carry, so that
+    :func:`question_problems` and :func:`evidence_check` read another tenant's document exactly as an id
+    not in the corpus. ``None`` (single-user mode, the CLI) or a corpus without tenants: all of it.
+    """
+    if tenants is None or tenant_field not in types:
+        return documents, chunks, types
+    docs = [d for d in documents if tenant_field in d.metadata and may_open(d.metadata[tenant_field], tenants)]
+    kept = {d.id for d in docs}
+    parts = [c for c in chunks if c.parent_id in kept]
+    return docs, parts, field_types(parts)
 
 
 def first_ranks(items: Iterable[Any], wanted: set[str]) -> dict[str, int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from ..listcache import ListCache
 from ..settings import Settings
@@ -21,7 +21,7 @@ from ..trace import SCHEMA_VERSION, Trace
 from ..types import Question
 from .compare import compare, observed
 from .configs import Config, select_split, split_of
-from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems
+from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems, visible_corpus
 from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
 
 #: ``(done, total, config name)`` after each request.
@@ -82,7 +82,8 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
                      configs: Sequence[Config], ks: Sequence[int] = (1, 3, 5, 10), split: str = "all",
                      progress: Progress | None = None, hypothesis: str | None = None, share_lists: bool = True,
                      sweep: str | None = None, sweep_max_k: int = 20,
-                     list_caches: dict[int, ListCache] | None = None) -> dict[str, Any]:
+                     list_caches: dict[int, ListCache] | None = None,
+                     tenants: Collection[str] | None = None) -> dict[str, Any]:
     """Run every question once per config and build the evaluation report (DESIGN.md JSON).
 
     Args:
@@ -95,6 +96,10 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
         list_caches: the list caches (one per Workbench, keyed by its ``id``) to use and fill, so several runs
             over the same questions (the tuner's candidates) reuse each other's windows and query vectors;
             ``None``: fresh caches for this run.
+        tenants: the tenants whose documents the label checks (``question_problems``, ``evidence_check``)
+            may read: an access policy's tenants for the user (:func:`retrieval.access.allowed_tenants`), so
+            another tenant's document reads exactly as an id not in the corpus; ``None`` (single-user mode,
+            the CLI): the whole corpus (:func:`~.diagnose.visible_corpus`).
 
     The report's ``question_problems`` (:func:`~.diagnose.question_problems`) lists the questions whose labels
     no configuration can satisfy (a tenant or a relevant id not in the corpus, a relevant document in another
@@ -108,12 +113,14 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
     started = time.perf_counter()
     plans = _plans(open_bench, base, configs, ks[-1], chosen[0], share_lists, list_caches)
     first = plans[0].bench.state
+    tenant_field = plans[0].settings.tenant_field
+    documents, chunks, types = visible_corpus(first.documents, first.chunks, first.field_types, tenant_field,
+                                              tenants)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "corpus": str(first.corpus_path),
                               "questions": len(chosen), "split": split, "k": ks, "configs": {},
                               "comparisons": [], "hypothesis": hypothesis,
-                              "evidence_check": evidence_check(chosen, first.chunks, first.documents),
-                              "question_problems": question_problems(chosen, first.documents, first.field_types,
-                                                                     plans[0].settings.tenant_field)}
+                              "evidence_check": evidence_check(chosen, chunks, documents),
+                              "question_problems": question_problems(chosen, documents, types, tenant_field)}
     cut_ids = {c["id"] for c in report["evidence_check"]["cut"]}
     acc = {p.config.name: _Acc() for p in plans}
     done, total = 0, len(chosen) * len(plans)

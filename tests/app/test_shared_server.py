@@ -208,6 +208,33 @@ def test_the_evaluation_page_evaluates_only_the_users_tenant(policy: Path) -> No
     assert "lumen" not in rendered(at)
 
 
+def test_the_evaluation_report_reads_another_tenants_document_as_not_in_the_corpus(
+        policy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bob's own question set lists Lumen's PX-7 article as relevant to a Ventura question, with a span of its
+    text: the report's label checks read Ventura's documents only, so the article is an id not in the corpus
+    (not "in tenant 'lumen'") and its span is in no relevant parent (not found whole)."""
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text(json.dumps({"id": "mine-1", "question": VT3, "group": "g", "relevant": ["lumen-px7-ativacao"],
+                                "filters": {"tenant": "ventura"},
+                                "answers": ["ativado automaticamente em até 24 horas"]}) + "\n", encoding="utf-8")
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))
+    at = AppTest.from_file(EVAL_PAGE, default_timeout=300)
+    at.user = {"is_logged_in": True, "email": "bob@example.com"}
+    at.session_state["ev_set"], at.session_state["ev_questions"] = "custom", str(mine)
+    at.session_state["ev_configs"] = ["bm25"]
+    at.run()
+    assert_ok(at)
+    at.button[0].click().run()
+    assert_ok(at)
+    report = at.session_state["ev_report"]
+    problems = report["question_problems"]
+    assert problems["relevant_not_in_corpus"] == [{"id": "mine-1", "relevant": ["lumen-px7-ativacao"]}]
+    assert problems["relevant_in_other_tenant"] == [] and problems["tenant_not_in_corpus"] == []
+    evidence = report["evidence_check"]
+    assert evidence["whole"] == 0 and [e["id"] for e in evidence["not_in_parent"]] == ["mine-1"]
+    assert "'lumen'" not in rendered(at) and '"lumen"' not in json.dumps(report)
+
+
 def test_ids_titles_tenants_and_values_render_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A corpus whose id, title, tenant and metadata value hold Markdown images and HTML: no Markdown the page
     sends makes an image or a link (the page once fetched these URLs)."""

@@ -5,6 +5,7 @@ satisfy counted and listed instead of silently scoring 0."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -57,15 +58,16 @@ def test_the_significance_test_reads_the_same_parent_ranking():
 DOCS = [Document("a1", "A", "O PX-7 é ativado em 24 horas.", {"tenant": "lumen"}),
         Document("a2", "B", "A garantia do PX-7 é de um ano.", {"tenant": "lumen"}),
         Document("b1", "C", "O VX-2 é ativado em 48 horas.", {"tenant": "ventura"})]
-CHUNKS = [Chunk(f"{d.id}#{n}", d.id, n, d.title, d.text, dict(d.metadata), f"h{d.id}{n}") for d in DOCS for n in (0, 1)]
 
 
 class FakeBench:
     """Answers every question with the chunks a1#0, a2#0, a1#1 (a1 at ranks 1 and 3), scores 0.9, 0.8, 0.7."""
 
-    def __init__(self) -> None:
-        self.state = SimpleNamespace(corpus_path=Path("fake.jsonl"), chunks=CHUNKS, documents=DOCS,
-                                     field_types=field_types(CHUNKS))
+    def __init__(self, docs=DOCS) -> None:
+        chunks = [Chunk(f"{d.id}#{n}", d.id, n, d.title, d.text, dict(d.metadata), f"h{d.id}{n}")
+                  for d in docs for n in (0, 1)]
+        self.state = SimpleNamespace(corpus_path=Path("fake.jsonl"), chunks=chunks, documents=list(docs),
+                                     field_types=field_types(chunks))
 
     def ask(self, question, filters, settings=None, lists=None):
         picks = [("a1#0", "a1", 0.9), ("a2#0", "a2", 0.8), ("a1#1", "a1", 0.7)]
@@ -78,11 +80,11 @@ class FakeBench:
                                reranked=RankedList("reranked", "x", ()))
 
 
-def _report(questions):
-    bench = FakeBench()
+def _report(questions, docs=DOCS, tenants=None):
+    bench = FakeBench(docs)
     return evaluate_configs(lambda s: bench, Settings(_env_file=None), questions,
                             [Config("base", {"dedup": "chunk"}), Config("other", {"dedup": "chunk", "top_k": 3})],
-                            ks=(1, 3), share_lists=False)
+                            ks=(1, 3), share_lists=False, tenants=tenants)
 
 
 def test_the_runner_metrics_rows_and_trec_run_read_each_parent_once():
@@ -124,3 +126,40 @@ def test_questions_whose_labels_cannot_be_met_are_counted_and_listed(capsys):
                                   "  relevant document in another tenant: 2: typo (a1 in 'lumen'); elsewhere "
                                   "(b1 in 'ventura')"]
     assert "Questions with problems: 3" in decision_record(report)
+
+
+def test_under_a_policy_another_tenants_document_reads_as_an_id_not_in_the_corpus():
+    """A Lumen user's questions that list Ventura's b1 (with a span of its text): the label checks see Lumen's
+    documents only, so the report is the one of a corpus without Ventura: b1 is "not in the corpus", its span
+    is in no relevant parent, and no line names Ventura. Without a policy (the CLI) the owner is still named."""
+    questions = [Question("elsewhere", "?", "g", ("b1",), {"tenant": "lumen"}, answers=("ativado em 48 horas",)),
+                 Q("gone", ["zz"], {"tenant": "lumen"}), Q("ok", ["a1"], {"tenant": "lumen"})]
+    lumen_only = [d for d in DOCS if d.metadata["tenant"] == "lumen"]
+    scoped = _report(questions, tenants=frozenset({"lumen"}))
+    alone = _report(questions, docs=lumen_only, tenants=frozenset({"lumen"}))
+    for key in ("question_problems", "evidence_check"):
+        assert scoped[key] == alone[key] == _report(questions, docs=lumen_only)[key]
+    assert [r["evidence_cut"] for r in scoped["configs"]["base"]["questions"]] == \
+        [r["evidence_cut"] for r in alone["configs"]["base"]["questions"]]
+    problems = scoped["question_problems"]
+    assert problems["relevant_in_other_tenant"] == [] and problems["tenant_not_in_corpus"] == []
+    assert problems["relevant_not_in_corpus"] == [{"id": "elsewhere", "relevant": ["b1"]},
+                                                  {"id": "gone", "relevant": ["zz"]}]
+    assert scoped["evidence_check"]["not_in_parent"] == [{"id": "elsewhere", "parents": ["b1"],
+                                                          "span": "ativado em 48 horas"}]
+    from retrieval.report_html import evaluation_report
+
+    for text in (json.dumps(scoped, ensure_ascii=False), decision_record(scoped), evaluation_report(scoped, "en")):
+        assert "ventura" not in text.lower() and "VX-2" not in text
+    # Single-user mode (no tenants given): today's report, which names the owner and finds the span.
+    whole = _report(questions)
+    assert whole["question_problems"]["relevant_in_other_tenant"] == [
+        {"id": "elsewhere", "tenant": "lumen", "relevant": {"b1": "ventura"}}]
+    assert whole["evidence_check"]["whole"] == 1 and whole["evidence_check"]["not_in_parent"] == []
+
+
+def test_a_corpus_without_tenants_is_read_whole_under_a_policy():
+    docs = [Document(d.id, d.title, d.text, {}) for d in DOCS]
+    questions = [Q("q", ["b1"])]
+    assert _report(questions, docs=docs, tenants=frozenset({"lumen"}))["question_problems"] == \
+        _report(questions, docs=docs)["question_problems"]

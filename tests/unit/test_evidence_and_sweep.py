@@ -22,6 +22,11 @@ def test_span_cut_by_the_chunking_is_listed():
     assert out["checked"] == 3 and out["questions"] == 1 and out["whole"] == 1
     assert out["cut"] == [{"id": "q1", "parent": "d1", "span": "curta aqui. O prazo"}]  # crosses two subchunks
     assert out["not_in_parent"] == [{"id": "q1", "parents": ["d1"], "span": "não existe no texto"}]
+    # No document of the user's tenants (an access policy's view): the span is in no parent, not cut.
+    assert evidence_check([q], [], [])["not_in_parent"] == [{"id": "q1", "parents": ["d1"], "span": spans[0]},
+                                                            {"id": "q1", "parents": ["d1"], "span": spans[1]},
+                                                            {"id": "q1", "parents": ["d1"], "span": spans[2]}]
+    assert len(evidence_check([q], chunks)["cut"]) == 2  # documents not given: what no subchunk holds is cut
 
 
 def test_lab_gold_spans_survive(lab_questions):
