@@ -76,8 +76,9 @@ def decide(selected: Sequence[ScoredItem], cosines: Cosines, lexical: RankedList
            known_codes: frozenset[str] = frozenset()) -> GateResult:
     """Keep the selected chunks that support an answer (see the module docstring); pure.
 
-    ``known_codes`` are the corpus' own letters-only codes (a hyphenated word is a code only with evidence:
-    a digit, an acronym, or being one of these; see :func:`retrieval.transforms.codes`)."""
+    ``known_codes`` are the letters-only codes of the request's own tenant (a hyphenated word is a code only
+    with evidence: a digit, an acronym, or being one of these; see :func:`retrieval.transforms.codes` and
+    :meth:`retrieval.index.IndexState.codes_of`)."""
     bm25 = {i.chunk_id: i.score for i in lexical.items}
     final: list[FinalItem] = []
     rejected, values = 0, []

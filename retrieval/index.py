@@ -56,6 +56,31 @@ class IndexState:
         return corpus_codes(f"{c.title} {c.text}" for c in self.chunks)
 
     @cached_property
+    def _known_codes_by_tenant(self) -> dict[tuple[str, Any], frozenset[str]]:
+        """Typed tenant → the letters-only codes of its own chunks (once per corpus: O(chunks))."""
+        texts: dict[tuple[str, Any], list[str]] = {}
+        field = self.lexical.tenant_field
+        for c in self.chunks:
+            if field in c.metadata:
+                texts.setdefault(typed(c.metadata[field]), []).append(f"{c.title} {c.text}")
+        return {t: corpus_codes(parts) for t, parts in texts.items()}
+
+    def codes_of(self, tenants: Iterable[Any] | None = None) -> frozenset[str]:
+        """The letters-only codes the code gate knows for a request: those of its tenant's chunks, so a code
+        written only in another tenant (or written there in lower case) never changes a tenant's verdict.
+
+        Args:
+            tenants: the request's tenant (a request names one: ``Filters.get(tenant_field)``); ``None`` (no
+                tenant field: a corpus without tenants): the whole corpus' :attr:`known_codes`.
+        """
+        if tenants is None:
+            return self.known_codes
+        out: frozenset[str] = frozenset()
+        for tenant in tenants:
+            out |= self._known_codes_by_tenant.get(typed(tenant), frozenset())
+        return out
+
+    @cached_property
     def _filter_values(self) -> dict[str, tuple[Any, ...]]:
         values: dict[str, set[Any]] = {}
         for c in self.chunks:

@@ -206,7 +206,7 @@ class Workbench:
                 if cosines.note:
                     notes.append({"stage": "gate", "note": cosines.note})
                 gate = decide(selected, cosines, c.lexical, state.chunk_by_id, question, s.min_similarity,
-                              s.min_bm25, s.require_codes, state.known_codes)
+                              s.min_bm25, s.require_codes, state.codes_of(flt.get(s.tenant_field)))
                 # The learned gate reads the context the answer would use: what passed the cosine and code checks.
                 gate, gate_dict = self._support_gate(gate, judged, gate.final or selected, question, s, judge_why)
             support_note = (gate_dict.get("support") or {}).get("note") or ""

@@ -264,3 +264,40 @@ def test_passage_templates_and_their_own_collections():
         chunk.passage("html")
     assert index_variant(120, 30) == index_variant(120, 30, False, "title-newline") == "chunks-120-30"
     assert index_variant(120, 30, True, "text") == "chunks-120-30+context+text"
+
+
+# -- the code gate knows the codes of the request's tenant ---------------------------------------------------------
+def _bench_of(tmp_path, docs, name):
+    import json
+
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+    bench = Workbench(Settings(_env_file=None, reranker_model="none", support_gate=False, evidence_model=False),
+                      embedder=None, progress=False)
+    bench.state = build_index(bench.settings, path, None, "no embedder in this test", lambda: (None, "unused"),
+                              threading.RLock())
+    return bench
+
+
+def test_a_code_only_another_tenant_writes_does_not_change_a_tenants_verdict(tmp_path):
+    """``Q-Lite`` is a code only because Ventura's corpus writes it so (a capital and a hyphen are no evidence by
+    themselves): a Lumen question naming it is answered as on a corpus without Ventura, not refused for a code
+    Lumen never wrote. And a code Lumen writes stays Lumen's when Ventura writes it in lower case."""
+    lumen = [{"id": "a1", "title": "Travamento", "metadata": {"tenant": "lumen"},
+              "text": "O aparelho trava ao ligar; segure o botão por dez segundos para reiniciar."},
+             {"id": "a2", "title": "Garantia", "text": "A garantia do X-Pro cobre um ano.", "metadata": {"tenant": "lumen"}}]
+    ventura = [{"id": "b1", "title": "Q-Lite", "text": "O Q-Lite trava ao ligar; troque a bateria.",
+                "metadata": {"tenant": "ventura"}},
+               {"id": "b2", "title": "Loja", "text": "Compre o x-pro na loja.", "metadata": {"tenant": "ventura"}}]
+    both, alone = _bench_of(tmp_path, lumen + ventura, "both.jsonl"), _bench_of(tmp_path, lumen, "alone.jsonl")
+
+    def verdict(bench):
+        s = bench.settings.with_overrides(min_bm25=0.0)
+        trace = bench.ask("O Q-Lite trava ao ligar, o que faço?", {"tenant": "lumen"}, settings=s)
+        return (trace.tier, trace.tier_reason, [f.chunk_id for f in trace.final], trace.answer.abstained,
+                trace.gate["missing_codes"], trace.gate["reason"], trace.gate["rejected"])
+
+    assert verdict(both) == verdict(alone)
+    assert verdict(both)[2] == ["a1#0"] and verdict(both)[4] == []
+    assert both.state.codes_of(["lumen"]) == alone.state.codes_of(["lumen"]) == alone.state.known_codes == {"x-pro"}
+    assert both.state.codes_of(["ventura"]) == {"q-lite"} and both.state.codes_of(None) == both.state.known_codes
