@@ -128,3 +128,14 @@ def test_evaluation_report_holds_the_decision_judged_coverage_and_escapes(lang: 
 def test_report_module_does_not_import_streamlit() -> None:
     source = open(report_html.__file__, encoding="utf-8").read()
     assert "import streamlit" not in source and "<script" not in source
+
+
+def test_the_label_caveat_counts_questions_not_the_kinds_of_problem():
+    from retrieval.report_html import _caveats
+
+    base = {"configs": {"a": {"overall": {}}}, "questions": 200, "comparisons": []}
+    none = {kind: [] for kind in ("tenant_not_in_corpus", "relevant_not_in_corpus", "relevant_in_other_tenant")}
+    assert _caveats({**base, "question_problems": {"questions": 0, **none}}, "en", 10) == []
+    two = {"questions": 2, **none, "relevant_not_in_corpus": [{"id": "q1"}, {"id": "q2"}]}
+    (line,) = _caveats({**base, "question_problems": two}, "en", 10)
+    assert line.startswith("2 question(s) have labels")
