@@ -1,7 +1,8 @@
 """The workbench in Debian chromium (headless, Playwright): a folder corpus without tenants takes two typed
 questions; a judging round trip (three grades, save, reload, the file holds exactly those); where is my
 document for a chunk filtered out by tenant and for one outside the window; screenshots of both pages and
-click-to-settled times (cold and warm question, cold evaluation of the lab set) in ``artifacts/``.
+click-to-settled times (cold and warm question, the Judge tab, each grade click, cold evaluation of the lab set)
+in ``artifacts/``.
 
 Set ``RETRIEVAL_BROWSER_CHROMA`` to an existing store directory to skip indexing while developing."""
 
@@ -127,8 +128,11 @@ def test_judging_round_trip(server, browser, data_root: Path) -> None:
     page.goto(f"{server['url']}/?{query}", wait_until="domcontentloaded")
     page.get_by_role("tab", name="Judge").wait_for(timeout=300_000)
     settle(page)
+    started = time.perf_counter()
     page.get_by_role("tab", name="Judge").click()
     page.get_by_text("Judged 0 of").wait_for(timeout=60_000)
+    page.wait_for_function(SETTLED_JS, timeout=60_000)
+    tab_switch = time.perf_counter() - started
     labels: list = []
     for _ in range(60):  # the grade controls of the pooled parents (re-read while a rerun redraws them)
         settle(page)
@@ -145,9 +149,18 @@ def test_judging_round_trip(server, browser, data_root: Path) -> None:
     assert len(parents) == 3, labels
     wanted = dict(zip(parents, (3, 0, 2)))
     group_of = dict(zip(parents, graded))
-    for pid, grade in wanted.items():
+    clicks = []
+    for n, (pid, grade) in enumerate(wanted.items(), start=1):
+        started = time.perf_counter()
         page.get_by_role("radiogroup", name=group_of[pid]).get_by_text(str(grade), exact=True).click()
+        page.get_by_text(f"Judged {n} of").wait_for(timeout=60_000)  # the counter sits in the grades' fragment
+        page.wait_for_function(SETTLED_JS, timeout=60_000)
+        clicks.append(time.perf_counter() - started)
         settle(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)  # measured, never asserted (a shared machine's times vary)
+    (SHOTS / "timings-judge.txt").write_text(f"tab_switch_to_judge_s={tab_switch:.2f}\n"
+                                             + "".join(f"grade_click_to_settled_s={c:.2f}\n" for c in clicks))
+    print(f"tab switch {tab_switch:.2f} s; grade clicks " + ", ".join(f"{c:.2f}" for c in clicks) + " s")
     page.get_by_role("button", name="Save judgments").click()
     page.get_by_text("Saved 3 grade(s)").wait_for(timeout=60_000)
     rec = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
