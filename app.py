@@ -38,10 +38,10 @@ ACCESS = gate(BASE, ui_lang.first_language(ss, st.query_params))
 DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
                             reranker=views.canonical_reranker(BASE.reranker_model),
                             dense_only=not BASE.hybrid_enabled, min_similarity=BASE.min_similarity)
-# The app's rerankers are a list (README, "Data roots"): the learned ranker, off, the bi-encoder and the
-# cross-encoders the deployer configured. No link or box names a model path.
-LTR_SPEC, _, BI_SPEC, *CROSS_SPECS = views.app_rerankers(BASE)
-RERANK_MODES = ["ltr", "off", "bi"] + (["cross"] if CROSS_SPECS else [])  # labels: t("rr_<mode>")
+# The app's rerankers are a list (README, "Data roots"): the learned ranker, off, the reader, the bi-encoder
+# and the cross-encoders the deployer configured. No link or box names a model path.
+LTR_SPEC, _, READER_SPEC, BI_SPEC, *CROSS_SPECS = views.app_rerankers(BASE)
+RERANK_MODES = ["ltr", "off", "reader", "bi"] + (["cross"] if CROSS_SPECS else [])  # labels: t("rr_<mode>")
 NO_TENANT = ""
 DEFAULT_JUDGMENTS = roots.JUDGMENTS_DIR / "judgments.jsonl"
 LANG_NAMES = ui_lang.LANG_NAMES
@@ -54,6 +54,8 @@ def reranker_mode(spec: str) -> tuple[str, str]:
         return "off", ""
     if spec == LTR_SPEC:
         return "ltr", ""
+    if spec == READER_SPEC:
+        return "reader", ""
     if spec == BI_SPEC:
         return "bi", ""
     return "cross", spec
@@ -303,7 +305,8 @@ with st.sidebar:
         st.slider("MMR λ", 0.0, 1.0, step=0.05, key="mmr_lambda")
     st.toggle(t("ab_toggle", lang), key="ab")
 
-reranker_spec = {"off": views.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC}.get(ss.rerank_mode) or ss.rerank_cross
+reranker_spec = ({"off": views.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC, "reader": READER_SPEC}.get(ss.rerank_mode)
+                 or ss.rerank_cross)
 
 
 def b_fields() -> dict:

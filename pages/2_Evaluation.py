@@ -60,8 +60,9 @@ SETS = {"lab": t("ev_set_lab", lang), "faquad": t("ev_set_faquad", lang), "custo
 if FAQUAD is None:  # offer only what exists on this machine
     SETS.pop("faquad")
 # The app's rerankers (README, "Data roots"): a list, never a path typed on the page. The bi-encoder first.
-_LTR, _OFF, _BI, *_CROSS = views.app_rerankers(BASE)
+_LTR, _OFF, _READER, _BI, *_CROSS = views.app_rerankers(BASE)
 RERANKERS = {_BI: t("ev_rr_bi", lang, name=_BI), _OFF: t("none", lang), _LTR: t("ev_rr_ltr", lang, name=_LTR),
+             _READER: t("ev_rr_reader", lang, name=_READER),
              **{name: t("ev_rr_cross", lang, name=name) for name in _CROSS}}
 
 st.title(t("ev_title", lang))

@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from .llm import ChatClient, LLMFailure
-from .text import split_sentences, tokenize
+from .text import tokenize, whole_sentences
 from .types import FinalItem
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def abstention(adapter: str, reason: str, language: str = "pt") -> Answer:
 @lru_cache(maxsize=4096)
 def _sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """A chunk's sentences with their token sets (cached: the same chunks come back request after request)."""
-    return tuple((sentence, frozenset(tokenize(sentence))) for sentence in split_sentences(text))
+    return tuple((sentence, frozenset(tokenize(sentence))) for sentence in whole_sentences(text))
 
 
 class ExtractiveAnswerer:
@@ -157,11 +157,11 @@ class LLMAnswerer:
 
         text = re.sub(r"\s+(?=[.,;:!?])", "", _CITE_RE.sub(keep_valid, text)).strip()
         # "… ativação. [1] Não …": move markers before the sentence end so they stay with their sentence.
-        text = re.sub(r"([.!?;:])\s*((?:\[\d+\]\s*)+)", lambda m: f" {m.group(2).strip()}{m.group(1)} ", text)
+        text = re.sub(r"([.!?])\s*((?:\[\d+\]\s*)+)", lambda m: f" {m.group(2).strip()}{m.group(1)} ", text)
         text = re.sub(r"[ \t]{2,}", " ", text).strip()
         sentences = [{"text": s, "citations": list(dict.fromkeys(context[int(n) - 1].chunk_id
                                                                  for n in _CITE_RE.findall(s)))}
-                     for s in split_sentences(text)]
+                     for s in whole_sentences(text)]
         citations = list(dict.fromkeys(c for s in sentences for c in s["citations"]))
         if not citations:  # nothing ties the text to the context: say so rather than present it as grounded
             return Answer(text, sentences, [], False, self.name, dropped, UNCITED_NOTE, costs, uncited=True)

@@ -178,6 +178,7 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
         out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
     out["fusion"] = _fusion_entry(trace, settings, chunk_id, lex_rank, dense_rank, blocked)
     out["rerank"] = _rerank_entry(trace, chunk, question, reranker, blocked)
+    out["reader"] = _reader_entry(chunk, question, blocked)
     threshold = settings.get("min_similarity")
     named = codes(question) if settings.get("require_codes", True) else []
     missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
@@ -305,6 +306,19 @@ def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker:
     others = [i["score"] for i in items if i["chunk_id"] != chunk.chunk_id]
     return {"status": "computed", "score": value,
             "would_rank": 1 + sum(1 for s in others if s > value) if others else None}
+
+
+def _reader_entry(chunk: Any, question: str, blocked: Any) -> dict[str, Any]:
+    """The reader's score of the chunk (its text against the question), whatever the reranker: how well the
+    chunk reads as an answer, beside where the rankers put it. Never for a chunk the request's filters exclude."""
+    if blocked:
+        return {"status": "filtered"}
+    from .reader.interaction import shared_reader
+
+    reader, why = shared_reader()
+    if reader is None:
+        return {"status": "unavailable", "note": why}
+    return {"status": "computed", "score": round(float(reader.score(question, [chunk.text])[0]), 4)}
 
 
 def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],

@@ -226,7 +226,8 @@ class Workbench:
             root.set_attribute("retrieval.tier_reason", reason)
         return Trace(question, s.public_dict(), self._models(s, answer), state.index_id, list(c.queries),
                      c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, list(gate.final),
-                     lost_by_reranker(c.fused, reranked, s.dedup, s.top_k), answer, timings,
+                     lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
+                                      judged[1].inp.reader if judged is not None else None), answer, timings,
                      _costs(answer, c.techniques), variants(c.extra), gate_dict, selected,
                      {"query_vector": c.vector_cache}, notes)
 

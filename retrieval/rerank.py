@@ -184,9 +184,9 @@ def load_reranker(spec: str, allow_downloads: bool = False,
 
         return load_learned_reranker(spec, judge_path or PROJECT_ROOT / "models" / "judge")
     if parsed.kind == "reader":
-        from .reader.interaction import load_reader
+        from .reader.interaction import KIND, load_reader, shared_reader
 
-        return load_reader(spec)
+        return shared_reader() if spec == KIND else load_reader(spec)  # one fp32 reader, shared with the judge
     if parsed.kind == "bi-encoder":
         if not parsed.name.strip():
             return None, f"reranker '{spec}' names no embedding model (use bi-encoder:use-m3 or bi-encoder:e5-small)"

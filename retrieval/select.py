@@ -4,7 +4,7 @@ reranker lost (fused top_k parents that the reranked top_k no longer holds)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from .mmr import mmr
 from .store import DenseStore, read_vectors
@@ -50,8 +50,13 @@ def select(source: RankedList, mode: str, top_k: int, window: int, mmr_lambda: f
     return Selection(tuple(mmr(pool[:window], read.value, mmr_lambda, top_k)))
 
 
-def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: int) -> list[dict[str, Any]]:
-    """Fused top_k parents (or chunks) that the reranked top_k no longer holds; empty when no rerank ran."""
+def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: int,
+                     reader: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """Fused top_k parents (or chunks) that the reranked top_k no longer holds; empty when no rerank ran.
+
+    Each entry: ``chunk_id``, ``parent_id``, ``fused_rank``, ``reranked_rank`` and ``reader``: the reader's
+    score of the chunk (the reranker's own score when the reranker is the reader; what the judge read when
+    it ran), ``None`` when the reader did not read it."""
     if not reranked.items:
         return []
     before = dedup(fused.items, mode)[:top_k]
@@ -59,5 +64,10 @@ def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: 
     key = (lambda i: i.parent_id) if mode == "parent" else (lambda i: i.chunk_id)
     kept = {key(i) for i in after}
     rerank_rank = {i.chunk_id: i.rank for i in reranked.items}
+    scores = dict(reader or {})
+    if reranked.score_kind.startswith("reader"):
+        scores.update((i.chunk_id, i.score) for i in reranked.items)
     return [{"chunk_id": i.chunk_id, "parent_id": i.parent_id, "fused_rank": i.rank,
-             "reranked_rank": rerank_rank.get(i.chunk_id)} for i in before if key(i) not in kept]
+             "reranked_rank": rerank_rank.get(i.chunk_id),
+             "reader": round(scores[i.chunk_id], 4) if i.chunk_id in scores else None}
+            for i in before if key(i) not in kept]

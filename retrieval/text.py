@@ -116,5 +116,16 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?;:])\s+(?=[^\s])|\n+")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split ``text`` at sentence ends (``.!?;:`` followed by space) and line breaks; drop empties."""
+    """Split ``text`` at sentence and clause ends (``.!?;:`` followed by space) and line breaks; drop empties.
+
+    The chunker's units (a chunk ends between two of them). An answer quotes :func:`whole_sentences`."""
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
+
+
+_WHOLE_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[^\s])|\n+")
+
+
+def whole_sentences(text: str) -> list[str]:
+    """Split ``text`` at sentence ends only (``.!?`` followed by space) and line breaks; drop empties: a
+    clause after ";" or ":" stays with its sentence (an answer never quotes half of one)."""
+    return [s.strip() for s in _WHOLE_SENTENCE_RE.split(text) if s and s.strip()]

@@ -185,6 +185,8 @@ GATE_LABELS: dict[str, tuple[str, str]] = {
     "g_unseen_index": ("question words unseen in the index", "palavras da pergunta ausentes do índice"),
     "g_code_match": ("question's codes found", "códigos da pergunta encontrados"),
     "g_code_conflict": ("another code of the same prefix", "outro código do mesmo prefixo"),
+    "g_reader_best": ("best reader score", "melhor nota do leitor"),
+    "g_reader_peak": ("best reader score's lead over the window", "vantagem da melhor nota do leitor sobre a janela"),
     "bias": ("model baseline (bias)", "base do modelo (viés)"),
 }
 
@@ -289,7 +291,7 @@ def lost_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
               graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """``lost_by_reranker`` with its ranks before and after and the item's label."""
     return [{"chunk_id": e["chunk_id"], "parent_id": e["parent_id"], "fused_rank": e.get("fused_rank"),
-             "reranked_rank": e.get("reranked_rank"),
+             "reranked_rank": e.get("reranked_rank"), "reader": e.get("reader"),
              "relevance": relevance_of(e["parent_id"], relevant, graded)}
             for e in trace.get("lost_by_reranker") or []]
 
@@ -393,6 +395,7 @@ def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id
 RERANKER_OFF = "none"
 LANGUAGES = ("en", "pt")
 RERANKER_BI = "bi-encoder:use-m3"
+RERANKER_READER = "reader"
 
 
 def canonical_reranker(spec: str) -> str:
@@ -404,10 +407,11 @@ def canonical_reranker(spec: str) -> str:
 def app_rerankers(settings: Any) -> tuple[str, ...]:
     """The rerankers the app offers, its only choices: a link or a box never names a model path or folder.
 
-    The learned ranker, off, the bi-encoder rescoring, then the cross-encoders the deployer named
-    (``app_rerankers``) and ``reranker_model`` when it is a cross-encoder. The learned-ranker and bi-encoder
-    slots take the server's own spec when ``reranker_model`` is of that kind (``ltr:FOLDER``,
-    ``bi-encoder:e5-small``), so the server's default is always a choice.
+    The learned ranker, off, the reader (late interaction over the installed e5 weights), the bi-encoder
+    rescoring, then the cross-encoders the deployer named (``app_rerankers``) and ``reranker_model`` when it
+    is a cross-encoder. The learned-ranker, reader and bi-encoder slots take the server's own spec when
+    ``reranker_model`` is of that kind (``ltr:FOLDER``, ``reader:int8``, ``bi-encoder:e5-small``), so the
+    server's default is always a choice.
 
     Args:
         settings: the server's :class:`~retrieval.settings.Settings`.
@@ -420,9 +424,10 @@ def app_rerankers(settings: Any) -> tuple[str, ...]:
     server = canonical_reranker(settings.reranker_model)
     kind = RerankerSpec.parse(server).kind
     ltr = server if kind == "ltr" else "ltr"
+    reader = server if kind == "reader" else RERANKER_READER
     bi = server if kind == "bi-encoder" else RERANKER_BI
     cross = list(settings.app_reranker_names) + ([server] if kind == "cross-encoder" else [])
-    return tuple(dict.fromkeys([ltr, RERANKER_OFF, bi, *cross]))
+    return tuple(dict.fromkeys([ltr, RERANKER_OFF, reader, bi, *cross]))
 
 
 @dataclass(frozen=True)

@@ -268,6 +268,7 @@ TEXTS.update({
     "status_moved_in": {"en": "moved in", "pt": "entrou"},
     "status_stayed_in": {"en": "stayed in", "pt": "ficou dentro"},
     "status_stayed_out": {"en": "stayed out", "pt": "ficou fora"},
+    "reader_score": {"en": "reader", "pt": "leitor"},
     "lost_title": {"en": "Evidence lost by the reranker", "pt": "Evidência perdida pelo reranqueador"},
     "nothing_lost": {"en": "Nothing lost: ", "pt": "Nada perdido: "},
     "dropped_nothing": {"en": "The reranker dropped nothing from the fused top_k.",
@@ -323,6 +324,10 @@ TEXTS.update({
     "w_rrf": {"en": "- **RRF would give** {parts} = **{score}**", "pt": "- **o RRF daria** {parts} = **{score}**"},
     "w_fused_rank": {"en": ", fused rank {rank}", "pt": ", posição na fusão {rank}"},
     "w_rerank": {"en": "- **the reranker would give** {score}", "pt": "- **o reranqueador daria** {score}"},
+    "w_reader": {"en": "- **the reader scores it** {score} (its question tokens' best matches in the chunk, "
+                       "from 0 to 1)",
+                 "pt": "- **o leitor lhe dá** {score} (os melhores casamentos dos tokens da pergunta no trecho, "
+                       "de 0 a 1)"},
     "w_rerank_rank": {"en": " (rank {rank} among the reranked)", "pt": " (posição {rank} entre os reranqueados)"},
     "w_no_reranker": {"en": "- **reranker**: none configured for this request",
                       "pt": "- **reranqueador**: nenhum configurado para este pedido"},
@@ -390,6 +395,8 @@ TEXTS.update({
     "rr_ltr": {"en": "Learned ranker (LambdaMART over BM25, dense and coverage features)",
                "pt": "Ranqueador aprendido (LambdaMART sobre características BM25, densas e de cobertura)"},
     "rr_off": {"en": "Off", "pt": "Desligado"},
+    "rr_reader": {"en": "Reader (token-level match over e5, offline)",
+                  "pt": "Leitor (correspondência por token sobre o e5, offline)"},
     "rr_bi": {"en": "Bi-encoder rescoring ({bi}, offline)", "pt": "Renotação por bi-encoder ({bi}, offline)"},
     "rr_cross": {"en": "Cross-encoder (configured on this server)", "pt": "Cross-encoder (configurado neste servidor)"},
     "cross_help": {"en": "The cross-encoders this server offers (RETRIEVAL_APP_RERANKERS)",
@@ -484,6 +491,8 @@ TEXTS.update({
     "ev_rr_bi": {"en": "{name} (offline rescoring, not a cross-encoder)",
                  "pt": "{name} (renotação offline, não é cross-encoder)"},
     "ev_rr_ltr": {"en": "{name} (the learned ranker, as hybrid+ltr)", "pt": "{name} (o ranqueador aprendido, como hybrid+ltr)"},
+    "ev_rr_reader": {"en": "{name} (late interaction over e5, offline, as hybrid+reader)",
+                     "pt": "{name} (interação tardia sobre o e5, offline, como hybrid+reader)"},
     "ev_rr_cross": {"en": "{name} (cross-encoder)", "pt": "{name} (cross-encoder)"},
     "ev_question_set": {"en": "Question set", "pt": "Conjunto de perguntas"},
     "ev_no_faquad": {"en": "FaQuAD is not on this machine. To use it, put its `corpus.jsonl` and `questions.jsonl` in "
@@ -902,6 +911,8 @@ FEATURE_LABELS: dict[str, dict[str, str]] = {
                              "pt": "palavra mais rara da pergunta em nenhum candidato"},
     "best_cov_window": {"en": "best coverage in the window", "pt": "melhor cobertura na janela"},
     "cov_gap": {"en": "coverage gap to the best candidate", "pt": "distância de cobertura ao melhor candidato"},
+    "reader_maxsim": {"en": "reader: question tokens matched in context", "pt": "leitor: tokens da pergunta casados no contexto"},
+    "reader_gap": {"en": "reader gap to the best candidate", "pt": "distância do leitor ao melhor candidato"},
     "bias": {"en": "model baseline (bias)", "pt": "base do modelo (viés)"},
 }
 

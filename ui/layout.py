@@ -365,6 +365,8 @@ def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded:
         after = row["reranked_rank"]
         line = (f"{code(row['chunk_id'])} · {t('stage_fused', lang)} #{row['fused_rank']} → "
                 f"{'#' + str(after) if after is not None else t('not_reranked', lang)}")
+        if row.get("reader") is not None:
+            line += f" · {t('reader_score', lang)} {row['reader']:.3f}"
         if row["relevance"] == "relevant":
             st.markdown(f":red-background[:red[**{t('lost_relevant', lang)}**]] {line} "
                         f"({t('parent', lang)} {code(row['parent_id'])})")
@@ -535,6 +537,9 @@ def where_block(explained: Sequence[Mapping[str, Any]], lang: str = "en") -> Non
                         + (t("w_rerank_rank", lang, rank=rerank["would_rank"]) if rerank.get("would_rank") else ""))
         elif rerank.get("status") == "not_run":
             st.markdown(t("w_no_reranker", lang))
+        reader = entry.get("reader") or {}
+        if reader.get("status") == "computed":
+            st.markdown(t("w_reader", lang, score=f"{reader['score']:.3f}"))
         gate = entry.get("gate") or {}
         if gate.get("cosine") is not None:
             line = t("w_gate_passes" if gate.get("passes_similarity") else "w_gate_fails", lang,

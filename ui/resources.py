@@ -91,6 +91,9 @@ def build_workbench(corpus: str, index_settings: str,
     embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
     bench = Workbench(settings, embedder=embedder, progress=True)
     bench.load_corpus(corpus or None, on_progress=on_progress)
+    from retrieval.reader.interaction import warm_in_background
+
+    warm_in_background([c.text for c in bench.state.chunks])  # the judge's reader: first questions read fast
     return bench
 
 

@@ -26,95 +26,163 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..lexical import LexicalIndex, lucene_idf
-from ..text import fold, split_sentences, tokenize
+from ..text import fold, tokenize, whole_sentences
 from ..transforms import CONDITIONS, NEGATIONS, codes
 from ..types import Chunk, Document, RankedList
 
-#: Bump whenever a feature is added, removed, reordered or changes meaning: models trained on another
-#: version are refused at load.
-FEATURE_SET_VERSION = "judge-features-2"
-
-
 @dataclass(frozen=True)
 class Feature:
-    """One named feature: its range/default and what it measures (the docstring shown in explanations)."""
+    """One feature, declared once: its name, range/default, what it measures (the text shown in
+    explanations), the side it may push a model's output and the function that computes it.
+
+    Everything else derives from the declarations: a table's rows (:func:`_table` calls ``value`` for each
+    feature in declaration order), the models' column order (``*_NAMES``), the gate's fitting bounds
+    (:data:`GATE_SIGNS`) and :data:`FEATURE_SET_VERSION`. No row is written as a positional tuple.
+
+    Attributes:
+        value: ``value(table, row) -> float``; ``table`` is the group's per-request context
+            (:class:`_Window`, :class:`_SentenceTable` or :class:`_GateContext`), ``row`` the row index.
+        sign: +1 the feature may only raise the model's output, −1 only lower it, 0 either (enforced where
+            the model is fitted with bounds: the support gate).
+    """
 
     name: str
     range: str
     doc: str
+    value: Callable[[Any, int], float] = field(repr=False, compare=False)
+    sign: int = 0
 
 
-def _f(name: str, range_: str, doc: str) -> Feature:
-    return Feature(name, range_, doc)
+def _f(name: str, range_: str, doc: str, value: Callable[[Any, int], float], sign: int = 0) -> Feature:
+    return Feature(name, range_, doc, value, sign)
+
+
+def _table(features: Sequence[Feature], context: Any, rows: int) -> np.ndarray:
+    """The ``(rows, len(features))`` matrix of ``features`` over ``context``, columns in declaration order."""
+    return np.asarray([[f.value(context, n) for f in features] for n in range(rows)],
+                      dtype=np.float64).reshape(rows, len(features))
 
 
 #: Candidate features, in column order (the order the models were trained on).
 CANDIDATE_FEATURES: tuple[Feature, ...] = (
-    _f("bm25_norm", "[0, 1]; 0 when absent", "BM25 score divided by the best BM25 score of the lexical list."),
-    _f("bm25_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the lexical list."),
+    _f("bm25_norm", "[0, 1]; 0 when absent", "BM25 score divided by the best BM25 score of the lexical list.",
+       lambda w, n: w.lex[n].score / w.best_bm25 if w.lex[n] and w.best_bm25 > 0 else 0.0),
+    _f("bm25_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the lexical list.",
+       lambda w, n: 1.0 / w.lex[n].rank if w.lex[n] else 0.0),
     _f("dense_cos", "[-1, 1]; 0 when unknown", "Cosine between the query vector and the chunk's stored vector "
-       "(for lexical-only finds too)."),
-    _f("dense_gap", "[0, 2]; 0 when unknown", "Best cosine among the window's candidates minus this one's."),
-    _f("dense_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the dense list."),
-    _f("cos_rank_norm", "[0, 1]", "Rank of this cosine among the window's candidates, 0 = best, 1 = worst."),
-    _f("rrf_norm", "(0, 1]", "RRF score divided by the best RRF score of the fused list."),
-    _f("fused_rank_recip", "(0, 1]", "1 / rank in the fused list."),
-    _f("in_both", "{0, 1}", "1 when both the lexical and the dense list hold the chunk."),
+       "(for lexical-only finds too).",
+       lambda w, n: w.cos[n] if w.known[n] else 0.0),
+    _f("dense_gap", "[0, 2]; 0 when unknown", "Best cosine among the window's candidates minus this one's.",
+       lambda w, n: w.best_cos - w.cos[n] if w.known[n] else 0.0),
+    _f("dense_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the dense list.",
+       lambda w, n: 1.0 / w.den[n].rank if w.den[n] else 0.0),
+    _f("cos_rank_norm", "[0, 1]", "Rank of this cosine among the window's candidates, 0 = best, 1 = worst.",
+       lambda w, n: w.cos_rank_norm[n] if w.known[n] else 1.0),
+    _f("rrf_norm", "(0, 1]", "RRF score divided by the best RRF score of the fused list.",
+       lambda w, n: w.items[n].score / w.best_rrf if w.best_rrf > 0 else 0.0),
+    _f("fused_rank_recip", "(0, 1]", "1 / rank in the fused list.",
+       lambda w, n: 1.0 / w.items[n].rank),
+    _f("in_both", "{0, 1}", "1 when both the lexical and the dense list hold the chunk.",
+       lambda w, n: 1.0 if w.lex[n] and w.den[n] else 0.0),
     _f("cov_chunk", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the chunk (title, "
-       "context line and text)."),
-    _f("cov_chunk_count", "[0, 1]", "Share of the question's content tokens that occur in the chunk (unweighted)."),
+       "context line and text).",
+       lambda w, n: w.covs[n]),
+    _f("cov_chunk_count", "[0, 1]", "Share of the question's content tokens that occur in the chunk (unweighted).",
+       lambda w, n: _count_cov(w.q, w.sets[n])),
     _f("cov_parent", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the whole parent "
-       "document (title and text)."),
-    _f("cov_title", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the parent's title."),
+       "document (title and text).",
+       lambda w, n: _coverage(w.q, w.view.parent_set(w.items[n].parent_id))),
+    _f("cov_title", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the parent's title.",
+       lambda w, n: _coverage(w.q, w.view.title_set(w.items[n].parent_id))),
     _f("focus_missing", "[0, 1]", "Largest normalized IDF (idf / idf of an unseen token) of a question token "
-       "the chunk lacks; 0 when the chunk has them all. The question's focus, when missing, is usually rare."),
+       "the chunk lacks; 0 when the chunk has them all. The question's focus, when missing, is usually rare.",
+       lambda w, n: _focus_missing(w.q, w.sets[n])),
     _f("bigram_cov", "[0, 1]; 0 for a one-token question", "Share of the question's consecutive content-token "
-       "pairs that occur within two positions of each other in the chunk."),
+       "pairs that occur within two positions of each other in the chunk.",
+       lambda w, n: _bigram_cov(w.q, w.view.tokens(w.ids[n]))),
     _f("proximity", "[0, 1]; 0 with fewer than two tokens covered", "Covered distinct question tokens divided "
-       "by the length of the shortest chunk span that holds all of them."),
-    _f("chunk_len_log", "≥ 0", "ln(1 + content tokens of the chunk)."),
-    _f("parent_share", "(0, 1]", "Share of the window's candidates that come from this chunk's parent."),
+       "by the length of the shortest chunk span that holds all of them.",
+       lambda w, n: _proximity(w.q, w.view.tokens(w.ids[n]))),
+    _f("chunk_len_log", "≥ 0", "ln(1 + content tokens of the chunk).",
+       lambda w, n: math.log1p(len(w.view.tokens(w.ids[n])))),
+    _f("parent_share", "(0, 1]", "Share of the window's candidates that come from this chunk's parent.",
+       lambda w, n: w.parent_count[w.items[n].parent_id] / len(w.items)),
     _f("code_match", "[0, 1]; 0 when the question names no code", "Share of the question's codes (PX-7, E-42) "
-       "that the chunk contains as whole tokens."),
+       "that the chunk contains as whole tokens.",
+       lambda w, n: w.codes(n)[0]),
     _f("code_conflict", "{0, 1}", "1 when the question names a code that the chunk lacks while the chunk "
-       "names another code with the same prefix (PX-17 for PX-7)."),
+       "names another code with the same prefix (PX-17 for PX-7).",
+       lambda w, n: w.codes(n)[1]),
     _f("neg_align", "{-1, 0, 1}", "Question has a negation word: +1 if the chunk has one too, −1 if not; 0 "
-       "when the question has none."),
-    _f("cond_align", "{-1, 0, 1}", "Same as neg_align for condition words (exceto, salvo, caso, quando, …)."),
-    _f("q_has_code", "{0, 1}", "The question names a code (question level)."),
-    _f("q_len", "≥ 0", "Number of distinct content tokens of the question (question level)."),
+       "when the question has none.",
+       lambda w, n: _align(w.q.has_neg, w.sets[n], _NEG_WORDS)),
+    _f("cond_align", "{-1, 0, 1}", "Same as neg_align for condition words (exceto, salvo, caso, quando, …).",
+       lambda w, n: _align(w.q.has_cond, w.sets[n], _COND_WORDS, w.view.folded(w.ids[n]), _COND_PHRASES)),
+    _f("q_has_code", "{0, 1}", "The question names a code (question level).",
+       lambda w, n: 1.0 if w.q.codes else 0.0),
+    _f("q_len", "≥ 0", "Number of distinct content tokens of the question (question level).",
+       lambda w, n: float(len(w.q.tokens))),
     _f("q_unseen_index", "[0, 1]", "IDF-weighted share of the question's content tokens that occur nowhere "
-       "in the tenant's index (question level)."),
+       "in the tenant's index (question level).",
+       lambda w, n: w.unseen_w),
     _f("q_missing_window", "[0, 1]", "IDF-weighted share of the question's content tokens that occur in no "
-       "candidate of the window (question level)."),
+       "candidate of the window (question level).",
+       lambda w, n: w.miss_w),
     _f("q_missing_window_max", "[0, 1]", "Largest normalized IDF of a question token found in no candidate "
-       "of the window (question level); 0 when every token is found somewhere."),
-    _f("best_cov_window", "[0, 1]", "Best cov_chunk over the window's candidates (question level)."),
-    _f("cov_gap", "[0, 1]", "best_cov_window minus this chunk's cov_chunk."),
+       "of the window (question level); 0 when every token is found somewhere.",
+       lambda w, n: w.miss_max),
+    _f("best_cov_window", "[0, 1]", "Best cov_chunk over the window's candidates (question level).",
+       lambda w, n: w.best_cov),
+    _f("cov_gap", "[0, 1]", "best_cov_window minus this chunk's cov_chunk.",
+       lambda w, n: w.best_cov - w.covs[n]),
+    _f("reader_maxsim", "[-1, 1]; 0 when the reader did not run", "The reader's score: the mean over the "
+       "question's tokens of each one's best cosine with the chunk's tokens (e5's token states, MaxSim).",
+       lambda w, n: w.reader[n]),
+    _f("reader_gap", "[0, 2]; 0 when the reader did not run", "Best reader_maxsim among the window's candidates "
+       "minus this one's.",
+       lambda w, n: w.best_reader - w.reader[n]),
 )
 
 #: Context-sentence features for the evidence model, in column order.
 SENTENCE_FEATURES: tuple[Feature, ...] = (
-    _f("s_cov", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the sentence."),
-    _f("s_cov_count", "[0, 1]", "Share of the question's content tokens in the sentence (unweighted)."),
-    _f("s_cov_rel", "[0, 1]", "s_cov divided by the best s_cov in the context (0 when all are 0)."),
-    _f("s_bigram", "[0, 1]", "bigram_cov computed on the sentence."),
-    _f("s_proximity", "[0, 1]", "proximity computed on the sentence."),
-    _f("s_focus_missing", "[0, 1]", "focus_missing computed on the sentence."),
-    _f("s_prev_cov", "[0, 1]; 0 for a first sentence", "s_cov of the previous sentence of the same chunk."),
-    _f("s_next_cov", "[0, 1]; 0 for a last sentence", "s_cov of the next sentence of the same chunk."),
+    _f("s_cov", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the sentence.",
+       lambda c, n: c.covs[n]),
+    _f("s_cov_count", "[0, 1]", "Share of the question's content tokens in the sentence (unweighted).",
+       lambda c, n: _count_cov(c.q, c.sets[n])),
+    _f("s_cov_rel", "[0, 1]", "s_cov divided by the best s_cov in the context (0 when all are 0).",
+       lambda c, n: c.covs[n] / c.best if c.best > 0 else 0.0),
+    _f("s_bigram", "[0, 1]", "bigram_cov computed on the sentence.",
+       lambda c, n: _bigram_cov(c.q, c.toks[n])),
+    _f("s_proximity", "[0, 1]", "proximity computed on the sentence.",
+       lambda c, n: _proximity(c.q, c.toks[n])),
+    _f("s_focus_missing", "[0, 1]", "focus_missing computed on the sentence.",
+       lambda c, n: _focus_missing(c.q, c.sets[n])),
+    _f("s_prev_cov", "[0, 1]; 0 for a first sentence", "s_cov of the previous sentence of the same chunk.",
+       lambda c, n: c.covs[n - 1] if c.same_prev(n) else 0.0),
+    _f("s_next_cov", "[0, 1]; 0 for a last sentence", "s_cov of the next sentence of the same chunk.",
+       lambda c, n: c.covs[n + 1] if c.same_next(n) else 0.0),
     _f("s_new_cov", "[0, 1]", "IDF-weighted share of the question's tokens that the sentence covers and the "
-       "previous sentence does not."),
-    _f("s_position", "[0, 1]", "Position of the sentence in its chunk, 0 = first, 1 = last."),
-    _f("s_len_log", "≥ 0", "ln(1 + content tokens of the sentence)."),
-    _f("s_has_number", "{0, 1}", "The sentence holds a digit."),
+       "previous sentence does not.",
+       lambda c, n: c.new_cov(n)),
+    _f("s_position", "[0, 1]", "Position of the sentence in its chunk, 0 = first, 1 = last.",
+       lambda c, n: c.positions[n] / max(len(c.view.sentences(c.chunk_ids[n])) - 1, 1)),
+    _f("s_len_log", "≥ 0", "ln(1 + content tokens of the sentence).",
+       lambda c, n: math.log1p(len(c.toks[n]))),
+    _f("s_has_number", "{0, 1}", "The sentence holds a digit.",
+       lambda c, n: float(c.has_number(n))),
     _f("s_wh_number", "{0, 1}", "The question asks for a quantity or a time (quanto/quantos/quantas/quando/"
-       "how many/how much/when) and the sentence holds a digit."),
-    _f("s_code_match", "[0, 1]; 0 when the question names no code", "code_match computed on the sentence."),
-    _f("s_neg_align", "{-1, 0, 1}", "neg_align computed on the sentence."),
-    _f("s_cond_align", "{-1, 0, 1}", "cond_align computed on the sentence."),
-    _f("s_chunk_rank_recip", "(0, 1]", "1 / rank of the sentence's chunk in the context."),
-    _f("s_chunk_cov", "[0, 1]", "cov_chunk of the sentence's chunk."),
+       "how many/how much/when) and the sentence holds a digit.",
+       lambda c, n: float(c.has_number(n) and c.q.wh_number)),
+    _f("s_code_match", "[0, 1]; 0 when the question names no code", "code_match computed on the sentence.",
+       lambda c, n: _code_features(c.q, (), c.folded[n])[0]),
+    _f("s_neg_align", "{-1, 0, 1}", "neg_align computed on the sentence.",
+       lambda c, n: _align(c.q.has_neg, c.sets[n], _NEG_WORDS)),
+    _f("s_cond_align", "{-1, 0, 1}", "cond_align computed on the sentence.",
+       lambda c, n: _align(c.q.has_cond, c.sets[n], _COND_WORDS, c.folded[n], _COND_PHRASES)),
+    _f("s_chunk_rank_recip", "(0, 1]", "1 / rank of the sentence's chunk in the context.",
+       lambda c, n: 1.0 / c.ranks[n]),
+    _f("s_chunk_cov", "[0, 1]", "cov_chunk of the sentence's chunk.",
+       lambda c, n: c.chunk_covs[n]),
 )
 
 #: Question-level features of the selected context (the final chunks the gate reads), for the support gate.
@@ -124,30 +192,50 @@ SENTENCE_FEATURES: tuple[Feature, ...] = (
 #: shorter stems such as ``tax`` for taxa / taxi are ambiguous), or its first seven letters (words of seven
 #: letters or more). A question with no focus token names nothing a passage could support.
 GATE_FEATURES: tuple[Feature, ...] = (
-    _f("g_cov_best", "[0, 1]", "Best cov_chunk over the selected chunks."),
+    _f("g_cov_best", "[0, 1]", "Best cov_chunk over the selected chunks.",
+       lambda g, _: g.best('cov_chunk'), sign=1),
     _f("g_cov_union", "[0, 1]", "IDF-weighted coverage of the question's content tokens by all selected chunks "
-       "together."),
-    _f("g_parent_cov_best", "[0, 1]", "Best cov_parent over the selected chunks."),
+       "together.",
+       lambda g, _: _coverage(g.q, g.token_union), sign=1),
+    _f("g_parent_cov_best", "[0, 1]", "Best cov_parent over the selected chunks.",
+       lambda g, _: g.best('cov_parent'), sign=1),
     _f("g_focus_cov_best", "[0, 1]; 0 when the question has no focus token", "Best IDF-weighted share of the "
-       "focus tokens that one selected chunk holds (stem-aware)."),
+       "focus tokens that one selected chunk holds (stem-aware).",
+       lambda g, _: max((_focus_cov(g.focus, s) for s in g.stems), default=0.0), sign=1),
     _f("g_focus_cov_top", "[0, 1]; 0 when the question has no focus token", "The same share for the first "
-       "selected chunk (the one the answer leans on)."),
+       "selected chunk (the one the answer leans on).",
+       lambda g, _: _focus_cov(g.focus, g.stems[0]) if g.stems else 0.0, sign=1),
     _f("g_focus_missing", "[0, 1]; 1 when the question has no focus token", "IDF-weighted share of the focus "
-       "tokens that no selected chunk holds, even by stem: what the context does not talk about."),
-    _f("g_focus_missing_n", "≥ 0", "Number of focus tokens that no selected chunk holds."),
+       "tokens that no selected chunk holds, even by stem: what the context does not talk about.",
+       lambda g, _: sum(g.missing) / g.focus.total if g.focus.total > 0 else 1.0, sign=-1),
+    _f("g_focus_missing_n", "≥ 0", "Number of focus tokens that no selected chunk holds.",
+       lambda g, _: float(len(g.missing)), sign=-1),
     _f("g_sentence_cov", "[0, 1]", "Best IDF-weighted coverage of the question by one sentence, or two adjacent "
-       "sentences of one chunk, of the selected chunks."),
-    _f("g_bigram_best", "[0, 1]", "Best bigram_cov over the selected chunks."),
-    _f("g_proximity_best", "[0, 1]", "Best proximity over the selected chunks."),
-    _f("g_cos_best", "[-1, 1]; 0 when unknown", "Best dense cosine over the selected chunks."),
+       "sentences of one chunk, of the selected chunks.",
+       lambda g, _: _sentence_cov(g.q, g.view, g.ids), sign=1),
+    _f("g_bigram_best", "[0, 1]", "Best bigram_cov over the selected chunks.",
+       lambda g, _: g.best('bigram_cov'), sign=1),
+    _f("g_proximity_best", "[0, 1]", "Best proximity over the selected chunks.",
+       lambda g, _: g.best('proximity'), sign=1),
+    _f("g_cos_best", "[-1, 1]; 0 when unknown", "Best dense cosine over the selected chunks.",
+       lambda g, _: g.best_cos, sign=1),
     _f("g_cos_peak", "[-2, 2]; 0 when unknown", "g_cos_best minus the median nonzero cosine of the rerank window: "
        "how much the best match stands out from the on-topic crowd (negative when the selected chunks' best cosine "
-       "is below that median)."),
+       "is below that median).",
+       lambda g, _: g.best_cos - g.median if g.sel and g.any_known else 0.0, sign=1),
     _f("g_unseen_index", "[0, 1]", "q_unseen_index: IDF-weighted share of question tokens that occur nowhere in "
-       "the tenant's index."),
-    _f("g_code_match", "[0, 1]; 0 when the question names no code", "Best code_match over the selected chunks."),
+       "the tenant's index.",
+       lambda g, _: g.unseen, sign=-1),
+    _f("g_code_match", "[0, 1]; 0 when the question names no code", "Best code_match over the selected chunks.",
+       lambda g, _: g.best('code_match'), sign=1),
     _f("g_code_conflict", "{0, 1}", "1 when no selected chunk holds all the question's codes and one names "
-       "another code of the same prefix (PX-17 for PX-7)."),
+       "another code of the same prefix (PX-17 for PX-7).",
+       lambda g, _: g.code_conflict, sign=-1),
+    _f("g_reader_best", "[-1, 1]; 0 when the reader did not run", "Best reader_maxsim over the selected chunks.",
+       lambda g, _: g.best("reader_maxsim"), sign=1),
+    _f("g_reader_peak", "[-2, 2]; 0 when the reader did not run", "g_reader_best minus the median reader_maxsim "
+       "of the rerank window: how much the best reading stands out from the on-topic crowd.",
+       lambda g, _: g.best("reader_maxsim") - g.reader_median if g.sel else 0.0, sign=1),
 )
 
 CANDIDATE_NAMES: tuple[str, ...] = tuple(f.name for f in CANDIDATE_FEATURES)
@@ -155,8 +243,23 @@ SENTENCE_NAMES: tuple[str, ...] = tuple(f.name for f in SENTENCE_FEATURES)
 GATE_NAMES: tuple[str, ...] = tuple(f.name for f in GATE_FEATURES)
 #: The direction each gate feature may move P(support): +1 never lowers it, −1 never raises it (the fit is
 #: bounded accordingly, so an explanation never credits a missing word with support).
-GATE_SIGNS: tuple[int, ...] = tuple(-1 if n in {"g_focus_missing", "g_focus_missing_n", "g_unseen_index",
-                                                "g_code_conflict"} else 1 for n in GATE_NAMES)
+GATE_SIGNS: tuple[int, ...] = tuple(f.sign for f in GATE_FEATURES)
+
+
+def _feature_set_version() -> str:
+    """A digest of every declaration (group, order, name, range, text, sign): adding, removing, reordering or
+    re-describing a feature changes it, so a model trained on another set is refused at load. A change of
+    meaning is a change of its text."""
+    import hashlib
+
+    text = "\n".join(f"{group}|{f.name}|{f.range}|{f.doc}|{f.sign}"
+                     for group, feats in (("candidate", CANDIDATE_FEATURES), ("sentence", SENTENCE_FEATURES),
+                                          ("gate", GATE_FEATURES)) for f in feats)
+    return "judge-features-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+#: The feature set's version, recorded by every model and checked at load (derived from the declarations).
+FEATURE_SET_VERSION = _feature_set_version()
 FEATURE_DOCS: dict[str, Feature] = {f.name: f for f in (*CANDIDATE_FEATURES, *SENTENCE_FEATURES, *GATE_FEATURES)}
 
 _NEG_WORDS = frozenset(fold(w) for w in NEGATIONS)
@@ -320,7 +423,7 @@ class TextView:
         found = self._sentences.get(chunk_id)
         if found is None:
             found = self._sentences[chunk_id] = tuple(
-                (s, tokenize(s), fold(s)) for s in split_sentences(self.chunks[chunk_id].text))
+                (s, tokenize(s), fold(s)) for s in whole_sentences(self.chunks[chunk_id].text))
         return found
 
 
@@ -336,6 +439,9 @@ class JudgeInput:
         vectors: stored unit vectors of (at least) the candidates that the dense list lacks.
         view: token views of the corpus' chunks and parents.
         stats: the tenant's BM25 statistics.
+        reader: the reader's score (MaxSim, :mod:`retrieval.reader.interaction`) of (at least) the window's
+            candidates, by chunk id; ``None`` where it did not run (its features are then 0; the judge's
+            stages never run without it, see :func:`retrieval.judge.stage.judge_input`).
     """
 
     question: str
@@ -346,6 +452,7 @@ class JudgeInput:
     vectors: Mapping[str, np.ndarray]
     view: TextView
     stats: TenantStats
+    reader: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -463,85 +570,69 @@ class CandidateRows:
         return self.X[:, CANDIDATE_NAMES.index(name)]
 
 
+class _Window:
+    """The rerank window of one request, as the candidate features read it (shared values computed once)."""
+
+    def __init__(self, inp: JudgeInput, window: int) -> None:
+        self.items = items = inp.fused.items[:window]
+        self.ids = [i.chunk_id for i in items]
+        self.q = q = question_terms(inp.question, inp.stats)
+        self.view = view = inp.view
+        lex = {i.chunk_id: i for i in inp.lexical.items}
+        den = {i.chunk_id: i for i in inp.dense.items}
+        self.lex = [lex.get(cid) for cid in self.ids]
+        self.den = [den.get(cid) for cid in self.ids]
+        self.best_bm25 = max((i.score for i in inp.lexical.items), default=0.0)
+        self.best_rrf = max((i.score for i in items), default=0.0)
+        cos = np.zeros(len(items))
+        known = np.zeros(len(items), dtype=bool)
+        for n, cid in enumerate(self.ids):
+            if self.den[n] is not None:
+                cos[n], known[n] = self.den[n].score, True
+            elif inp.q_vec is not None and cid in inp.vectors:
+                cos[n], known[n] = float(np.dot(inp.vectors[cid], inp.q_vec)), True
+        self.cos, self.known = cos, known
+        self.best_cos = cos[known].max() if known.any() else 0.0
+        order = np.argsort(-np.where(known, cos, -np.inf), kind="stable")
+        cos_rank = np.empty(len(items))
+        cos_rank[order] = np.arange(len(items))
+        self.cos_rank_norm = cos_rank / max(len(items) - 1, 1)
+        self.sets = [view.token_set(cid) for cid in self.ids]
+        union = frozenset().union(*self.sets) if self.sets else frozenset()
+        self.missing = tuple(t for t in q.tokens if t not in union)
+        self.unseen = tuple(t for t in q.tokens if inp.stats.doc_freq(t) == 0)
+        total = q.total
+        self.miss_w = sum(w for t, w in zip(q.tokens, q.idf) if t not in union) / total if total > 0 else 0.0
+        self.unseen_w = sum(w for t, w in zip(q.tokens, q.idf) if t in self.unseen) / total if total > 0 else 0.0
+        self.miss_max = max((w for t, w in zip(q.tokens, q.idf) if t not in union), default=0.0) / q.max_idf \
+            if q.max_idf > 0 else 0.0
+        self.parent_count = Counter(i.parent_id for i in items)
+        self.covs = [_coverage(q, s) for s in self.sets]
+        self.best_cov = max(self.covs, default=0.0)
+        scores = inp.reader or {}
+        self.reader = [float(scores.get(cid, 0.0)) for cid in self.ids]
+        self.best_reader = max(self.reader, default=0.0)
+        self._codes: dict[int, tuple[float, float]] = {}
+
+    def codes(self, n: int) -> tuple[float, float]:
+        """(code_match, code_conflict) of candidate ``n``."""
+        found = self._codes.get(n)
+        if found is None:
+            cid = self.ids[n]
+            found = self._codes[n] = _code_features(self.q, self.view.codes(cid), self.view.folded(cid))
+        return found
+
+
 def candidate_features(inp: JudgeInput, window: int) -> CandidateRows:
     """Feature rows for the first ``window`` items of the fused list (the rerank window).
 
     Returns:
         :class:`CandidateRows`; columns in :data:`CANDIDATE_NAMES` order.
     """
-    items = inp.fused.items[:window]
-    q = question_terms(inp.question, inp.stats)
-    view = inp.view
-    lex = {i.chunk_id: i for i in inp.lexical.items}
-    den = {i.chunk_id: i for i in inp.dense.items}
-    best_bm25 = max((i.score for i in inp.lexical.items), default=0.0)
-    best_rrf = max((i.score for i in items), default=0.0)
-    cos = np.zeros(len(items))
-    known = np.zeros(len(items), dtype=bool)
-    for n, item in enumerate(items):
-        if item.chunk_id in den:
-            cos[n], known[n] = den[item.chunk_id].score, True
-        elif inp.q_vec is not None and item.chunk_id in inp.vectors:
-            cos[n], known[n] = float(np.dot(inp.vectors[item.chunk_id], inp.q_vec)), True
-    best_cos = cos[known].max() if known.any() else 0.0
-    order = np.argsort(-np.where(known, cos, -np.inf), kind="stable")
-    cos_rank = np.empty(len(items))
-    cos_rank[order] = np.arange(len(items))
-    cos_rank_norm = cos_rank / max(len(items) - 1, 1)
-    sets = [view.token_set(i.chunk_id) for i in items]
-    union = frozenset().union(*sets) if sets else frozenset()
-    missing = tuple(t for t in q.tokens if t not in union)
-    unseen = tuple(t for t in q.tokens if inp.stats.doc_freq(t) == 0)
-    total = q.total
-    miss_w = sum(w for t, w in zip(q.tokens, q.idf) if t not in union) / total if total > 0 else 0.0
-    unseen_w = sum(w for t, w in zip(q.tokens, q.idf) if t in unseen) / total if total > 0 else 0.0
-    miss_max = max((w for t, w in zip(q.tokens, q.idf) if t not in union), default=0.0) / q.max_idf \
-        if q.max_idf > 0 else 0.0
-    parent_count = Counter(i.parent_id for i in items)
-    covs = [_coverage(q, s) for s in sets]
-    best_cov = max(covs, default=0.0)
-    rows = []
-    for n, item in enumerate(items):
-        cid = item.chunk_id
-        seq = view.tokens(cid)
-        s = sets[n]
-        folded = view.folded(cid)
-        code_match, code_conflict = _code_features(q, view.codes(cid), folded)
-        li, di = lex.get(cid), den.get(cid)
-        rows.append((
-            li.score / best_bm25 if li and best_bm25 > 0 else 0.0,
-            1.0 / li.rank if li else 0.0,
-            cos[n] if known[n] else 0.0,
-            best_cos - cos[n] if known[n] else 0.0,
-            1.0 / di.rank if di else 0.0,
-            cos_rank_norm[n] if known[n] else 1.0,
-            item.score / best_rrf if best_rrf > 0 else 0.0,
-            1.0 / item.rank,
-            1.0 if li and di else 0.0,
-            covs[n],
-            _count_cov(q, s),
-            _coverage(q, view.parent_set(item.parent_id)),
-            _coverage(q, view.title_set(item.parent_id)),
-            _focus_missing(q, s),
-            _bigram_cov(q, seq),
-            _proximity(q, seq),
-            math.log1p(len(seq)),
-            parent_count[item.parent_id] / len(items),
-            code_match,
-            code_conflict,
-            _align(q.has_neg, s, _NEG_WORDS),
-            _align(q.has_cond, s, _COND_WORDS, folded, _COND_PHRASES),
-            1.0 if q.codes else 0.0,
-            float(len(q.tokens)),
-            unseen_w,
-            miss_w,
-            miss_max,
-            best_cov,
-            best_cov - covs[n],
-        ))
-    X = np.asarray(rows, dtype=np.float64).reshape(len(items), len(CANDIDATE_NAMES))
-    return CandidateRows(tuple(i.chunk_id for i in items), tuple(i.parent_id for i in items),
-                         tuple(i.rank for i in items), X, q, missing, unseen)
+    w = _Window(inp, window)
+    X = _table(CANDIDATE_FEATURES, w, len(w.items))
+    return CandidateRows(tuple(w.ids), tuple(i.parent_id for i in w.items), tuple(i.rank for i in w.items), X,
+                         w.q, w.missing, w.unseen)
 
 
 @dataclass(frozen=True)
@@ -554,38 +645,55 @@ class SentenceRows:
     X: np.ndarray
 
 
+class _SentenceTable:
+    """The context's sentences, in context order then sentence order, as the sentence features read them."""
+
+    def __init__(self, q: QuestionTerms, context_ids: Sequence[str], view: TextView) -> None:
+        self.q, self.view = q, view
+        self.chunk_ids: list[str] = []
+        self.positions: list[int] = []
+        self.texts: list[str] = []
+        self.toks: list[list[str]] = []
+        self.folded: list[str] = []
+        self.ranks: list[int] = []
+        self.chunk_covs: list[float] = []
+        for rank, cid in enumerate(context_ids, start=1):
+            chunk_cov = _coverage(q, view.token_set(cid))
+            for pos, (text, toks, folded) in enumerate(view.sentences(cid)):
+                self.chunk_ids.append(cid)
+                self.positions.append(pos)
+                self.texts.append(text)
+                self.toks.append(toks)
+                self.folded.append(folded)
+                self.ranks.append(rank)
+                self.chunk_covs.append(chunk_cov)
+        self.sets = [set(t) for t in self.toks]
+        self.covs = [_coverage(q, s) for s in self.sets]
+        self.best = max(self.covs, default=0.0)
+
+    def same_prev(self, n: int) -> bool:
+        return n > 0 and self.chunk_ids[n - 1] == self.chunk_ids[n]
+
+    def same_next(self, n: int) -> bool:
+        return n + 1 < len(self.chunk_ids) and self.chunk_ids[n + 1] == self.chunk_ids[n]
+
+    def has_number(self, n: int) -> bool:
+        return bool(_DIGIT_RE.search(self.texts[n]))
+
+    def new_cov(self, n: int) -> float:
+        """IDF-weighted share of the question's tokens in sentence ``n`` and not in the previous one."""
+        q = self.q
+        prev = self.sets[n - 1] if self.same_prev(n) else set()
+        s = self.sets[n]
+        return sum(w for t, w in zip(q.tokens, q.idf) if t in s and t not in prev) / q.total if q.total > 0 else 0.0
+
+
 def sentence_features(question: str, context_ids: Sequence[str], view: TextView, stats: TenantStats,
                       terms: QuestionTerms | None = None) -> SentenceRows:
     """Feature rows for every sentence of the context chunks (in context order, then sentence order)."""
-    q = terms or question_terms(question, stats)
-    raw: list[tuple[str, int, str, list[str], str, int, float]] = []
-    for rank, cid in enumerate(context_ids, start=1):
-        chunk_cov = _coverage(q, view.token_set(cid))
-        for pos, (text, toks, folded) in enumerate(view.sentences(cid)):
-            raw.append((cid, pos, text, toks, folded, rank, chunk_cov))
-    covs = [_coverage(q, set(r[3])) for r in raw]
-    best = max(covs, default=0.0)
-    rows = []
-    for n, (cid, pos, text, toks, folded, rank, chunk_cov) in enumerate(raw):
-        s = set(toks)
-        count = len(view.sentences(cid))
-        same_prev = n > 0 and raw[n - 1][0] == cid
-        same_next = n + 1 < len(raw) and raw[n + 1][0] == cid
-        prev_set = set(raw[n - 1][3]) if same_prev else set()
-        total = q.total
-        new_cov = sum(w for t, w in zip(q.tokens, q.idf) if t in s and t not in prev_set) / total if total > 0 else 0.0
-        has_num = bool(_DIGIT_RE.search(text))
-        code_match, _ = _code_features(q, (), folded)
-        rows.append((
-            covs[n], _count_cov(q, s), covs[n] / best if best > 0 else 0.0, _bigram_cov(q, toks),
-            _proximity(q, toks), _focus_missing(q, s),
-            covs[n - 1] if same_prev else 0.0, covs[n + 1] if same_next else 0.0, new_cov,
-            pos / max(count - 1, 1), math.log1p(len(toks)), float(has_num), float(has_num and q.wh_number),
-            code_match, _align(q.has_neg, s, _NEG_WORDS),
-            _align(q.has_cond, s, _COND_WORDS, folded, _COND_PHRASES), 1.0 / rank, chunk_cov,
-        ))
-    X = np.asarray(rows, dtype=np.float64).reshape(len(raw), len(SENTENCE_NAMES))
-    return SentenceRows(tuple(r[0] for r in raw), tuple(r[1] for r in raw), tuple(r[2] for r in raw), X)
+    t = _SentenceTable(terms or question_terms(question, stats), context_ids, view)
+    X = _table(SENTENCE_FEATURES, t, len(t.texts))
+    return SentenceRows(tuple(t.chunk_ids), tuple(t.positions), tuple(t.texts), X)
 
 
 # -- the gate's question-level features -----------------------------------------------------------------
@@ -691,42 +799,46 @@ def _sentence_cov(q: QuestionTerms, view: TextView, chunk_ids: Sequence[str]) ->
     return best
 
 
+class _GateContext:
+    """The selected chunks of one request, as the gate features read them (the window's candidate rows are
+    read, not recomputed)."""
+
+    def __init__(self, inp: JudgeInput, rows: CandidateRows, selected: Sequence[int], window: int | None,
+                 focus: Focus | None) -> None:
+        self.view, self.q = view, q = inp.view, rows.terms
+        self.col = {n: rows.X[:, i] for i, n in enumerate(CANDIDATE_NAMES)}
+        self.sel = sel = list(selected)
+        self.ids = ids = [rows.chunk_ids[j] for j in sel]
+        self.focus = focus = focus or focus_of(inp.question, q)
+        self.stems = [view.stem_set(cid) for cid in ids]
+        union = frozenset().union(*self.stems) if self.stems else frozenset()
+        self.missing = [w for f, w in zip(focus.forms, focus.idf) if not holds(f, union)]
+        self.token_union = frozenset().union(*(view.token_set(cid) for cid in ids)) if ids else frozenset()
+        cos = self.col["dense_cos"]
+        in_window = cos[: window or len(cos)]
+        known = in_window != 0.0
+        self.any_known = bool(known.any())
+        self.best_cos = float(cos[sel].max()) if sel else 0.0
+        self.median = float(np.median(in_window[known])) if self.any_known else 0.0
+        reader = self.col["reader_maxsim"][: window or len(cos)]
+        self.reader_median = float(np.median(reader)) if len(reader) else 0.0
+        self.unseen = float(rows.X[0, CANDIDATE_NAMES.index("q_unseen_index")]) if len(rows.X) else 0.0
+        matched = bool(q.codes) and any(self.col["code_match"][j] >= 1.0 for j in sel)
+        self.code_conflict = 1.0 if q.codes and not matched and any(self.col["code_conflict"][j] for j in sel) \
+            else 0.0
+
+    def best(self, name: str) -> float:
+        """The best value of candidate feature ``name`` over the selected chunks (0 with none)."""
+        return float(self.col[name][self.sel].max()) if self.sel else 0.0
+
+
 def gate_features(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int],
                   window: int | None = None, focus: Focus | None = None) -> np.ndarray:
     """The gate's row (shape ``(1, len(GATE_NAMES))``) for the selected chunks, given as row indexes of
     ``rows`` (the window's candidate features, which it reads instead of recomputing). ``window``: how many
     first rows form the rerank window (for the median cosine; default all rows). ``focus``: the question's
     :func:`focus_of`, when the caller already has it."""
-    view, q = inp.view, rows.terms
-    col = {n: rows.X[:, i] for i, n in enumerate(CANDIDATE_NAMES)}
-    sel = list(selected)
-    ids = [rows.chunk_ids[j] for j in sel]
-    focus = focus or focus_of(inp.question, q)
-    stems = [view.stem_set(cid) for cid in ids]
-    union = frozenset().union(*stems) if stems else frozenset()
-    missing = [w for f, w in zip(focus.forms, focus.idf) if not holds(f, union)]
-    token_union = frozenset().union(*(view.token_set(cid) for cid in ids)) if ids else frozenset()
-    cos = col["dense_cos"]
-    in_window = cos[: window or len(cos)]
-    known = in_window != 0.0
-    best_cos = float(cos[sel].max()) if sel else 0.0
-    median = float(np.median(in_window[known])) if known.any() else 0.0
-
-    def best(name: str) -> float:
-        return float(col[name][sel].max()) if sel else 0.0
-
-    matched_code = bool(q.codes) and any(col["code_match"][j] >= 1.0 for j in sel)
-    row = (
-        best("cov_chunk"), _coverage(q, token_union), best("cov_parent"),
-        max((_focus_cov(focus, s) for s in stems), default=0.0),
-        _focus_cov(focus, stems[0]) if stems else 0.0,
-        sum(missing) / focus.total if focus.total > 0 else 1.0, float(len(missing)),
-        _sentence_cov(q, view, ids), best("bigram_cov"), best("proximity"),
-        best_cos, best_cos - median if sel and known.any() else 0.0,
-        float(rows.X[0, CANDIDATE_NAMES.index("q_unseen_index")]) if len(rows.X) else 0.0,
-        best("code_match"), 1.0 if q.codes and not matched_code and any(col["code_conflict"][j] for j in sel) else 0.0,
-    )
-    return np.asarray(row, dtype=np.float64).reshape(1, len(GATE_NAMES))
+    return _table(GATE_FEATURES, _GateContext(inp, rows, selected, window, focus), 1)
 
 
 def focus_missing_words(inp: JudgeInput, rows: CandidateRows, selected: Sequence[int],

@@ -77,9 +77,11 @@ def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, den
     """Everything the judge reads for one request: stored vectors are read only for the window's
     candidates that the dense list lacks (lexical-only finds), through the guarded read.
 
+    The reader's scores of the window's candidates (:func:`reader_scores`) come with them.
+
     Returns:
-        ``(input, None)``, or ``(None, reason)`` when those vectors cannot be read: their cosine features
-        would be unknown, so the learned stages drop (with this reason) instead of scoring a 0 cosine.
+        ``(input, None)``, or ``(None, reason)`` when those vectors cannot be read or the reader cannot run:
+        their features would be unknown, so the learned stages drop (with this reason) instead of scoring a 0.
     """
     dense_ids = {i.chunk_id for i in dense.items}
     wanted = [i.chunk_id for i in fused.items[:window] if i.chunk_id not in dense_ids]
@@ -89,8 +91,33 @@ def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, den
         if read.value is None:
             return None, read.reason
         vectors = read.value
-    return JudgeInput(question, lexical, dense, fused, q_vec, vectors, text_view(state),
-                      tenant_stats(state.lexical, tenant)), None
+    view = text_view(state)
+    scores, why = reader_scores(question, [i.chunk_id for i in fused.items[:window]], view)
+    if scores is None:
+        return None, why
+    return JudgeInput(question, lexical, dense, fused, q_vec, vectors, view, tenant_stats(state.lexical, tenant),
+                      scores), None
+
+
+def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
+                  known: Mapping[str, float] | None = None) -> tuple[dict[str, float] | None, str | None]:
+    """The reader's score of each chunk (its text), by chunk id, added to ``known``; or ``(None, reason)``
+    when the reader cannot load or fails (the judge's reader features would be unknown)."""
+    from ..reader.interaction import shared_reader
+
+    out = dict(known or {})
+    todo = [cid for cid in dict.fromkeys(chunk_ids) if cid not in out]
+    if not todo:
+        return out, None
+    reader, why = shared_reader()
+    if reader is None:
+        return None, f"the judge reads the reader's scores, which are unavailable: {why}"
+    try:
+        scores = reader.score(question, [view.chunks[cid].text for cid in todo])
+    except (RuntimeError, ValueError, MemoryError) as exc:
+        return None, f"the reader failed ({exc.__class__.__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
+    out.update(zip(todo, (float(x) for x in scores)))
+    return out, None
 
 
 @dataclass
@@ -114,7 +141,8 @@ class JudgeRun:
         window): the stored vectors of those chunks are read first (guarded), so their cosine is known, not 0.
 
         Returns:
-            ``None``, or why the stored vectors could not be read (the rows are then left as they were).
+            ``None``, or why the stored vectors could not be read or the reader could not score the list (the
+            rows are then left as they were).
         """
         wanted = [c for c in chunk_ids if c not in self.inp.vectors]
         vectors = dict(self.inp.vectors)
@@ -124,7 +152,11 @@ class JudgeRun:
             if read.value is None:
                 return read.reason
             vectors.update(read.value)
-        self.inp = replace(self.inp, vectors=vectors)
+        every = [i.chunk_id for i in self.inp.fused.items]   # the rows below cover the whole fused list
+        scores, why = reader_scores(self.inp.question, every, self.inp.view, self.inp.reader)
+        if scores is None:
+            return why
+        self.inp = replace(self.inp, vectors=vectors, reader=scores)
         self.rows = candidate_features(self.inp, len(self.inp.fused.items))
         self.index = {cid: j for j, cid in enumerate(self.rows.chunk_ids)}
         return None

@@ -41,6 +41,7 @@ from .features import (CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SI
                        JudgeInput, SentenceRows, TextView, candidate_features, gate_features, sentence_features,
                        stats_without, tenant_stats)
 from .models import (FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, JudgeModels, LogisticModel, ndcg_at)
+from .stage import reader_scores
 
 SEED = 20261201
 WINDOW = 20          # generator window of a default request (overfetch 4 × top_k 5)
@@ -210,7 +211,11 @@ def collect(bench: Any, questions: Sequence[Question], corpus_name: str, splits:
                 removed = [c for c in state.chunks if c.parent_id in set(q.relevant)
                            and c.metadata.get(s.tenant_field) == tenant]
                 case_stats = stats_without(stats, removed)
-            inp = JudgeInput(trace.question, lists["bm25"], lists["dense"], fused, q_vec, vectors, view, case_stats)
+            scores, why = reader_scores(trace.question, [i.chunk_id for i in fused.items[:rerank_window]], view)
+            if scores is None:
+                raise ValueError(f"cannot train the judge: {why}")
+            inp = JudgeInput(trace.question, lists["bm25"], lists["dense"], fused, q_vec, vectors, view, case_stats,
+                             scores)
             cases.append(build_case(q, kind, splits[q.id], corpus_name, inp, rerank_window))
         if progress:
             progress(1)

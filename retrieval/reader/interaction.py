@@ -65,7 +65,9 @@ class MaxSimReader:
             raise ValueError("max_query and max_passage must be at least 3 tokens")
         self.name = name
         self.tok = tokenizer
-        self.max_query, self.max_passage, self.batch = max_query, max_passage, batch
+        positions = encoder.config["max_positions"]   # the model reads no more tokens than it has positions
+        self.max_query, self.max_passage = min(max_query, positions), min(max_passage, positions)
+        self.batch = batch
         encoder = encoder.eval()
         if int8:
             encoder = torch.ao.quantization.quantize_dynamic(encoder, {torch.nn.Linear}, dtype=torch.qint8)
@@ -170,3 +172,38 @@ def load_reader(spec: str = KIND, **kwargs) -> tuple[MaxSimReader | None, str]:
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         return None, f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
     return reader, "loaded"
+
+
+_shared: tuple[MaxSimReader | None, str] | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_reader() -> tuple[MaxSimReader | None, str]:
+    """The process' one fp32 reader (what the judge's reader features read), loaded on first use; the
+    load's outcome is kept, so a missing file is reported once, not retried on every request."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = load_reader(KIND)
+        return _shared
+
+
+def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Thread:
+    """Compute the token states of ``texts`` (a corpus' chunks, in order) in a daemon thread, until they fill
+    ``share`` of the shared reader's cache: the first questions on a small corpus then cost the reader one
+    question encoding instead of reading every candidate (a few seconds for the lab corpus, once per process).
+    A reader that cannot load warms nothing (the judge reports why when a request needs it)."""
+    todo = list(dict.fromkeys(t for t in texts if t.strip()))
+
+    def run() -> None:
+        reader, _ = shared_reader()
+        if reader is None:
+            return
+        for start in range(0, len(todo), reader.batch):
+            if reader._cached_tokens >= share * reader._cache_tokens:
+                return
+            reader._passage_states(todo[start:start + reader.batch])
+
+    thread = threading.Thread(target=run, name="reader-warm", daemon=True)
+    thread.start()
+    return thread

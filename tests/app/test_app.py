@@ -106,7 +106,7 @@ def test_picking_a_labeled_question_sets_question_and_tenant() -> None:
     assert any("Labeled question `lab-004`" in c.value for c in at.caption)
 
 
-@pytest.mark.parametrize("spec, tier", [("bi", "full"), ("cross", "rrf_only")])
+@pytest.mark.parametrize("spec, tier", [("bi", "full"), ("reader", "full"), ("cross", "rrf_only")])
 def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # The app offers the cross-encoders its deployer names (no model path is typed on the page).
     monkeypatch.setenv("RETRIEVAL_APP_RERANKERS", "no-such-org/no-such-cross-encoder")
@@ -119,9 +119,11 @@ def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) 
     assert_ok(at)
     line = tier_line(at)
     assert f"-badge[{tier}]" in line
-    if tier == "full":
+    if spec == "bi":
         assert "bi\\-encoder" in line  # named honestly: a bi-encoder rescoring, not a cross-encoder
         assert any(h == "Reranked (bi-encoder)" for h in subheaders(at))
+    elif spec == "reader":
+        assert any(h == "Reranked (reader)" for h in subheaders(at)), subheaders(at)
     else:
         assert "is not on disk" in line and "models pull" in line
         assert any("is not on disk" in i.value for i in at.info)  # the empty reranked panel says why

@@ -113,11 +113,11 @@ def test_a_reranker_path_in_the_url_is_ignored_without_a_word_on_the_filesystem(
     assert_ok(at)
     (line,) = url_warnings(at)
     assert line == (f"URL parameter ignored: reranker={raw!r} is not one of this app's rerankers "
-                    "(ltr, none, bi-encoder:use-m3); using ltr")
+                    "(ltr, none, reader, bi-encoder:use-m3); using ltr")
     assert at.radio(key="rerank_mode").value == "ltr"
     assert at.radio(key="rerank_mode").options == [
         "Learned ranker (LambdaMART over BM25, dense and coverage features)", "Off",
-        "Bi-encoder rescoring (use-m3, offline)"]
+        "Reader (token-level match over e5, offline)", "Bi-encoder rescoring (use-m3, offline)"]
     assert all(t.key != "rerank_custom" for t in at.text_input)  # no free-text model box
 
 
@@ -143,7 +143,7 @@ def test_the_evaluation_page_refuses_my_set_outside_the_roots() -> None:
                             "roots") and "\n" not in error
     assert set(at.selectbox(key="ev_reranker").options) == {
         "bi-encoder:use-m3 (offline rescoring, not a cross-encoder)", "none",
-        "ltr (the learned ranker, as hybrid+ltr)"}
+        "ltr (the learned ranker, as hybrid+ltr)", "reader (late interaction over e5, offline, as hybrid+reader)"}
 
 
 def test_the_reranker_list_is_the_servers_own() -> None:
@@ -152,10 +152,12 @@ def test_the_reranker_list_is_the_servers_own() -> None:
     from retrieval.settings import Settings
 
     base = Settings(_env_file=None, app_rerankers="org/a, org/b,org/a")
-    assert views.app_rerankers(base) == ("ltr", "none", "bi-encoder:use-m3", "org/a", "org/b")
+    assert views.app_rerankers(base) == ("ltr", "none", "reader", "bi-encoder:use-m3", "org/a", "org/b")
     assert views.app_rerankers(base.with_overrides(reranker_model="org/c"))[-1] == "org/c"
     assert views.app_rerankers(base.with_overrides(reranker_model="ltr:models/judge"))[0] == "ltr:models/judge"
-    assert views.app_rerankers(base.with_overrides(reranker_model="off"))[:3] == ("ltr", "none", "bi-encoder:use-m3")
+    assert views.app_rerankers(base.with_overrides(reranker_model="off"))[:4] == ("ltr", "none", "reader",
+                                                                                 "bi-encoder:use-m3")
+    assert views.app_rerankers(base.with_overrides(reranker_model="reader:int8"))[2] == "reader:int8"
     for bad in ("ltr:/etc", "none", "bi-encoder:e5-small"):
         with pytest.raises(InvalidSetting, match="app_rerankers"):
             base.with_overrides(app_rerankers=bad)

@@ -32,7 +32,8 @@ def test_lab_unanswerable_abstains_and_answerable_answers(lab_bench):
     assert refused.tier == "refusal" and refused.answer.abstained and refused.final == []
     support = refused.gate["support"]
     assert support["passes"] is False and support["best"] < support["threshold"]
-    assert refused.gate["reason"].startswith("no selected chunk mentions 'frete', 'grátis'; support ")
+    reason = refused.gate["reason"]
+    assert reason.startswith("no selected chunk mentions ") and "'frete', 'grátis'; support " in reason
     assert set(support["features"]) >= {"g_focus_missing", "g_cos_best"}
     # A question nobody here wrote or trained on, about something the tenant's documents never mention.
     off = lab_bench.ask("Qual o horário da biblioteca aos sábados?", {"tenant": "lumen"})

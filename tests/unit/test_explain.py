@@ -137,3 +137,16 @@ def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> N
     assert entry == {"status": "outside_window", "rank": None, "score": pytest.approx(0.6), "window": 1, "beyond": 2}
     assert explain.describe(entry, "dense") == ("ranked after the store's nearest 2, outside the window of 1 "
                                                 "(cosine 0.6000)")
+
+
+def test_the_reader_scores_the_chunk_unless_the_filters_exclude_it() -> None:
+    from retrieval.reader.interaction import shared_reader
+
+    assert explain.explain(STATE, TRACE, "d#0", query_vector=Q)["reader"] == {"status": "filtered"}
+    reader, why = shared_reader()
+    assert why == "loaded"
+    got = explain.explain(STATE, TRACE, "a#0", query_vector=Q)["reader"]
+    chunk = STATE.chunk_by_id["a#0"]
+    assert got == {"status": "computed",
+                   "score": round(float(reader.score(TRACE["question"], [chunk.text])[0]), 4)}
+    assert 0.0 < got["score"] <= 1.0

