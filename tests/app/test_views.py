@@ -90,7 +90,8 @@ def test_movement_and_lost_rows() -> None:
     assert len(rows) == 6
     assert views.movement_rows(trace(reranked={"score_kind": "none", "items": []})) == []
     lost = views.lost_rows(trace(), relevant=["b"])
-    assert lost == [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3, "relevance": "relevant"}]
+    assert lost == [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3, "reader": None,
+                     "relevance": "relevant"}]
 
 
 def test_contribution_rows_mark_single_ranker_items() -> None:
