@@ -38,7 +38,7 @@ from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIG
 MANIFEST = "manifest.json"
 CARD = "model_card.md"
 RERANKER_KIND = "ltr"
-RERANKER_LABEL = "learned ranker (LambdaMART) over BM25, dense and coverage features"
+RERANKER_LABEL = "learned ranker (LambdaMART) over BM25, dense, coverage and reader features"
 FAQUAD_ATTRIBUTION = ("FaQuAD (Sayama, Araujo and Fernandes, 2019; repository liafacom/faquad), licensed "
                       "Creative Commons Attribution 4.0 (CC BY 4.0)")
 

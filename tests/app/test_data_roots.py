@@ -116,7 +116,7 @@ def test_a_reranker_path_in_the_url_is_ignored_without_a_word_on_the_filesystem(
                     "(ltr, none, reader, bi-encoder:use-m3); using ltr")
     assert at.radio(key="rerank_mode").value == "ltr"
     assert at.radio(key="rerank_mode").options == [
-        "Learned ranker (LambdaMART over BM25, dense and coverage features)", "Off",
+        "Learned ranker (LambdaMART over BM25, dense, coverage and reader features)", "Off",
         "Reader (token-level match over e5, offline)", "Bi-encoder rescoring (use-m3, offline)"]
     assert all(t.key != "rerank_custom" for t in at.text_input)  # no free-text model box
 
