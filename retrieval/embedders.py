@@ -19,6 +19,8 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from .errors import first_line
+
 log = logging.getLogger(__name__)
 
 
@@ -109,6 +111,6 @@ def load_embedder(name: str, allow_downloads: bool = False, threads: int = 2) ->
     except BaseException as exc:  # noqa: BLE001 - a loader degrades, it never crashes the request
         if isinstance(exc, KeyboardInterrupt):
             raise
-        reason = f"embedder '{name}' could not load: {exc.__class__.__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        reason = f"embedder '{name}' could not load: {exc.__class__.__name__}: {first_line(exc)}"
         log.warning(reason)
         return None, reason

@@ -1,6 +1,13 @@
 """Errors the user sees. Each carries one line of text fit for stderr or the app."""
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """The first line of ``exc``'s text, cut to ``limit`` characters ("" when it has none): how a reason
+    quotes a library's error after its class name."""
+    text = str(exc)
+    return text.splitlines()[0][:limit] if text else ""
+
+
 class RetrievalError(Exception):
     """Base class of every error this package raises on purpose. Its text is always one line (line breaks
     and runs of spaces from quoted input or a wrapped library message are folded into single spaces)."""

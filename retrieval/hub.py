@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from .errors import first_line
+
 DEFAULT_CROSS_ENCODER = "BAAI/bge-reranker-v2-m3"
 FALLBACK_CROSS_ENCODER = "BAAI/bge-reranker-base"
 
@@ -108,5 +110,5 @@ def pull(name: str, timeout_s: float = 3.0) -> str:
         try:
             return snapshot_download(candidate)
         except Exception as exc:  # noqa: BLE001 - reported in one line by the CLI
-            errors.append(f"{candidate}: {exc.__class__.__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
+            errors.append(f"{candidate}: {exc.__class__.__name__}: {first_line(exc, 120)}")
     raise RuntimeError("could not download " + "; ".join(errors))

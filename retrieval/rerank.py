@@ -23,6 +23,7 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 
 from .embedders import load_embedder, offline_hub_env
+from .errors import first_line
 from .types import RankedList, ScoredItem
 
 log = logging.getLogger(__name__)
@@ -217,7 +218,7 @@ def load_reranker(spec: str, allow_downloads: bool = False,
     except BaseException as exc:  # noqa: BLE001 - a loader degrades, it never crashes the request
         if isinstance(exc, KeyboardInterrupt):
             raise
-        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        first = first_line(exc)
         reason = f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
         if not allow_downloads:
             reason += (f" (not on disk? fetch it with `python -m retrieval models pull {spec}` where a model hub "

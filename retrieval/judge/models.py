@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import first_line
 from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIGNS, SENTENCE_NAMES
 
 MANIFEST = "manifest.json"
@@ -312,7 +313,7 @@ def read_models(folder: str | Path) -> JudgeModels:
     except ImportError:
         raise JudgeModelError("the judge needs lightgbm (pip install lightgbm==4.7.0)") from None
     except Exception as exc:  # noqa: BLE001 - reported as the reason the stage dropped
-        first = str(exc).splitlines()[0][:160] if str(exc) else ""
+        first = first_line(exc, 160)
         raise JudgeModelError(f"model at {folder} is unreadable: {exc.__class__.__name__}: {first}") from None
     if not isinstance(models["reranker"], BoosterModel):
         raise JudgeModelError(f"model at {folder}: the reranker must be a LightGBM model")

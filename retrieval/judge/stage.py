@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..answer import EXTRACTIVE_NOTES, Answer, abstention
+from ..errors import first_line
 from ..store import guarded, read_vectors
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
@@ -115,7 +116,7 @@ def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
     try:
         scores = reader.score(question, [view.chunks[cid].text for cid in todo])
     except (RuntimeError, ValueError, MemoryError) as exc:
-        return None, f"the reader failed ({exc.__class__.__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
+        return None, f"the reader failed ({exc.__class__.__name__}: {first_line(exc, 160)})"
     out.update(zip(todo, (float(x) for x in scores)))
     return out, None
 
