@@ -96,8 +96,7 @@ def time_rows(cases: Sequence[tuple[str, list[str]]], rounds: int, layers_option
                     cold, warm = [], []
                     for _ in range(rounds):
                         for question, texts in cases:
-                            reader._cache.clear()
-                            reader._cached_tokens = 0
+                            reader.clear()
                             started = time.perf_counter()
                             reader.score(question, texts)
                             cold.append(time.perf_counter() - started)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .mmr import mmr
+from .reader import SCORE_KIND as READER_SCORE_KIND
 from .store import DenseStore, read_vectors
 from .types import RankedList, ScoredItem
 
@@ -65,7 +66,7 @@ def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: 
     kept = {key(i) for i in after}
     rerank_rank = {i.chunk_id: i.rank for i in reranked.items}
     scores = dict(reader or {})
-    if reranked.score_kind.startswith("reader"):
+    if reranked.score_kind == READER_SCORE_KIND:
         scores.update((i.chunk_id, i.score) for i in reranked.items)
     return [{"chunk_id": i.chunk_id, "parent_id": i.parent_id, "fused_rank": i.rank,
              "reranked_rank": rerank_rank.get(i.chunk_id),

@@ -52,8 +52,7 @@ def main() -> None:
             t0 = time.perf_counter()
             vec = bench.encoder.embedder.embed_queries([trace.question])[0]
             if n == 0:  # the first run of each question reads its candidates cold: no token state kept
-                reader._cache.clear()
-                reader._cached_tokens = 0
+                reader.clear()
             t1 = time.perf_counter()
             inp, why = judge_input(state, trace.question, tenant, trace.lexical, trace.dense, trace.fused, vec,
                                    settings.reranker_max_input)

