@@ -373,8 +373,7 @@ def _caveats(report: Mapping[str, Any], lang: str, kmax: int) -> list[str]:
         value = cfg["overall"].get(f"judged@{kmax}")
         if value is not None and value < 0.8:
             out.append(_l("caveat_judged", lang, k=kmax, c=name, v=f"{value:.2f}"))
-    problems = report.get("question_problems") or {}
-    flawed = problems.get("questions", 0) if isinstance(problems, dict) else len(problems)
+    flawed = (report.get("question_problems") or {}).get("questions", 0)
     if flawed:
         out.append(_l("caveat_problems", lang, n=flawed))
     if len(report["configs"]) > 1 and (report.get("questions") or 0) < 100:
