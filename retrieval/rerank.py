@@ -185,9 +185,10 @@ def load_reranker(spec: str, allow_downloads: bool = False,
 
         return load_learned_reranker(spec, judge_path or PROJECT_ROOT / "models" / "judge")
     if parsed.kind == "reader":
-        from .reader.interaction import KIND, load_reader, shared_reader
+        from .reader.interaction import load_reader, shared_reader
 
-        return shared_reader() if spec == KIND else load_reader(spec)  # one fp32 reader, shared with the judge
+        # The plain fp32 reader ('reader', 'READER', 'reader:') is the one the judge reads: loaded once.
+        return shared_reader() if not parsed.name.strip() else load_reader(spec)
     if parsed.kind == "bi-encoder":
         if not parsed.name.strip():
             return None, f"reranker '{spec}' names no embedding model (use bi-encoder:use-m3 or bi-encoder:e5-small)"

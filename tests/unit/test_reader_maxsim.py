@@ -106,3 +106,13 @@ def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatc
     assert reader.score("a", texts[:1]).shape == (1,) and len(reader._cache) >= 1
     monkeypatch.setattr(interaction, "_shared", (None, "missing"))
     assert interaction.warm_in_background(texts).join(timeout=5) is None   # nothing to warm, no error
+
+
+def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
+    from retrieval.reader import interaction
+    from retrieval.rerank import load_reranker
+
+    shared = (object(), "loaded")
+    monkeypatch.setattr(interaction, "_shared", shared)
+    for spec in ("reader", "READER", "reader:", " reader "):
+        assert load_reranker(spec) == shared, spec
