@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .errors import InvalidFilter, TenantRequired
 from .types import Chunk, MetadataValue
@@ -142,6 +142,7 @@ def build_filters(
     raw: Mapping[str, Any] | Iterable[tuple[str, Any]] | None,
     types: Mapping[str, set[type]],
     tenant_field: str,
+    tenant_types: Callable[[tuple[MetadataValue, ...]], Mapping[str, set[type]]] | None = None,
 ) -> Filters:
     """Validate and type raw filters (from ``--filter key=value``, a question file, or the app).
 
@@ -149,6 +150,10 @@ def build_filters(
         raw: a mapping ``{key: value | [values]}`` or pairs ``(key, value)``; a key given twice means IN.
         types: the corpus' metadata types (:func:`field_types`).
         tenant_field: when the corpus has this field, a request without it is refused.
+        tenant_types: on a multi-tenant corpus, the fields (and types) of the named tenant's own chunks
+            (:meth:`retrieval.index.IndexState.field_types_of`): the tenant is read first, and every other field
+            is checked against what that tenant's documents carry, so a refusal names only that tenant's fields
+            and types, never one that exists only in another tenant. ``None``: the whole corpus' ``types``.
 
     Raises:
         InvalidFilter: unknown field, a value that cannot take the field's type, or two tenants (a request
@@ -164,25 +169,49 @@ def build_filters(
             raise InvalidFilter("filters must be a mapping {field: value} or (field, value) pairs")
     else:
         pairs = list((raw or {}).items())
+    multi_tenant = tenant_field in types
+    scope: Mapping[str, set[type]] = types
+    known = f"the corpus has: {', '.join(sorted(types)) or 'none'}"
+    if multi_tenant and tenant_types is not None:
+        # The tenant first: the other fields are the named tenant's, and a refusal lists only those.
+        named = _merged([(k, v) for k, v in pairs if k == tenant_field], types, known).get(tenant_field, [])
+        _check_tenants(named, tenant_field)
+        own = tenant_types(tuple(named))
+        scope = {**own, tenant_field: types[tenant_field]}
+        where = f"{tenant_field}={named[0]!r}"
+        known = (f"documents with {where} have: {', '.join(sorted(scope))}" if own
+                 else f"no document has {where}")
+    merged = _merged(pairs, scope, known)
+    if multi_tenant:
+        _check_tenants(merged.get(tenant_field) or [], tenant_field)
+    return Filters(tuple((k, tuple(v)) for k, v in merged.items()))
+
+
+def _merged(pairs: Iterable[tuple[Any, Any]], types: Mapping[str, set[type]], known: str
+            ) -> dict[str, list[MetadataValue]]:
+    """Each field's typed values, in order and without repeats (exact in type); ``known`` says which fields
+    an unknown one is refused against."""
     merged: dict[str, list[MetadataValue]] = {}
     seen: dict[str, set[tuple[str, Any]]] = {}
     for key, value in pairs:
         if not isinstance(key, str) or key not in types:
-            known = ", ".join(sorted(types)) or "none"
-            raise InvalidFilter(f"unknown filter field {key!r} (the corpus has: {known})")
+            raise InvalidFilter(f"unknown filter field {key!r} ({known})")
         values = value if isinstance(value, (list, tuple, set, frozenset)) else [value]
         for v in values:
             for typed_value in _coerce(key, v, types[key]):
                 if typed(typed_value) not in seen.setdefault(key, set()):
                     seen[key].add(typed(typed_value))
                     merged.setdefault(key, []).append(typed_value)
-    if tenant_field in types and not merged.get(tenant_field):
+    return merged
+
+
+def _check_tenants(tenants: list[MetadataValue], tenant_field: str) -> None:
+    """A request on a multi-tenant corpus names exactly one tenant."""
+    if not tenants:
         raise TenantRequired(
             f"this corpus is multi-tenant: name a tenant with --filter {tenant_field}=VALUE (or pick one in the app)"
         )
-    tenants = merged.get(tenant_field) or []
     if len(tenants) > 1:
         shown = ", ".join(repr(t) for t in tenants[:5])
         raise InvalidFilter(f"a request names exactly one tenant; got {len(tenants)} ({shown}): nothing is "
                             "searched across tenants")
-    return Filters(tuple((k, tuple(v)) for k, v in merged.items()))

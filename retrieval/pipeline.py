@@ -179,7 +179,8 @@ class Workbench:
         s, timer = self.request_settings(settings), StageTimer()
         with timer.stage("validate"):
             question = validate_question(question, s.max_question_chars)
-            flt = build_filters(filters, state.field_types, s.tenant_field)
+            # Validated against the named tenant's own fields: a refusal never names another tenant's.
+            flt = build_filters(filters, state.field_types, s.tenant_field, state.field_types_of)
         with tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
             notes = [{"stage": "transforms", "note": f"{name}: {t['fallback']}"}

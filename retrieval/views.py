@@ -475,6 +475,39 @@ def _to_bool(raw: str) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def link_filter_problems(pending: Mapping[str, Sequence[str]], offered: Iterable[str], tenant: Sequence[Any],
+                         types: Mapping[str, set[type]], tenant_field: str,
+                         tenant_types: Any = None) -> tuple[list[str], list[str]]:
+    """A link's filters (``f.<field>=``) on fields the pickers do not offer for the request's tenant.
+
+    Each is checked as the request would check it (:func:`retrieval.filters.build_filters` with the tenant's
+    own fields), so its refusal names only fields that tenant's documents carry, never one that exists only in
+    another tenant; a filter is never dropped without a word.
+
+    Args:
+        pending: the link's filters not yet applied (field → values as written).
+        offered: the fields the pickers list for this tenant (:meth:`IndexState.filter_values`).
+        tenant: the chosen tenant (one value), or empty on a corpus without tenants.
+        types, tenant_field, tenant_types: as :func:`retrieval.filters.build_filters` takes them.
+
+    Returns:
+        ``(fields handled, one "f.<field>: <refusal>" line per refused field)``.
+    """
+    from .errors import RetrievalError
+    from .filters import build_filters
+
+    shown = set(offered)
+    handled, problems = [], []
+    for name in [k for k in pending if k not in shown]:
+        handled.append(name)
+        try:
+            build_filters([(tenant_field, value) for value in tenant[:1]] + [(name, list(pending[name]))],
+                          types, tenant_field, tenant_types)
+        except RetrievalError as exc:
+            problems.append(f"{_FILTER_PREFIX}{name}: {exc}")
+    return handled, problems
+
+
 def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) -> tuple[ViewParams, list[str]]:
     """Parse URL parameters (each key → its values) over ``defaults``.
 

@@ -1,0 +1,122 @@
+"""In the app, a filter is checked against the chosen tenant's own fields: the refusal of a link's filter and of
+an evaluated question's filter names only that tenant's fields, and the pickers list only its fields and values.
+
+The corpus (tests/unit/test_tenant_fields.py): Acme's documents carry ``doc_type``, ``region`` and ``batch``;
+Globex's carry ``doc_type`` (one of them ``secret``), ``clearance`` and ``batch``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from _apptest import APP, assert_ok, plain
+from streamlit.testing.v1 import AppTest
+
+EVAL_PAGE = str(Path(APP).parent / "pages" / "2_Evaluation.py")
+ACME_FIELDS = "documents with tenant='acme' have: batch, doc_type, region, tenant"
+DOCS = [
+    {"id": "acme-backup", "title": "Backup", "text": "O backup noturno roda às 2h e guarda trinta dias de cópias.",
+     "metadata": {"tenant": "acme", "doc_type": "faq", "region": "norte", "batch": 3}},
+    {"id": "acme-senha", "title": "Senha", "text": "Para trocar a senha abra o portal e clique em esqueci a senha.",
+     "metadata": {"tenant": "acme", "doc_type": "manual", "region": "sul", "batch": 4}},
+    {"id": "globex-cofre", "title": "Cofre", "text": "O cofre secret abre com a chave dupla do gerente.",
+     "metadata": {"tenant": "globex", "doc_type": "secret", "clearance": "top", "batch": "alpha"}},
+]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))
+    return path
+
+
+@pytest.fixture
+def alice_sees_acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("users:\n  alice@example.com: [acme]\n  bob@example.com: [globex]\n", encoding="utf-8")
+    monkeypatch.setenv("RETRIEVAL_ACCESS_POLICY", str(policy))
+
+
+def walk(node) -> Iterator:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from walk(child)
+
+
+def rendered(at: AppTest) -> str:
+    """Everything the page sends to the browser (every element's proto, sidebar included), lower-cased."""
+    return "\n".join(str(getattr(node, "proto", "")) for node in walk(at._tree)).lower()
+
+
+def url_warnings(at: AppTest) -> list[str]:
+    return [plain(w.value) for w in at.warning if w.value.startswith("URL parameter ignored: ")]
+
+
+def signed_in(email: str | None, script: str = APP) -> AppTest:
+    at = AppTest.from_file(script, default_timeout=300)
+    if email:
+        at.user = {"is_logged_in": True, "email": email}
+    return at
+
+
+def test_a_link_filter_names_only_the_tenants_fields(corpus: Path) -> None:
+    """Single-user mode: ``f.colour`` (no tenant's field) and ``f.clearance`` (Globex's) on an Acme link are each
+    refused in one line naming Acme's fields; ``f.region`` applies."""
+    at = signed_in(None)
+    at.query_params.update({"corpus": str(corpus), "tenant": "acme", "q": "Quando roda o backup?",
+                            "f.colour": "azul", "f.clearance": "top", "f.region": "norte"})
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert sorted(url_warnings(at)) == [
+        f"URL parameter ignored: f.clearance: unknown filter field 'clearance' ({ACME_FIELDS})",
+        f"URL parameter ignored: f.colour: unknown filter field 'colour' ({ACME_FIELDS})"]
+    assert at.multiselect(key="flt_region").value == ["norte"]
+    assert sorted(ms.key for ms in at.sidebar.multiselect if ms.key.startswith("flt_")) == [
+        "flt_batch", "flt_doc_type", "flt_region"]
+    assert at.multiselect(key="flt_doc_type").options == ["faq", "manual"]  # not Globex's 'secret'
+    at.run()  # said once per session, not once more per rerun
+    assert len(url_warnings(at)) == 2
+
+
+def test_a_signed_in_user_never_sees_another_tenants_field_or_value(corpus: Path, alice_sees_acme: None) -> None:
+    at = signed_in("alice@example.com")
+    at.query_params.update({"corpus": str(corpus), "tenant": "acme", "q": "Onde está o manual secret?",
+                            "f.colour": "azul", "transforms": "self_query"})
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert url_warnings(at) == [f"URL parameter ignored: f.colour: unknown filter field 'colour' ({ACME_FIELDS})"]
+    assert at.selectbox(key="tenant").options == ["— pick a tenant —", "acme"]
+    assert at.multiselect(key="flt_doc_type").options == ["faq", "manual"]
+    # "secret" is written in the question, but only Globex has that doc_type: the self-query draws 'manual' alone
+    drawn = [q.get("filters_added") for trace in at.session_state["traces"].values() for q in trace["queries"]
+             if q["kind"] == "self_query"]
+    assert drawn and all(d == {"doc_type": ["manual"]} for d in drawn), drawn
+    page = rendered(at)
+    for other in ("globex", "clearance", "alpha"):
+        assert other not in page, other
+    assert "region" in page and "batch" in page
+
+
+def test_an_evaluated_questions_filter_names_only_the_tenants_fields(corpus: Path, tmp_path: Path,
+                                                                    alice_sees_acme: None) -> None:
+    """The Evaluation page refuses a question whose filter names a field Acme's documents lack, in one line that
+    names Acme's fields only."""
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": "Quando roda o backup?", "group": "g",
+                                     "relevant": ["acme-backup"], "filters": {"tenant": "acme", "colour": "azul"}})
+                         + "\n", encoding="utf-8")
+    at = signed_in("alice@example.com", EVAL_PAGE)
+    at.session_state["ev_set"], at.session_state["ev_corpus"] = "custom", str(corpus)
+    at.session_state["ev_questions"], at.session_state["ev_configs"] = str(questions), ["bm25"]
+    at.run()
+    assert_ok(at)
+    at.button[0].click().run()
+    assert not at.exception
+    assert [plain(e.value) for e in at.error] == [
+        f"The evaluation did not run: unknown filter field 'colour' ({ACME_FIELDS})"]
+    assert "clearance" not in rendered(at) and "globex" not in rendered(at)

@@ -1,0 +1,136 @@
+"""A request's filters are checked against its own tenant's fields: a refusal, a picker and the self-query name
+only what that tenant's documents carry, never a field, a field's type or a value that exists only in another
+tenant.
+
+Acme's documents carry ``doc_type``, ``region`` and an integer ``batch``; Globex's carry ``doc_type`` (one of them
+``secret``), ``clearance`` and a string ``batch``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from _paths import ROOT
+from retrieval.errors import InvalidFilter, TenantRequired
+
+DOCS = [
+    {"id": "acme-backup", "title": "Backup", "text": "O backup noturno roda às 2h e guarda trinta dias de cópias.",
+     "metadata": {"tenant": "acme", "doc_type": "faq", "region": "norte", "batch": 3}},
+    {"id": "acme-senha", "title": "Senha", "text": "Para trocar a senha abra o portal e clique em esqueci a senha.",
+     "metadata": {"tenant": "acme", "doc_type": "manual", "region": "sul", "batch": 4}},
+    {"id": "globex-cofre", "title": "Cofre", "text": "O cofre secret abre com a chave dupla do gerente.",
+     "metadata": {"tenant": "globex", "doc_type": "secret", "clearance": "top", "batch": "alpha"}},
+]
+ACME_FIELDS = "documents with tenant='acme' have: batch, doc_type, region, tenant"
+GLOBEX_ONLY = ("clearance", "secret", "alpha", "str")
+
+
+def write_corpus(folder: Path) -> Path:
+    path = folder / "corpus.jsonl"
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory):
+    """The two-tenant corpus, BM25 only (no embedder: the filters are checked before any search)."""
+    from retrieval.pipeline import Workbench
+    from retrieval.settings import Settings
+
+    folder = tmp_path_factory.mktemp("tenant_fields")
+    wb = Workbench(Settings(chroma_path=folder / "chroma", _env_file=None), embedder=None, progress=False)
+    wb.load_corpus(write_corpus(folder))
+    return wb
+
+
+def refusal(bench, filters) -> str:
+    with pytest.raises(InvalidFilter) as caught:
+        bench.ask("Quando roda o backup?", filters)
+    return str(caught.value)
+
+
+def test_an_unknown_field_names_only_the_tenants_own_fields(bench) -> None:
+    message = refusal(bench, {"tenant": "acme", "colour": "azul"})
+    assert message == f"unknown filter field 'colour' ({ACME_FIELDS})"
+    assert "clearance" not in message
+    # a field that exists only in Globex is unknown to Acme, and the refusal lists Acme's fields only
+    message = refusal(bench, [("tenant", "acme"), ("clearance", "top")])
+    assert message == f"unknown filter field 'clearance' ({ACME_FIELDS})"
+    # Globex's own request names its own fields (and none of Acme's)
+    message = refusal(bench, {"tenant": "globex", "region": "norte"})
+    assert message == ("unknown filter field 'region' (documents with tenant='globex' have: batch, clearance, "
+                       "doc_type, tenant)")
+
+
+def test_a_fields_type_is_the_tenants_own(bench) -> None:
+    """``batch`` is an integer in Acme and a string in Globex: Acme's 'alpha' is refused as not an int (before,
+    it was read as Globex's string type and matched nothing without a word)."""
+    message = refusal(bench, {"tenant": "acme", "batch": "alpha"})
+    assert message == "filter 'batch': 'alpha' is not a int"
+    trace = bench.ask("Quando roda o backup?", {"tenant": "acme", "batch": "3"})
+    assert trace.filters == {"tenant": "acme", "batch": 3}
+    assert {item.chunk_id for item in trace.lexical.items} == {"acme-backup#0"}
+    trace = bench.ask("Onde fica o cofre?", {"tenant": "globex", "batch": "alpha"})
+    assert trace.filters == {"tenant": "globex", "batch": "alpha"}
+
+
+def test_the_tenant_is_read_before_any_other_field(bench) -> None:
+    with pytest.raises(TenantRequired) as caught:  # no field list at all without a tenant
+        bench.ask("Quando roda o backup?", {"clearance": "top"})
+    assert str(caught.value) == ("this corpus is multi-tenant: name a tenant with --filter tenant=VALUE (or pick "
+                                 "one in the app)")
+    assert refusal(bench, {"tenant": "acmee", "region": "norte"}) == \
+        "unknown filter field 'region' (no document has tenant='acmee')"
+    assert refusal(bench, {"tenant": ["acme", "globex"], "clearance": "top"}) == (
+        "a request names exactly one tenant; got 2 ('acme', 'globex'): nothing is searched across tenants")
+
+
+def test_pickers_and_the_self_query_offer_only_the_tenants_values(bench) -> None:
+    from retrieval.expand import self_query
+    from retrieval.filters import Filters
+
+    state = bench.state
+    assert state.filter_values(["acme"]) == {"tenant": ["acme"], "doc_type": ["faq", "manual"],
+                                             "region": ["norte", "sul"], "batch": [3, 4]}
+    assert state.field_types_of(["acme"]) == {"tenant": {str}, "doc_type": {str}, "region": {str}, "batch": {int}}
+    assert state.field_types_of(["nobody"]) == {}
+    # "secret" is a Globex doc_type: written in an Acme question it draws no filter
+    flt = Filters((("tenant", ("acme",)),))
+    narrowed, query, _ = self_query("Onde está o manual secret do norte?", state, flt, bench.settings)
+    assert query.filters_added == {"doc_type": ["manual"], "region": ["norte"]}
+    assert narrowed.as_dict() == {"tenant": "acme", "doc_type": "manual", "region": "norte"}
+    _, query, _ = self_query("Onde está o manual secret?", state, Filters((("tenant", ("globex",)),)), bench.settings)
+    assert query.filters_added == {"doc_type": ["secret"]}
+
+
+def test_a_link_filter_on_another_tenants_field_is_said_once(bench) -> None:
+    """The app's link filters (``f.<field>=``) that the tenant's pickers do not offer: refused in the request's
+    words, naming only the tenant's fields."""
+    from retrieval import views
+
+    state = bench.state
+    pending = {"clearance": ("top",), "region": ("norte",), "batch": ("alpha",)}
+    handled, problems = views.link_filter_problems(pending, state.filter_values(["acme"]), ["acme"],
+                                                   state.field_types, "tenant", state.field_types_of)
+    assert handled == ["clearance"]
+    assert problems == [f"f.clearance: unknown filter field 'clearance' ({ACME_FIELDS})"]
+
+
+def test_the_cli_names_only_the_tenants_fields(tmp_path: Path) -> None:
+    """``python -m retrieval ask --filter tenant=acme --filter colour=azul``: exit 2, one error line."""
+    corpus = write_corpus(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}
+    env.update(RETRIEVAL_CHROMA_PATH=str(tmp_path / "chroma"), RETRIEVAL_EMBEDDING_MODEL=str(tmp_path / "none"))
+    result = subprocess.run([sys.executable, "-m", "retrieval", "ask", "Quando roda o backup?", "--corpus",
+                             str(corpus), "--filter", "tenant=acme", "--filter", "colour=azul"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2 and result.stdout == ""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: unknown filter field 'colour' ({ACME_FIELDS})"]
+    assert not any(word in result.stderr for word in ("clearance", "globex"))
