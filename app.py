@@ -268,11 +268,13 @@ with st.sidebar:
     # open): never a value that exists only in another tenant.
     chosen_tenant = [v for v in tenant_values if str(v) == ss.get("tenant", NO_TENANT)]
     values = state.filter_values((chosen_tenant or tenant_values) if multi_tenant else None)
-    if chosen_tenant or not multi_tenant:  # a link's filter on a field this tenant lacks: said once, not dropped
-        handled, problems = views.link_filter_problems(ss.pending_filters, values, chosen_tenant, state.field_types,
-                                                       tenant_field, state.field_types_of)
+    if (chosen_tenant or not multi_tenant) and not ss.get("_link_filters_checked"):
+        # The link's filters, once its tenant is known: a field or value this tenant lacks is said, not dropped.
+        ss.pending_filters, problems = views.link_filter_problems(ss.pending_filters, values, chosen_tenant,
+                                                                  state.field_types, tenant_field,
+                                                                  state.field_types_of)
         ss.url_problems.extend(problems)
-        ss.pending_filters = {k: v for k, v in ss.pending_filters.items() if k not in handled}
+        ss._link_filters_checked = True
     chosen_filters: dict[str, list] = {}
     for name, options in values.items():
         if name == tenant_field or len(options) > 200:

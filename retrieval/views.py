@@ -475,37 +475,51 @@ def _to_bool(raw: str) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def link_filter_problems(pending: Mapping[str, Sequence[str]], offered: Iterable[str], tenant: Sequence[Any],
-                         types: Mapping[str, set[type]], tenant_field: str,
-                         tenant_types: Any = None) -> tuple[list[str], list[str]]:
-    """A link's filters (``f.<field>=``) on fields the pickers do not offer for the request's tenant.
+def link_filter_problems(pending: Mapping[str, Sequence[str]], offered: Mapping[str, Sequence[Any]],
+                         tenant: Sequence[Any], types: Mapping[str, set[type]], tenant_field: str,
+                         tenant_types: Any = None) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """A link's filters (``f.<field>=``) checked against what the pickers offer for the request's tenant.
 
-    Each is checked as the request would check it (:func:`retrieval.filters.build_filters` with the tenant's
-    own fields), so its refusal names only fields that tenant's documents carry, never one that exists only in
-    another tenant; a filter is never dropped without a word.
+    A field the tenant's documents do not carry is checked as the request would check it
+    (:func:`retrieval.filters.build_filters` with the tenant's own fields), so its refusal names only that
+    tenant's fields, never one that exists only in another tenant; a value no document of the tenant carries
+    is named back as the link wrote it (the tenant's other values are not listed). Neither is dropped without a
+    word, and each is said once: what is refused leaves the pending filters.
 
     Args:
         pending: the link's filters not yet applied (field → values as written).
-        offered: the fields the pickers list for this tenant (:meth:`IndexState.filter_values`).
+        offered: the pickers' fields and values for this tenant (:meth:`IndexState.filter_values`).
         tenant: the chosen tenant (one value), or empty on a corpus without tenants.
         types, tenant_field, tenant_types: as :func:`retrieval.filters.build_filters` takes them.
 
     Returns:
-        ``(fields handled, one "f.<field>: <refusal>" line per refused field)``.
+        ``(the pending filters left for the pickers, one "f.<field>: <why>" line per refusal)``.
     """
     from .errors import RetrievalError
     from .filters import build_filters
 
-    shown = set(offered)
-    handled, problems = [], []
-    for name in [k for k in pending if k not in shown]:
-        handled.append(name)
-        try:
-            build_filters([(tenant_field, value) for value in tenant[:1]] + [(name, list(pending[name]))],
-                          types, tenant_field, tenant_types)
-        except RetrievalError as exc:
-            problems.append(f"{_FILTER_PREFIX}{name}: {exc}")
-    return handled, problems
+    where = f" with {tenant_field}={tenant[0]!r}" if tenant else ""
+    kept: dict[str, tuple[str, ...]] = {}
+    problems = []
+    for name, raw in pending.items():
+        if name not in offered:
+            try:
+                build_filters([(tenant_field, value) for value in tenant[:1]] + [(name, list(raw))],
+                              types, tenant_field, tenant_types)
+            except RetrievalError as exc:
+                problems.append(f"{_FILTER_PREFIX}{name}: {exc}")
+            continue
+        if name == tenant_field:
+            kept[name] = tuple(raw)
+            continue
+        known = {str(v) for v in offered[name]}
+        missing = [v for v in raw if v not in known]
+        if missing:
+            shown = ", ".join(repr(v) for v in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5
+                                                               else "")
+            problems.append(f"{_FILTER_PREFIX}{name}: no document{where} has {name} {shown}")
+        kept[name] = tuple(v for v in raw if v in known)
+    return kept, problems
 
 
 def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) -> tuple[ViewParams, list[str]]:

@@ -66,21 +66,25 @@ def signed_in(email: str | None, script: str = APP) -> AppTest:
 
 def test_a_link_filter_names_only_the_tenants_fields(corpus: Path) -> None:
     """Single-user mode: ``f.colour`` (no tenant's field) and ``f.clearance`` (Globex's) on an Acme link are each
-    refused in one line naming Acme's fields; ``f.region`` applies."""
+    refused in one line naming Acme's fields, Globex's doc_type ``secret`` is named back as absent from Acme;
+    ``f.region`` and ``f.doc_type=faq`` apply."""
     at = signed_in(None)
     at.query_params.update({"corpus": str(corpus), "tenant": "acme", "q": "Quando roda o backup?",
                             "f.colour": "azul", "f.clearance": "top", "f.region": "norte"})
+    at.query_params["f.doc_type"] = ["secret", "faq"]
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert sorted(url_warnings(at)) == [
         f"URL parameter ignored: f.clearance: unknown filter field 'clearance' ({ACME_FIELDS})",
-        f"URL parameter ignored: f.colour: unknown filter field 'colour' ({ACME_FIELDS})"]
+        f"URL parameter ignored: f.colour: unknown filter field 'colour' ({ACME_FIELDS})",
+        "URL parameter ignored: f.doc_type: no document with tenant='acme' has doc_type 'secret'"]
     assert at.multiselect(key="flt_region").value == ["norte"]
+    assert at.multiselect(key="flt_doc_type").value == ["faq"]
     assert sorted(ms.key for ms in at.sidebar.multiselect if ms.key.startswith("flt_")) == [
         "flt_batch", "flt_doc_type", "flt_region"]
     assert at.multiselect(key="flt_doc_type").options == ["faq", "manual"]  # not Globex's 'secret'
-    at.run()  # said once per session, not once more per rerun
-    assert len(url_warnings(at)) == 2
+    at.selectbox(key="tenant").set_value("globex").run()  # said once per session, not again for another tenant
+    assert len(url_warnings(at)) == 3
 
 
 def test_a_signed_in_user_never_sees_another_tenants_field_or_value(corpus: Path, alice_sees_acme: None) -> None:

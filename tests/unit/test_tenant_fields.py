@@ -109,17 +109,25 @@ def test_pickers_and_the_self_query_offer_only_the_tenants_values(bench) -> None
     assert query.filters_added == {"doc_type": ["secret"]}
 
 
-def test_a_link_filter_on_another_tenants_field_is_said_once(bench) -> None:
-    """The app's link filters (``f.<field>=``) that the tenant's pickers do not offer: refused in the request's
-    words, naming only the tenant's fields."""
+def test_a_link_filter_on_another_tenants_field_or_value_is_said_once(bench) -> None:
+    """The app's link filters (``f.<field>=``): a field the tenant's documents lack is refused in the request's
+    words (naming only the tenant's fields), a value they lack is named back as written; both leave the pending
+    filters, and the rest stay for the pickers."""
     from retrieval import views
 
     state = bench.state
-    pending = {"clearance": ("top",), "region": ("norte",), "batch": ("alpha",)}
-    handled, problems = views.link_filter_problems(pending, state.filter_values(["acme"]), ["acme"],
-                                                   state.field_types, "tenant", state.field_types_of)
-    assert handled == ["clearance"]
-    assert problems == [f"f.clearance: unknown filter field 'clearance' ({ACME_FIELDS})"]
+    pending = {"clearance": ("top",), "region": ("norte",), "doc_type": ("secret", "faq"), "tenant": ("acme",)}
+    kept, problems = views.link_filter_problems(pending, state.filter_values(["acme"]), ["acme"],
+                                                state.field_types, "tenant", state.field_types_of)
+    assert kept == {"region": ("norte",), "doc_type": ("faq",), "tenant": ("acme",)}
+    assert problems == [f"f.clearance: unknown filter field 'clearance' ({ACME_FIELDS})",
+                        "f.doc_type: no document with tenant='acme' has doc_type 'secret'"]
+    # a corpus without tenants: the whole corpus' fields and values
+    kept, problems = views.link_filter_problems({"colour": ("azul",), "region": ("oeste",)},
+                                                {"region": ["norte", "sul"]}, [], {"region": {str}}, "tenant")
+    assert kept == {"region": ()}
+    assert problems == ["f.colour: unknown filter field 'colour' (the corpus has: region)",
+                        "f.region: no document has region 'oeste'"]
 
 
 def test_the_cli_names_only_the_tenants_fields(tmp_path: Path) -> None:
