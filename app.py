@@ -26,6 +26,7 @@ from ui.access import gate  # noqa: E402
 from ui.escape import code, md  # noqa: E402
 from ui.grid import analyst_view  # noqa: E402
 from ui.i18n import t  # noqa: E402
+from ui.keep import keep, remember, restore  # noqa: E402
 from ui.reasons import reason  # noqa: E402
 
 st.set_page_config(page_title="Hybrid retrieval workbench", page_icon="🔎", layout="wide")
@@ -137,8 +138,12 @@ KEPT = ("question", "corpus_input", "questions_input", "tenant", "top_k", "overf
         "dense_only", "ab", "rows", "rerank_mode", "rerank_cross", "transforms", "mmr_on", "mmr_lambda", "lang",
         "judgments_path", "cmp_dense_only", "cmp_reranker", "cmp_top_k", "cmp_rrf_k", "cmp_overfetch",
         "cmp_min_similarity")
+# Configuration B and the judgments file are drawn only while their tab is open: their kept copies are written
+# by their own changes (ui/keep.py) and are their values here.
+IN_TABS = {"judgments_path", "cmp_dense_only", "cmp_reranker", "cmp_top_k", "cmp_rrf_k", "cmp_overfetch",
+           "cmp_min_similarity"}
 for key in KEPT:
-    if key not in ss and f"_kept_{key}" in ss:
+    if (key not in ss or key in IN_TABS) and f"_kept_{key}" in ss:
         ss[key] = ss[f"_kept_{key}"]
     if key in ss:
         ss[f"_kept_{key}"] = ss[key]
@@ -316,6 +321,27 @@ reranker_spec = ({"off": views.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC, "re
                  or ss.rerank_cross)
 
 
+def b_defaults() -> dict:
+    """Configuration B's default, A's values (dense-only flipped), by B's widget key."""
+    return {"cmp_dense_only": not bool(ss.dense_only), "cmp_reranker": reranker_spec, "cmp_top_k": int(ss.top_k),
+            "cmp_rrf_k": int(ss.rrf_k), "cmp_overfetch": int(ss.overfetch),
+            "cmp_min_similarity": round(float(ss.min_similarity), 2)}
+
+
+def b_follows_a() -> None:
+    """A setting of B still at its default follows A's change (A's reranker changed: B's too, as the link says,
+    which writes B only where it differs from that default); a setting B was given stays."""
+    now, before = b_defaults(), ss.get("_b_defaults")
+    for key, value in (before or {}).items():
+        b = round(float(ss[key]), 2) if key == "cmp_min_similarity" and key in ss else ss.get(key)
+        if key in ss and now[key] != value and b == value:
+            remember(key, now[key])
+    ss._b_defaults = now
+
+
+b_follows_a()
+
+
 def b_fields() -> dict:
     """Configuration B's link fields: set only where B differs from its default (A's values, dense-only
     flipped)."""
@@ -366,7 +392,8 @@ def finish(note: str, main_ms: float | None = None) -> None:
     """Show the submit → laid-out time, measured in this script run (server side)."""
     elapsed = (time.perf_counter() - STARTED) * 1000
     first = t("render_first", lang, ms=f"{main_ms:,.0f}") if main_ms is not None else ""
-    timing_slot.caption(t("render_time", lang, first=first, ms=f"{elapsed:,.0f}", note=note))
+    ss._timing_line = t("render_time", lang, first=first, ms=f"{elapsed:,.0f}", note=note)
+    timing_slot.caption(ss._timing_line)
 
 
 question = current.q
@@ -449,43 +476,6 @@ layout.support_block(trace, lang)
 if len(trace.get("queries") or []) > 1:
     layout.queries_block(trace, lang)
 
-tab_grid, tab_lists, tab_move, tab_cmp, tab_judge, tab_where, tab_time = st.tabs(
-    [t(k, lang) for k in ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where",
-                          "tab_timings")])
-
-# The panels below with their own controls (a row picked in the grid, a grade, a search in "Where is my
-# document?") are fragments: a click there re-runs that panel alone, on the trace drawn above, never the
-# pipeline or the rest of the page.
-with tab_grid:  # the rank grid, one chunk's provenance card, why A above B (ui/grid.py)
-    st.fragment(analyst_view)(trace, chunk_text, terms, relevant, graded, lang)
-
-with tab_lists:
-    shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
-    if "reranked" not in shown:  # an empty Reranked column would take a quarter of the width for one line
-        st.caption(f"{t('reranked_empty', lang)} — {reason(views.empty_reason(trace, 'reranked'), lang)}")
-    panels = st.columns(len(shown), gap="medium")
-    for column, name in zip(panels, shown):
-        with column:
-            layout.list_panel(trace, name, chunk_text, terms, current.rows, relevant, graded, lang)
-
-with tab_move:
-    left, right = st.columns([3, 2], gap="large")
-    with left:
-        layout.movement_chart(trace, lang)
-    with right:
-        layout.lost_table(trace, relevant, graded, lang)
-
-with tab_time:  # the developer's lines: models, the page's own time, stage timings, costs, downloads
-    timing_slot = st.empty()
-    layout.models_line(trace, lang)
-    layout.timings_and_costs(trace, lang)
-    st.markdown(f"**{t('downloads', lang)}**")
-    d1, d2, d3, d4, d5 = st.columns(5)
-    d1.download_button(t("dl_trace", lang), json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
-                       "application/json", on_click="ignore")
-    for col, (name, text) in zip((d2, d3, d4, d5), views.lists_csv(trace, relevant, graded).items()):
-        col.download_button(f"{name} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
-
 judge_filters: dict = {}
 for name, value in filters:
     judge_filters.setdefault(name, []).append(value)
@@ -495,7 +485,9 @@ judge_filters = {k: (v[0] if len(v) == 1 else v) for k, v in judge_filters.items
 @st.fragment
 def judge_panel(pooled: list, qid: str | None, titles: dict, page_jpath: str) -> None:
     """The grade controls, the counter and Save: a grade click re-runs this panel only."""
-    st.text_input(t("judgments_file", lang), key="judgments_path", help=t("judgments_help", lang))
+    restore("judgments_path")
+    st.text_input(t("judgments_file", lang), key="judgments_path", help=t("judgments_help", lang), on_change=keep,
+                  args=("judgments_path",))
     if ss.judgments_path != page_jpath:  # another file: the link and the rest of the page follow it
         st.rerun(scope="app")
     jpath = ss.judgments_path.strip() or str(DEFAULT_JUDGMENTS)
@@ -515,8 +507,10 @@ def judge_panel(pooled: list, qid: str | None, titles: dict, page_jpath: str) ->
     except CorpusError as exc:
         st.error(t("judgments_not_read", lang, error=reason(str(exc), lang)))
     j1, j2 = st.columns(2)
-    blind = j1.toggle(t("judge_blind", lang), key="judge_blind")
-    only_unjudged = j2.toggle(t("only_unjudged", lang), key="judge_unjudged")
+    restore("judge_blind"), restore("judge_unjudged")
+    blind = j1.toggle(t("judge_blind", lang), key="judge_blind", on_change=keep, args=("judge_blind",))
+    only_unjudged = j2.toggle(t("only_unjudged", lang), key="judge_unjudged", on_change=keep,
+                              args=("judge_unjudged",))
     prefix = "jg_" + __import__("hashlib").sha1(f"{state.index_id}|{question}|{jpath}".encode()).hexdigest()[:8] + "_"
     counter_slot = st.empty()
     grades = layout.judge_block(trace, pooled, titles, chunk_text, terms, prefix, blind, only_unjudged, stored,
@@ -525,9 +519,9 @@ def judge_panel(pooled: list, qid: str | None, titles: dict, page_jpath: str) ->
     counter_slot.markdown(f"**{t('judged', lang, n=judged_n, m=pooled_n)}** · "
                           + t("saved_in_file", lang, n=len([p for p in pooled if p["parent_id"] in stored])))
     if st.button(t("save_judgments", lang), type="primary", key="judge_save", disabled=jfile is None):
-        keep = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
+        others = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
         try:
-            saved_id = judgments.save(jfile, question, {**keep, **grades}, judge_filters, qid)
+            saved_id = judgments.save(jfile, question, {**others, **grades}, judge_filters, qid)
             st.success(t("saved", lang, n=len(grades), id=code(saved_id), path=code(jpath)))
         except (CorpusError, ValueError, OSError) as exc:
             st.error(t("judgments_not_saved", lang, error=reason(str(exc), lang)))
@@ -538,7 +532,8 @@ def where_panel(titles: dict) -> None:
     """Where is my document?: a search or a pick re-runs this panel only."""
     st.caption(t("where_caption", lang))
     w1, w2 = st.columns([1, 2])
-    needle = w1.text_input(t("where_search", lang), key="where_q")
+    restore("where_q"), restore("where_pick")  # the search shown before, when the tab is opened again
+    needle = w1.text_input(t("where_search", lang), key="where_q", on_change=keep, args=("where_q",))
     options = []  # nothing listed before a search: the page never shows another tenant's ids unasked
     # Under a policy only the user's tenants' parents are found: no other tenant's ids, titles or owner.
     where_tenants = tenant_values if ACCESS.restricted and multi_tenant else None
@@ -546,7 +541,10 @@ def where_panel(titles: dict) -> None:
                        if needle.strip() else []):
         options.append(pid)
         options.extend(explain.targets(state, pid))
-    picked_doc = w2.selectbox(t("where_pick", lang), [""] + list(dict.fromkeys(options)), key="where_pick",
+    options = [""] + list(dict.fromkeys(options))
+    if ss.get("where_pick") not in options:
+        remember("where_pick", "")
+    picked_doc = w2.selectbox(t("where_pick", lang), options, key="where_pick", on_change=keep, args=("where_pick",),
                               format_func=lambda v: "—" if not v else (v if "#" in v else f"{v} · {titles.get(v, '')}"))
     if picked_doc:
         q_vec = None
@@ -560,30 +558,25 @@ def where_panel(titles: dict) -> None:
 
 
 titles = {d.id: d.title for d in state.documents}
-with tab_judge:
-    judge_panel(judgments.pool(trace), labeled.id if labeled else None, titles, ss.judgments_path)
-
-with tab_where:
-    where_panel(titles)
 
 
 @st.fragment
 def compare_panel() -> None:
     """Configuration B against the sidebar's A: a change of B re-runs this panel (and its link) only."""
     st.markdown(t("config_b", lang))
-    for key, value in (("cmp_dense_only", not current.dense_only), ("cmp_reranker", current.reranker),
-                       ("cmp_top_k", current.top_k), ("cmp_rrf_k", current.rrf_k),
-                       ("cmp_overfetch", current.overfetch), ("cmp_min_similarity", current.min_similarity)):
-        ss.setdefault(key, value)
-    b1, b2, b3, b4, b5, b6 = st.columns(6)
-    b1.toggle(t("b_dense_only", lang), key="cmp_dense_only")
+    for key, value in b_defaults().items():
+        restore(key, value)  # B as it was left (ui/keep.py), else its default
     if ss.cmp_reranker not in views.app_rerankers(BASE):
-        ss.cmp_reranker = current.reranker
-    b2.selectbox(t("b_reranker", lang), list(views.app_rerankers(BASE)), key="cmp_reranker")
-    b3.number_input("B: top_k", 1, 50, key="cmp_top_k")
-    b4.number_input("B: rrf_k", 1, 1000, key="cmp_rrf_k")
-    b5.number_input(t("b_overfetch", lang), 1, 20, key="cmp_overfetch")
-    b6.number_input(t("b_min_cos", lang), -1.0, 1.0, step=0.01, key="cmp_min_similarity")
+        remember("cmp_reranker", current.reranker)
+    b1, b2, b3, b4, b5, b6 = st.columns(6)
+    b1.toggle(t("b_dense_only", lang), key="cmp_dense_only", on_change=keep, args=("cmp_dense_only",))
+    b2.selectbox(t("b_reranker", lang), list(views.app_rerankers(BASE)), key="cmp_reranker", on_change=keep,
+                 args=("cmp_reranker",))
+    b3.number_input("B: top_k", 1, 50, key="cmp_top_k", on_change=keep, args=("cmp_top_k",))
+    b4.number_input("B: rrf_k", 1, 1000, key="cmp_rrf_k", on_change=keep, args=("cmp_rrf_k",))
+    b5.number_input(t("b_overfetch", lang), 1, 20, key="cmp_overfetch", on_change=keep, args=("cmp_overfetch",))
+    b6.number_input(t("b_min_cos", lang), -1.0, 1.0, step=0.01, key="cmp_min_similarity", on_change=keep,
+                    args=("cmp_min_similarity",))
     mirror_url(dataclasses.replace(current, **b_fields()))  # B's link follows B within this panel's runs
     for key in ("cmp_dense_only", "cmp_reranker", "cmp_top_k", "cmp_rrf_k", "cmp_overfetch", "cmp_min_similarity"):
         ss[f"_kept_{key}"] = ss[key]  # kept as a whole run keeps them (see KEPT)
@@ -611,8 +604,77 @@ def compare_panel() -> None:
         st.info(t("turn_on_ab", lang))
 
 
-main_ms = (time.perf_counter() - STARTED) * 1000
-with tab_cmp:  # after the main view, so the extra runs never delay the answer and the panels
-    compare_panel()
+def lists_tab() -> None:
+    """The four lists as cards, side by side."""
+    shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
+    if "reranked" not in shown:  # an empty Reranked column would take a quarter of the width for one line
+        st.caption(f"{t('reranked_empty', lang)} — {reason(views.empty_reason(trace, 'reranked'), lang)}")
+    panels = st.columns(len(shown), gap="medium")
+    for column, name in zip(panels, shown):
+        with column:
+            layout.list_panel(trace, name, chunk_text, terms, current.rows, relevant, graded, lang)
 
+
+def movement_tab() -> None:
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        layout.movement_chart(trace, lang)
+    with right:
+        layout.lost_table(trace, relevant, graded, lang)
+
+
+def timings_tab() -> None:
+    """The developer's lines: models, stage timings, costs, downloads."""
+    layout.models_line(trace, lang)
+    layout.timings_and_costs(trace, lang)
+    st.markdown(f"**{t('downloads', lang)}**")
+    d1, d2, d3, d4, d5 = st.columns(5)
+    d1.download_button(t("dl_trace", lang), json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
+                       "application/json", on_click="ignore")
+    for col, (name, text) in zip((d2, d3, d4, d5), views.lists_csv(trace, relevant, graded).items()):
+        col.download_button(f"{name} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
+
+
+#: The tabs under the answer, by their label's key in ui/i18n.py; ``view_tab`` holds the open one's label.
+TABS = ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where", "tab_timings")
+TAB_KEY = "view_tab"
+timing_slot = main_ms = None
+
+
+@st.fragment
+def tabs_panel() -> None:
+    """The tabs under the answer. Only the open tab is drawn (a hidden tab used to be laid out on every run:
+    the four card columns, every grade control, Compare's two extra requests); switching tabs re-runs this
+    panel alone, on the trace drawn above. The page's own time stays in the Timings tab, drawn or not."""
+    global timing_slot, main_ms
+    labels = [t(k, lang) for k in TABS]
+    if ss.get(TAB_KEY) not in labels:  # the first run, another language, or the state dropped on another page
+        ss[TAB_KEY] = t(ss.get("_view_tab_id", TABS[0]), lang)
+    tabs = dict(zip(TABS, st.tabs(labels, key=TAB_KEY, on_change="rerun")))
+    ss._view_tab_id = TABS[labels.index(ss[TAB_KEY])]
+    opened = ss._view_tab_id
+    # The panels with their own controls (a row picked in the grid, a grade, a search in "Where is my
+    # document?", B's settings) are fragments too: a click there re-runs that panel alone.
+    with tabs["tab_timings"]:
+        timing_slot = st.empty()
+        timing_slot.caption(ss.get("_timing_line", ""))  # the last full run's line, until finish() writes anew
+        if opened == "tab_timings":
+            timings_tab()
+    with tabs[opened]:
+        if opened == "tab_grid":  # the rank grid, one chunk's provenance card, why A above B (ui/grid.py)
+            st.fragment(analyst_view)(trace, chunk_text, terms, relevant, graded, lang)
+        elif opened == "tab_lists":
+            lists_tab()
+        elif opened == "tab_movement":
+            movement_tab()
+        elif opened == "tab_judge":
+            judge_panel(judgments.pool(trace), labeled.id if labeled else None, titles, ss.judgments_path)
+        elif opened == "tab_where":
+            where_panel(titles)
+        elif opened == "tab_compare":  # its extra requests run only here, once the panels above are drawn
+            main_ms = (time.perf_counter() - STARTED) * 1000
+            compare_panel()
+
+
+tabs_panel()
 finish(t("pipeline_total", lang, ms=layout.fmt_ms((trace.get("timings_ms") or {}).get("total"), lang)), main_ms)

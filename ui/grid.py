@@ -17,6 +17,7 @@ from retrieval.views import empty_reason
 
 from .escape import code, md
 from .i18n import feature_label, t
+from .keep import keep, kept, remember, restore
 from .layout import highlighted, relevance_badge
 from .reasons import reason
 
@@ -138,7 +139,7 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
         selection = (st.session_state.get(GRID_KEY) or {}).get("selection") or {}
         chosen = selection.get("rows") or []
         if chosen and 0 <= chosen[0] < len(ids):
-            st.session_state[CARD_KEY] = ids[chosen[0]]
+            remember(CARD_KEY, ids[chosen[0]])
 
     st.dataframe(pd.DataFrame(data), column_config=config, hide_index=True, width="stretch",
                  height=(min(len(rows), VISIBLE_ROWS) + 1) * ROW_HEIGHT + 3, row_height=ROW_HEIGHT,
@@ -315,12 +316,13 @@ def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], l
         st.info(t("why_few", lang))
         return
     for key, default in ((A_KEY, ids[0]), (B_KEY, ids[1])):
-        if st.session_state.get(key) not in ids:
-            st.session_state[key] = default
+        if kept(key) not in ids:  # another question: final #1 and #2
+            remember(key, default)
+        restore(key)  # the pair picked before, when the tab is opened again
     label = _ids_label(rows)
     c1, c2 = st.columns(2)
-    c1.selectbox(t("why_a", lang), ids, key=A_KEY, format_func=label)
-    c2.selectbox(t("why_b", lang), ids, key=B_KEY, format_func=label)
+    c1.selectbox(t("why_a", lang), ids, key=A_KEY, format_func=label, on_change=keep, args=(A_KEY,))
+    c2.selectbox(t("why_b", lang), ids, key=B_KEY, format_func=label, on_change=keep, args=(B_KEY,))
     a, b = st.session_state[A_KEY], st.session_state[B_KEY]
     if a == b:
         st.info(t("why_same", lang))
@@ -364,9 +366,11 @@ def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms:
     if not rows:
         return
     ids = [r["chunk_id"] for r in rows]
-    if st.session_state.get(CARD_KEY) not in ids:
-        st.session_state[CARD_KEY] = ids[0]
-    st.selectbox(t("card_pick", lang), ids, key=CARD_KEY, format_func=_ids_label(rows))
+    if kept(CARD_KEY) not in ids:  # another question: final #1
+        remember(CARD_KEY, ids[0])
+    restore(CARD_KEY)  # the chunk picked before, when the tab is opened again
+    st.selectbox(t("card_pick", lang), ids, key=CARD_KEY, format_func=_ids_label(rows), on_change=keep,
+                 args=(CARD_KEY,))
     provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang)
     st.divider()
     why_a_above_b(trace, rows, lang)

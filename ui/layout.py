@@ -14,6 +14,7 @@ from retrieval import views
 
 from .escape import code, md, md_text
 from .i18n import TEXTS, header, t
+from .keep import keep, kept, restore
 from .reasons import reason
 
 TIER_COLORS = {"full": "green", "rrf_only": "blue", "dense_only": "violet", "lexical_only": "orange",
@@ -460,15 +461,14 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
     if blind:  # a fixed shuffle per question: the order no longer tells the rank
         order.sort(key=lambda p: hashlib.sha1(f"{key_prefix}{p['parent_id']}".encode()).hexdigest())
     chosen: dict[str, int] = {}
-    for entry in pooled:
-        value = st.session_state.get(f"{key_prefix}{entry['parent_id']}", stored.get(entry["parent_id"], "not judged"))
+    for entry in pooled:  # a grade given and not saved yet is kept while another tab is open (ui/keep.py)
+        value = kept(f"{key_prefix}{entry['parent_id']}", stored.get(entry["parent_id"], "not judged"))
         if value != "not judged" and value is not None:
             chosen[entry["parent_id"]] = int(value)
     for entry in order:
         pid = entry["parent_id"]
         key = f"{key_prefix}{pid}"
-        if key not in st.session_state:
-            st.session_state[key] = stored.get(pid, "not judged")
+        restore(key, stored.get(pid, "not judged"))
         if only_unjudged and pid in stored and st.session_state[key] != "not judged":
             continue
         with st.container(border=True):
@@ -479,7 +479,7 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
             text, cut_before, cut_after = views.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             st.radio(f"{t('grade', lang)} · {code(pid)}", GRADE_OPTIONS, key=key, horizontal=True,
-                     help=t("grade_help", lang),
+                     help=t("grade_help", lang), on_change=keep, args=(key,),
                      format_func=lambda v: t("not_judged", lang) if v == "not judged" else str(v))
         value = st.session_state[key]
         if value == "not judged":

@@ -1,5 +1,5 @@
-"""What the AppTest files share: the main page's path, a page opened with query parameters, the check that a
-run raised nothing and showed no error, and a message's text without its Markdown escapes."""
+"""What the AppTest files share: the main page's path, a page opened with query parameters, a tab opened, the
+check that a run raised nothing and showed no error, and a message's text without its Markdown escapes."""
 
 from __future__ import annotations
 
@@ -16,6 +16,15 @@ def page(timeout: float = 120, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in params.items():
         at.query_params[key] = value
+    return at.run()
+
+
+def open_tab(at: AppTest, tab: str, lang: str = "en") -> AppTest:
+    """``at`` run again with one of the main page's tabs open (``tab_lists``, ``tab_judge``… as ui/i18n.py
+    names their labels): only the open tab is drawn, as in the browser."""
+    from ui.i18n import t
+
+    at.session_state["view_tab"] = t(tab, lang)
     return at.run()
 
 

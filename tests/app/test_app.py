@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
-from _apptest import assert_ok, page, plain
+from _apptest import assert_ok, open_tab, page, plain
 from streamlit.testing.v1 import AppTest
 
 PANELS = ("Lexical (BM25)", "Dense (cosine)", "Fused (RRF)", "Reranked")
@@ -46,23 +47,71 @@ def tier_line(at: AppTest) -> str:
 def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:
     at = page(q=PX7, tenant="lumen")
     assert_ok(at)
+    assert "Answer" in subheaders(at)
+    assert "full" in tier_line(at)  # the learned ranker (ltr) is the default reranker
+    assert any("Extractive answer" in c.value for c in at.caption)  # the adapter says so, in the interface language
+    assert any(c.value.startswith("Submit → page laid out") for c in at.caption)  # measured in the app
+    at = open_tab(at, "tab_lists")
+    assert_ok(at)
     heads = subheaders(at)
     for title in PANELS:  # the learned ranker (ltr) is the default reranker: the Reranked column shows
         assert any(h.startswith(title) for h in heads), heads
-    assert "Answer" in heads and "Rank movement" in heads and "Evidence lost by the reranker" in heads
-    assert "full" in tier_line(at)  # the learned ranker (ltr) is the default reranker
-    assert any(c.value.startswith("Answered by `local-extractive") for c in at.caption)
-    assert any("Extractive answer" in c.value for c in at.caption)  # the adapter says so, in the interface language
-    # A labeled question: relevance marks, and the submit → rendered time measured in the app.
+    # A labeled question: relevance marks.
     assert any("✓ relevant" in m.value for m in at.markdown)
-    assert any(c.value.startswith("Submit → page laid out") for c in at.caption)
     # The learned ranker ran: no "no rerank ran" notice, and each reranked item says why it moved.
     assert not any("no reranker configured" in i.value for i in at.info)
     assert any(e.label == "Why it moved (learned ranker)" for e in at.expander)
-    # Fused panel: per-ranker contributions as a chart; downloads of the trace and the four lists.
+    # Fused panel: per-ranker contributions as a chart.
     assert len(at.get("vega_lite_chart")) >= 1
+    at = open_tab(at, "tab_movement")
+    assert "Rank movement" in subheaders(at) and "Evidence lost by the reranker" in subheaders(at)
+    at = open_tab(at, "tab_timings")  # the developer's lines; downloads of the trace and the four lists
+    assert any(c.value.startswith("Answered by `local-extractive") for c in at.caption)
     assert [b.label for b in at.get("download_button")] == [
         "Download this question's report (HTML)", "Trace (JSON)", "lexical (CSV)", "dense (CSV)", "fused (CSV)", "reranked (CSV)"]
+
+
+def test_only_the_open_tab_is_drawn() -> None:
+    """A hidden tab is not laid out on a run: the card columns, the grade controls and Compare's two extra
+    requests wait until their tab is opened; the open tab is kept across a new question and a language."""
+    at = page(q=PX7, tenant="lumen")
+    assert_ok(at)
+    assert [tab.label for tab in at.tabs] == ["Rank grid", "Lists as cards", "Movement and losses",
+                                              "Compare two configurations", "Judge", "Where is my document?",
+                                              "Timings, costs, downloads"]
+    heads = subheaders(at)
+    assert heads[-3:] == ["Rank grid", "Provenance card", "Why A above B"]
+    assert not any(h.startswith(PANELS) for h in heads) and "Rank movement" not in heads
+    assert not [r for r in at.radio if r.label.startswith("Grade · ")]
+    assert not any(c.value.startswith("Both measured warm") for c in at.caption)
+    assert len(at.session_state["traces"]) == 1  # the page's own request only: Compare ran nothing
+    at = open_tab(at, "tab_compare")
+    assert_ok(at)
+    assert any(c.value.startswith("Both measured warm") for c in at.caption)
+    assert sorted(json.loads(sig)[-1] for sig in at.session_state["traces"]) == ["", "cmp-a", "cmp-b"]
+    assert "Rank grid" not in subheaders(at)
+    at = open_tab(at, "tab_judge")
+    grades = [r for r in at.radio if r.label.startswith("Grade · ")]
+    assert len(grades) >= 5
+    assert not any(c.value.startswith("Both measured warm") for c in at.caption)
+    grades[1].set_value(2).run()  # a grade not saved yet, and a pair picked in the grid, outlive a tab switch
+    at = open_tab(at, "tab_grid")
+    third = at.selectbox(key="why_a").options[2].split(" · ")[-1]  # "#3 · <chunk id>"
+    at.selectbox(key="why_a").set_value(third).run()
+    at = open_tab(open_tab(at, "tab_lists"), "tab_grid")
+    assert at.selectbox(key="why_a").value == third
+    at = open_tab(at, "tab_judge")
+    assert [r.value for r in at.radio if r.label == grades[1].label] == [2]
+    at.text_input(key="question").input("Quanto tempo leva a ativação do PX-17?")
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert_ok(at)  # a new question keeps the Judge tab open, drawn for the new question
+    assert at.session_state["view_tab"] == "Judge"
+    assert any(r.label == "Grade · `lumen-px17-ativacao`" for r in at.radio)
+    assert not any(h == "Rank grid" for h in subheaders(at))
+    at.sidebar.radio(key="lang").set_value("pt").run()
+    assert_ok(at)  # the same tab, under its Portuguese label
+    assert at.session_state["view_tab"] == "Julgar"
+    assert any(r.label.startswith("Nota · ") for r in at.radio)
 
 
 def test_tenant_lumen_never_shows_a_ventura_chunk() -> None:
@@ -78,6 +127,7 @@ def test_dense_only_toggle_gives_dense_only_and_writes_the_url() -> None:
     at.toggle(key="dense_only").set_value(True).run()
     assert_ok(at)
     assert ":violet-badge[dense_only]" in tier_line(at)
+    at = open_tab(at, "tab_lists")
     assert any(i.value.startswith("Empty — skipped") for i in at.info)  # the lexical panel says why
     assert at.query_params.get("dense_only") == "true"
     assert at.query_params.get("q") == PX7 and at.query_params.get("tenant") == "lumen"
@@ -94,7 +144,7 @@ def test_multi_tenant_corpus_requires_a_tenant() -> None:
     at = page(q=PX7)
     assert_ok(at)
     assert any("pick a tenant" in w.value for w in at.warning)
-    assert not any(h.startswith("Lexical") for h in subheaders(at))
+    assert not any(h in ("Answer", "Rank grid") for h in subheaders(at))
 
 
 def test_picking_a_labeled_question_sets_question_and_tenant() -> None:
@@ -119,6 +169,7 @@ def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) 
     assert_ok(at)
     line = tier_line(at)
     assert f"-badge[{tier}]" in line
+    at = open_tab(at, "tab_lists")
     if spec == "bi":
         assert "bi\\-encoder" in line  # named honestly: a bi-encoder rescoring, not a cross-encoder
         assert any(h == "Reranked (bi-encoder)" for h in subheaders(at))
@@ -126,7 +177,9 @@ def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) 
         assert any(h == "Reranked (reader)" for h in subheaders(at)), subheaders(at)
     else:
         assert "is not on disk" in line and "models pull" in line
-        assert any("is not on disk" in i.value for i in at.info)  # the empty reranked panel says why
+        assert any(c.value.startswith("Reranked: empty") and "is not on disk" in c.value for c in at.caption)
+        at = open_tab(at, "tab_movement")
+        assert any("is not on disk" in i.value for i in at.info)  # the empty movement chart says why
 
 
 def test_bad_corpus_path_keeps_the_previous_corpus(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,14 +187,14 @@ def test_bad_corpus_path_keeps_the_previous_corpus(tmp_path, monkeypatch: pytest
     at.text_input(key="corpus_input").input("/nonexistent/corpus.jsonl").run()  # outside the data roots
     assert not at.exception
     assert [plain(e.value).split(" is not ")[0] for e in at.error] == ["refused: '/nonexistent/corpus.jsonl'"]
-    assert any(h.startswith("Lexical") for h in subheaders(at))  # still answering from the lab corpus
+    assert "Answer" in subheaders(at) and "Rank grid" in subheaders(at)  # still answering from the lab corpus
     monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))  # inside a root, but not a corpus
     (tmp_path / "broken.jsonl").write_text("{not json\n", encoding="utf-8")
     at = page(q=PX7, tenant="lumen")
     at.text_input(key="corpus_input").input(str(tmp_path / "broken.jsonl")).run()
     assert not at.exception
     assert any("Could not load this corpus" in e.value for e in at.error)
-    assert any(h.startswith("Lexical") for h in subheaders(at))
+    assert "Answer" in subheaders(at) and "Rank grid" in subheaders(at)
 
 
 def test_typed_question_and_ab_comparison() -> None:
@@ -149,15 +202,44 @@ def test_typed_question_and_ab_comparison() -> None:
     at.text_input(key="question").input("Quanto tempo leva a ativação do PX-17?")
     next(b for b in at.button if b.label == "Ask").click().run()
     assert_ok(at)
+    at = open_tab(at, "tab_compare")
     assert any(c.value.startswith("Both measured warm") for c in at.caption)  # the Compare tab: A and B
     assert at.query_params.get("q") == "Quanto tempo leva a ativação do PX-17?"
+
+
+def test_compare_b_follows_a_change_of_a_setting_it_was_not_given() -> None:
+    """Configuration B's default is A's values (dense-only flipped): a B setting at that default follows A's
+    change (A's reranker switched off: B's too, and the link still names no b_reranker); a setting given to B
+    stays when A changes."""
+    at = page(q=PX7, tenant="lumen", ab="false")
+    assert_ok(at)
+    assert at.session_state["cmp_reranker"] == "ltr" and at.session_state["cmp_top_k"] == 5
+    at.radio(key="rerank_mode").set_value("off").run()
+    assert_ok(at)
+    assert at.session_state["cmp_reranker"] == "none"
+    assert at.query_params.get("reranker") == "none" and "b_reranker" not in at.query_params
+    at = open_tab(at, "tab_compare")
+    assert at.selectbox(key="cmp_reranker").value == "none"
+    at.selectbox(key="cmp_reranker").set_value("bi-encoder:use-m3").run()  # B given its own reranker
+    assert at.query_params.get("b_reranker") == "bi-encoder:use-m3"
+    at.number_input(key="top_k").set_value(7).run()
+    at.radio(key="rerank_mode").set_value("reader").run()
+    assert_ok(at)
+    assert at.selectbox(key="cmp_reranker").value == "bi-encoder:use-m3"  # kept: B was given it
+    assert at.number_input(key="cmp_top_k").value == 7  # followed: B's top_k was A's
+    assert "b_top_k" not in at.query_params and at.query_params.get("b_reranker") == "bi-encoder:use-m3"
+    at = open_tab(at, "tab_grid")  # B's widgets are not drawn: its settings are kept and still follow A
+    at.number_input(key="rrf_k").set_value(30).run()
+    at = open_tab(at, "tab_compare")
+    assert at.number_input(key="cmp_rrf_k").value == 30
+    assert at.selectbox(key="cmp_reranker").value == "bi-encoder:use-m3"
 
 
 def test_punctuation_only_question_is_an_error_not_a_traceback() -> None:
     at = page(q="?!...", tenant="lumen")
     assert not at.exception
     assert any("no letters or digits" in e.value for e in at.error)
-    assert not any(h.startswith("Lexical") for h in subheaders(at))
+    assert not any(h in ("Answer", "Rank grid") for h in subheaders(at))
 
 
 def test_transforms_in_url_show_queries_flags_and_costs() -> None:

@@ -138,9 +138,13 @@ def test_page_names_the_llm_adapter_and_never_shows_the_key(chat_server: FakeCha
     at.query_params.update({"q": QUESTION, "tenant": "lumen", "ab": "false"})
     at.run()
     assert not at.exception
-    assert any(c.value == "Answered by `llm:fake`" for c in at.caption)
     assert any("Dropped citations" in c.value and "[9]" in c.value for c in at.caption)
     rendered = "\n".join(str(getattr(node, "proto", "")) for node in _walk(at._tree))
+    at.session_state["view_tab"] = "Timings, costs, downloads"  # the developer's lines: the adapter, the models
+    at.run()
+    assert not at.exception
+    assert any(c.value == "Answered by `llm:fake`" for c in at.caption)
+    rendered += "\n".join(str(getattr(node, "proto", "")) for node in _walk(at._tree))
     assert SECRET not in rendered
     assert len(chat_server.requests) == 1
 

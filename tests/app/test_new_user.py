@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _apptest import assert_ok
+from _apptest import assert_ok, open_tab
 from _apptest import page as open_page
 from streamlit.testing.v1 import AppTest
 
@@ -41,6 +41,7 @@ def test_own_corpus_without_tenant_takes_a_second_question(tmp_path: Path, monke
     at = page()
     at.text_input(key="corpus_input").set_value(str(own_corpus(tmp_path / "docs"))).run()
     assert_ok(at)
+    at.session_state["view_tab"] = "Lists as cards"  # the cards name the chunks; the tab stays open
     ask(at, "Quando roda o backup?")
     assert_ok(at)
     assert any("`backup#0`" in m.value for m in at.markdown)
@@ -95,13 +96,14 @@ def test_layout_fixes_on_a_plain_request() -> None:
     assert not any(c.value.startswith("Submit → page laid out") for c in at.caption)
     links = [p.proto.label for p in at.get("page_link")]
     assert links == ["Ask and inspect", "Evaluation"]
-    at = page(q=PX7, tenant="lumen", dense_only="true")
+    at = open_tab(page(q=PX7, tenant="lumen", dense_only="true"), "tab_lists")
     assert_ok(at)
     heads = [s.value for s in at.subheader]
     assert "Reranked" not in heads and "Fused (RRF)" in heads
     assert any(c.value.startswith("Reranked: empty") for c in at.caption)
     assert not any("only dense" in c.value for c in at.caption)
-    infos = [i.value for i in at.info]
+    infos = [i.value for i in open_tab(at, "tab_movement").info]
+    assert any(i.startswith("Nothing moved: ") for i in infos)
     assert not any(i.count("no rerank ran") > 1 or ("nothing moved" in i and "no rerank ran" in i) for i in infos)
     assert any(c.value.startswith("Submit → page laid out") for c in at.caption)
 
@@ -109,11 +111,12 @@ def test_layout_fixes_on_a_plain_request() -> None:
 def test_compare_runs_both_configurations_warm_and_names_every_millisecond() -> None:
     """A.2: A and B are both measured after a first request (like with like) and each total is split into
     named rows, 'outside any stage' included."""
-    at = page(q=PX7, tenant="lumen", ab="true")
+    at = open_tab(page(q=PX7, tenant="lumen", ab="true"), "tab_compare")
     assert_ok(at)
     assert any(c.value.startswith("Both measured warm") for c in at.caption)
     assert any(m.label.startswith("Jaccard@") for m in at.metric)
     assert any(m.label.startswith("RBO") for m in at.metric)
+    at = open_tab(at, "tab_timings")
     timings = next(d for d in at.dataframe if "stage" in d.value.columns)  # the timings table (the grid comes first)
     stages = list(timings.value["stage"])
     assert stages[-2:] == ["outside any stage (e.g. model loading)", "total"]
@@ -123,7 +126,7 @@ def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path, monkeypatch)
     monkeypatch.setenv("RETRIEVAL_WRITE_ROOTS", str(tmp_path))  # the app writes only inside its write roots
     path = tmp_path / "judged.jsonl"
     path.write_text('{"id": "other", "question": "Outra?", "relevant": ["x"], "graded": {"x": 2}}\n', encoding="utf-8")
-    at = page(q=PX7, tenant="lumen", judgments=str(path))
+    at = open_tab(page(q=PX7, tenant="lumen", judgments=str(path)), "tab_judge")
     assert_ok(at)
     radios = [r for r in at.radio if r.label.startswith("Grade · ")]
     assert len(radios) >= 5  # every pooled parent of the four lists, not only the final top_k
@@ -143,14 +146,14 @@ def test_judge_saves_grades_and_a_reload_shows_them(tmp_path: Path, monkeypatch)
     rec = json.loads(lines[1])
     assert rec["question"] == PX7 and rec["filters"] == {"tenant": "lumen"}
     assert rec["graded"] == chosen and rec["relevant"] == sorted(p for p, g in chosen.items() if g > 0)
-    again = page(q=PX7, tenant="lumen", judgments=str(path))  # a new session: the file is the memory
+    again = open_tab(page(q=PX7, tenant="lumen", judgments=str(path)), "tab_judge")  # a new session: the file
     shown = {parent(r): r.value for r in again.radio if r.label.startswith("Grade · ")}
     assert {p: g for p, g in shown.items() if g != "not judged"} == chosen
     assert any(m.value.startswith(f"**Judged 3 of {len(radios)} pooled**") for m in again.markdown)
 
 
 def test_where_is_my_document_names_the_tenant_filter_and_the_window() -> None:
-    at = page(q=PX7, tenant="lumen", top_k="1", overfetch="1")
+    at = open_tab(page(q=PX7, tenant="lumen", top_k="1", overfetch="1"), "tab_where")
     assert_ok(at)
     at.text_input(key="where_q").set_value("ventura").run()
     ventura = next(o for o in at.selectbox(key="where_pick").options if "#" in o and o.startswith("ventura-"))
@@ -184,5 +187,6 @@ def test_the_app_answers_with_the_learned_evidence_in_the_interface_language() -
     """The app passed a plain extractive answerer, so the learned evidence model never ran there."""
     at = page(q=PX7, tenant="lumen", lang="pt")
     assert_ok(at)
-    assert any("local-extractive (learned evidence)" in c.value for c in at.caption)
     assert any(c.value.startswith("Resposta extrativa") for c in at.caption)
+    at = open_tab(at, "tab_timings", "pt")  # the developer's line names the adapter
+    assert any("local-extractive (learned evidence)" in c.value for c in at.caption)

@@ -1,8 +1,9 @@
 """One language per view: every visible string of both pages, in English and in Portuguese, holds no common
 word of the other language (item 4 of "The analyst's page").
 
-Each page is opened with ``lang=`` in its link and every view drawn: the main page (its tabs are all laid out
-in one run; "Where is my document?" gets a search and a pick) and the Evaluation page after a small run. The
+Each page is opened with ``lang=`` in its link and every view drawn: the main page (each of its tabs opened in
+turn, as only the open tab is drawn; "Where is my document?" gets a search and a pick) and the Evaluation page
+after a small run. The
 strings are those a reader sees: markdown, captions, headers, alerts, tab / expander / status / button /
 widget labels and help, radio options, placeholders, metric labels and the tables' column headers. User
 content is left out: code spans (ids, terms, paths), the question, the answer and the corpus' own texts.
@@ -15,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _apptest import APP, assert_ok, plain
+from _apptest import APP, assert_ok, open_tab, plain
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,12 +108,17 @@ def main_page_strings(lang: str) -> tuple[list[str], str]:
     at.query_params.update({"q": PX7, "tenant": "lumen", "lang": lang})
     at.run()
     assert_ok(at)
+    strings = []
+    for tab in ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_timings"):
+        assert_ok(open_tab(at, tab, lang))
+        strings += visible(at)
+    open_tab(at, "tab_where", lang)
     at.text_input(key="where_q").set_value("px7").run()
     options = [o for o in at.selectbox(key="where_pick").options if o and o != "—"]
     assert options
     at.selectbox(key="where_pick").set_value(options[0].split(" · ")[0]).run()  # a parent: its chunks explained
     assert_ok(at)
-    return visible(at), " ".join(CONTENT.split()) + "\n" + answers_of(at)
+    return strings + visible(at), " ".join(CONTENT.split()) + "\n" + answers_of(at)
 
 
 def evaluation_strings(lang: str) -> list[str]:
