@@ -217,6 +217,31 @@ TEXTS.update({
                      "pt": "Sem resposta: nenhuma evidência passou o portão"},
     "tier_other": {"en": "Tier {tier}", "pt": "Nível {tier}"},
     "tier_reason": {"en": "Why this tier", "pt": "Por que este nível"},
+    # the reader that could not load, in one line (ui.reasons.reader_line): the stage that lost it, what is
+    # missing, what the page falls back to
+    "reader_line_reader": {"en": "Reader unavailable — {missing}; the page falls back to {fallback}.",
+                           "pt": "Leitor indisponível — {missing}; a página recorre {fallback}."},
+    "reader_line_ltr": {"en": "Learned ranker unavailable — it reads the reader, and {missing}; the page falls "
+                              "back to {fallback}.",
+                        "pt": "Ranqueador aprendido indisponível — ele lê o leitor, e {missing}; a página recorre "
+                              "{fallback}."},
+    "reader_line_judge": {"en": "Learned support gate unavailable — it reads the reader, and {missing}; the cosine "
+                                "and code gates alone decide whether the page answers.",
+                          "pt": "Portão de suporte aprendido indisponível — ele lê o leitor, e {missing}; só os "
+                                "portões de cosseno e de códigos decidem se a página responde."},
+    "reader_missing_package": {"en": "the {name} package with its e5 weights is not installed",
+                               "pt": "o pacote {name}, com os pesos e5 dele, não está instalado"},
+    "reader_missing_file": {"en": "the reader's weights file is missing or unreadable",
+                            "pt": "o arquivo de pesos do leitor falta ou não pode ser lido"},
+    "reader_missing_read": {"en": "the reader's weights could not be read ({name})",
+                            "pt": "os pesos do leitor não puderam ser lidos ({name})"},
+    "reader_missing_unknown": {"en": "the reader's weights could not be read",
+                               "pt": "os pesos do leitor não puderam ser lidos"},
+    "reader_missing_failed": {"en": "the reader failed while scoring ({name})",
+                              "pt": "o leitor falhou ao pontuar ({name})"},
+    "reader_fallback_rrf_only": {"en": "BM25 + dense fused by RRF, without a reranker",
+                                 "pt": "a BM25 + denso fundidos por RRF, sem reranqueador"},
+    "reader_fallback_other": {"en": "the {tier} tier", "pt": "ao nível {tier}"},
     "not_loaded": {"en": "not loaded", "pt": "não carregado"},
     "off": {"en": "off", "pt": "desligado"},
     "loaded": {"en": "loaded", "pt": "carregado"},

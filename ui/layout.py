@@ -15,7 +15,7 @@ from retrieval import views
 from .escape import code, md, md_text
 from .i18n import TEXTS, header, t
 from .keep import keep, kept, restore
-from .reasons import reason
+from .reasons import reader_line, reason
 
 TIER_COLORS = {"full": "green", "rrf_only": "blue", "dense_only": "violet", "lexical_only": "orange",
                "refusal": "red"}
@@ -133,10 +133,20 @@ def tier_badge(trace: Mapping[str, Any], lang: str = "en") -> None:
     tier = trace["tier"]
     color = TIER_COLORS.get(tier, "gray")
     st.markdown(f"**{tier_sentence(trace, lang)}** :{color}-badge[{tier if tier in TIER_COLORS else md(tier)}]")
-    if trace.get("tier_reason"):
-        st.caption(f"{t('tier_reason', lang)}: {reason(trace.get('tier_reason'), lang)}")
+    recorded = trace.get("tier_reason")
+    # The reader that could not load: one plain line (what is missing, what the page falls back to), the
+    # recorded reason on hover; the same for the judge's note (its learned gate reads the reader too).
+    plain = reader_line(recorded, tier, lang)
+    if plain:
+        st.caption(f"{t('tier_reason', lang)}: {plain}", help=reason(recorded, lang))
+    elif recorded:
+        st.caption(f"{t('tier_reason', lang)}: {reason(recorded, lang)}")
     for note in trace.get("notes") or []:  # stages that did less than asked (MMR, a transform's LLM, a store read)
-        st.caption(f"**{md_escape(note['stage'])}**: {reason(note['note'], lang)}")
+        line = reader_line(note["note"], tier, lang)
+        if line:
+            st.caption(line, help=reason(note["note"], lang))
+        else:
+            st.caption(f"**{md_escape(note['stage'])}**: {reason(note['note'], lang)}")
 
 
 def models_line(trace: Mapping[str, Any], lang: str = "en") -> None:
@@ -290,8 +300,13 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     if summary is None:
         return
     rows = views.support_rows(trace, lang)
+    if ((trace.get("gate") or {}).get("support") or {}).get("best") is None:  # the gate did not run: its note
+        summary = (reader_line(summary.removeprefix("not applied: "), trace.get("tier") or "", lang)
+                   or reason(summary, lang))
+    else:
+        summary = md_escape(summary)
     with st.expander(t("support_gate", lang), expanded=bool((trace.get("answer") or {}).get("abstained"))):
-        st.markdown(md_escape(summary))
+        st.markdown(summary)
         if not rows:
             return
         data = pd.DataFrame(rows)

@@ -4,7 +4,8 @@ The trace keeps its reasons in English: they are what the logs, the CLI and the 
 translates the ones the app shows, at display time, by the known prefix of each reason (``tiers.plan_tier``,
 ``rerank.load_reranker``, ``gate.apply_gate``, the learned support gate, ``views.empty_reason``). A reason no
 pattern knows is shown as it was recorded, in a code span and labeled as the trace's own text, so a
-Portuguese page never passes an English sentence off as its own words.
+Portuguese page never passes an English sentence off as its own words. A reader that could not load is said in
+one plain line (:func:`reader_line`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 
 from .escape import code, md
+from .i18n import TEXTS, t
 
 # (pattern, Portuguese template): the template's {1}, {2}… are the pattern's groups, themselves translated
 # when they are reasons too (``{r1}``) or kept as values (ids, numbers, model names: ``{1}``).
@@ -100,3 +102,54 @@ def _translate(text: str) -> str | None:
                           f"{md(groups[6])}" if "{lost}" in template and groups[5] else "")
         return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
     return None
+
+
+# -- the reader that could not load, in one plain line ------------------------------------------------------------
+_READER_LOAD = re.compile(r"reranker '(reader[^']*)' could not load: (.*)", re.S)
+_READER_FAILED = re.compile(r"the reader failed \((\w+): .*\)", re.S)
+_JUDGE_READS = "the judge reads the reader's scores, which are unavailable: "
+_FILE_ERRORS = {"FileNotFoundError", "OSError", "PermissionError", "IsADirectoryError", "NotADirectoryError"}
+#: What is missing (``reader_missing_<cause>``), the line of the stage that lost the reader (``reader_line_<who>``)
+#: and what the page falls back to (``reader_fallback_<tier>``) are in the catalogue (ui/i18n.py).
+
+
+def reader_cause(text: str | None) -> tuple[str, str, str] | None:
+    """``(who, cause, name)`` when ``text`` (a tier reason or a stage's note) says the reader could not load or
+    failed: ``who`` is the stage that lost it (``reader`` the reranker, ``ltr`` the learned ranker, ``judge``
+    the learned gate's features), ``cause`` one of ``package`` / ``file`` / ``read`` / ``failed`` / ``unknown``,
+    ``name`` the missing package or the error's class; ``None`` for any other reason."""
+    text = (text or "").strip()
+    who = "reader"
+    if text.startswith("learned ranker: "):
+        who, text = "ltr", text.removeprefix("learned ranker: ")
+    if text.startswith(_JUDGE_READS):
+        who, text = ("ltr" if who == "ltr" else "judge"), text.removeprefix(_JUDGE_READS)
+    elif _READER_FAILED.fullmatch(text):
+        who = "ltr" if who == "ltr" else "judge"
+    failed = _READER_FAILED.fullmatch(text)
+    if failed:
+        return who, "failed", failed.group(1)
+    load = _READER_LOAD.fullmatch(text)
+    if load is None:
+        return None
+    rest = load.group(2).strip()
+    package = re.fullmatch(r"(\S+) is not installed", rest)
+    if package:
+        return who, "package", package.group(1)
+    error = re.match(r"(\w+): ", rest)
+    if error is None:
+        return who, "unknown", ""
+    return who, ("file" if error.group(1) in _FILE_ERRORS else "read"), error.group(1)
+
+
+def reader_line(text: str | None, tier: str, lang: str) -> str | None:
+    """The reader's absence in one plain line in ``lang`` (what is missing, what the page falls back to), or
+    ``None`` when ``text`` is not about the reader (:func:`reader_cause`)."""
+    cause = reader_cause(text)
+    if cause is None:
+        return None
+    who, kind, name = cause
+    fallback = (t(f"reader_fallback_{tier}", lang) if f"reader_fallback_{tier}" in TEXTS
+                else t("reader_fallback_other", lang, tier=md(tier)))
+    return t(f"reader_line_{who}", lang, missing=t(f"reader_missing_{kind}", lang, name=code(name)),
+             fallback=fallback)

