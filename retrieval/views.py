@@ -187,6 +187,7 @@ GATE_LABELS: dict[str, tuple[str, str]] = {
     "g_code_conflict": ("another code of the same prefix", "outro código do mesmo prefixo"),
     "g_reader_best": ("best reader score", "melhor nota do leitor"),
     "g_reader_peak": ("best reader score's lead over the window", "vantagem da melhor nota do leitor sobre a janela"),
+    "g_reader_sentence": ("best reader score of one sentence", "melhor nota do leitor para uma frase"),
     "bias": ("model baseline (bias)", "base do modelo (viés)"),
 }
 

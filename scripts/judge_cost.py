@@ -68,7 +68,8 @@ def main() -> None:
             idx = [rows.chunk_ids.index(i.chunk_id) for i in top]
             models.support_proba(gate_features(inp, rows, idx))  # the gate's features and model
             t4 = time.perf_counter()
-            sent = sentence_features(trace.question, [i.chunk_id for i in top], inp.view, inp.stats, rows.terms)
+            sent = sentence_features(trace.question, [i.chunk_id for i in top], inp.view, inp.stats, rows.terms,
+                                     inp.reader, inp.reader_sentences)
             t5 = time.perf_counter()
             models.evidence_scores(sent.X)
             t6 = time.perf_counter()

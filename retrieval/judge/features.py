@@ -179,6 +179,13 @@ SENTENCE_FEATURES: tuple[Feature, ...] = (
        lambda c, n: _align(c.q.has_neg, c.sets[n], _NEG_WORDS)),
     _f("s_cond_align", "{-1, 0, 1}", "cond_align computed on the sentence.",
        lambda c, n: _align(c.q.has_cond, c.sets[n], _COND_WORDS, c.folded[n], _COND_PHRASES)),
+    _f("s_reader", "[-1, 1]; 0 when the reader did not run", "The reader's score of the sentence: MaxSim of the "
+       "question's tokens over the sentence's tokens, read in its chunk (the chunk's reader_maxsim for a sentence "
+       "beyond the tokens the reader reads).",
+       lambda c, n: c.reader[n], sign=1),
+    _f("s_reader_gap", "[0, 2]; 0 when the reader did not run", "Best s_reader among the context's sentences "
+       "minus this sentence's.",
+       lambda c, n: c.best_reader - c.reader[n], sign=-1),
     _f("s_chunk_rank_recip", "(0, 1]", "1 / rank of the sentence's chunk in the context.",
        lambda c, n: 1.0 / c.ranks[n]),
     _f("s_chunk_cov", "[0, 1]", "cov_chunk of the sentence's chunk.",
@@ -236,6 +243,9 @@ GATE_FEATURES: tuple[Feature, ...] = (
     _f("g_reader_peak", "[-2, 2]; 0 when the reader did not run", "g_reader_best minus the median reader_maxsim "
        "of the rerank window: how much the best reading stands out from the on-topic crowd.",
        lambda g, _: g.best("reader_maxsim") - g.reader_median if g.sel else 0.0, sign=1),
+    _f("g_reader_sentence", "[-1, 1]; 0 when the reader did not run", "Best s_reader over the sentences of the "
+       "selected chunks: the one sentence that reads most like an answer.",
+       lambda g, _: g.best_sentence_reading(), sign=1),
 )
 
 CANDIDATE_NAMES: tuple[str, ...] = tuple(f.name for f in CANDIDATE_FEATURES)
@@ -442,6 +452,8 @@ class JudgeInput:
         reader: the reader's score (MaxSim, :mod:`retrieval.reader.interaction`) of (at least) the window's
             candidates, by chunk id; ``None`` where it did not run (its features are then 0; the judge's
             stages never run without it, see :func:`retrieval.judge.stage.judge_input`).
+        reader_sentences: the reader's score of each whole sentence of those chunks, in sentence order
+            (:meth:`~retrieval.reader.interaction.MaxSimReader.read`), by chunk id.
     """
 
     question: str
@@ -453,6 +465,7 @@ class JudgeInput:
     view: TextView
     stats: TenantStats
     reader: Mapping[str, float] | None = None
+    reader_sentences: Mapping[str, tuple[float, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -648,8 +661,11 @@ class SentenceRows:
 class _SentenceTable:
     """The context's sentences, in context order then sentence order, as the sentence features read them."""
 
-    def __init__(self, q: QuestionTerms, context_ids: Sequence[str], view: TextView) -> None:
+    def __init__(self, q: QuestionTerms, context_ids: Sequence[str], view: TextView,
+                 reader: Mapping[str, float] | None = None,
+                 reader_sentences: Mapping[str, tuple[float, ...]] | None = None) -> None:
         self.q, self.view = q, view
+        self.reader: list[float] = []
         self.chunk_ids: list[str] = []
         self.positions: list[int] = []
         self.texts: list[str] = []
@@ -659,7 +675,10 @@ class _SentenceTable:
         self.chunk_covs: list[float] = []
         for rank, cid in enumerate(context_ids, start=1):
             chunk_cov = _coverage(q, view.token_set(cid))
+            whole = float((reader or {}).get(cid, 0.0))
+            per = (reader_sentences or {}).get(cid, ())
             for pos, (text, toks, folded) in enumerate(view.sentences(cid)):
+                self.reader.append(float(per[pos]) if pos < len(per) else whole)
                 self.chunk_ids.append(cid)
                 self.positions.append(pos)
                 self.texts.append(text)
@@ -670,6 +689,7 @@ class _SentenceTable:
         self.sets = [set(t) for t in self.toks]
         self.covs = [_coverage(q, s) for s in self.sets]
         self.best = max(self.covs, default=0.0)
+        self.best_reader = max(self.reader, default=0.0)
 
     def same_prev(self, n: int) -> bool:
         return n > 0 and self.chunk_ids[n - 1] == self.chunk_ids[n]
@@ -689,9 +709,11 @@ class _SentenceTable:
 
 
 def sentence_features(question: str, context_ids: Sequence[str], view: TextView, stats: TenantStats,
-                      terms: QuestionTerms | None = None) -> SentenceRows:
-    """Feature rows for every sentence of the context chunks (in context order, then sentence order)."""
-    t = _SentenceTable(terms or question_terms(question, stats), context_ids, view)
+                      terms: QuestionTerms | None = None, reader: Mapping[str, float] | None = None,
+                      reader_sentences: Mapping[str, tuple[float, ...]] | None = None) -> SentenceRows:
+    """Feature rows for every sentence of the context chunks (in context order, then sentence order).
+    ``reader`` / ``reader_sentences``: the reader's chunk and sentence scores (:class:`JudgeInput`'s)."""
+    t = _SentenceTable(terms or question_terms(question, stats), context_ids, view, reader, reader_sentences)
     X = _table(SENTENCE_FEATURES, t, len(t.texts))
     return SentenceRows(tuple(t.chunk_ids), tuple(t.positions), tuple(t.texts), X)
 
@@ -822,10 +844,18 @@ class _GateContext:
         self.median = float(np.median(in_window[known])) if self.any_known else 0.0
         reader = self.col["reader_maxsim"][: window or len(cos)]
         self.reader_median = float(np.median(reader)) if len(reader) else 0.0
+        self.reader_sentences = inp.reader_sentences or {}
         self.unseen = float(rows.X[0, CANDIDATE_NAMES.index("q_unseen_index")]) if len(rows.X) else 0.0
         matched = bool(q.codes) and any(self.col["code_match"][j] >= 1.0 for j in sel)
         self.code_conflict = 1.0 if q.codes and not matched and any(self.col["code_conflict"][j] for j in sel) \
             else 0.0
+
+    def best_sentence_reading(self) -> float:
+        """The best reader score of one sentence of the selected chunks (a chunk whose sentences were not read
+        counts with its own score; 0 with none)."""
+        whole = self.col["reader_maxsim"]
+        return max((max(self.reader_sentences.get(cid) or (float(whole[j]),)) for j, cid in zip(self.sel, self.ids)),
+                   default=0.0)
 
     def best(self, name: str) -> float:
         """The best value of candidate feature ``name`` over the selected chunks (0 with none)."""

@@ -97,28 +97,39 @@ def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, den
     if scores is None:
         return None, why
     return JudgeInput(question, lexical, dense, fused, q_vec, vectors, view, tenant_stats(state.lexical, tenant),
-                      scores), None
+                      scores.chunks, scores.sentences), None
+
+
+@dataclass(frozen=True)
+class ReaderScores:
+    """The reader's scores by chunk id: each chunk's, and each of its whole sentences' (in their order)."""
+
+    chunks: dict[str, float]
+    sentences: dict[str, tuple[float, ...]]
 
 
 def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
-                  known: Mapping[str, float] | None = None) -> tuple[dict[str, float] | None, str | None]:
-    """The reader's score of each chunk (its text), by chunk id, added to ``known``; or ``(None, reason)``
-    when the reader cannot load or fails (the judge's reader features would be unknown)."""
+                  known: ReaderScores | None = None) -> tuple[ReaderScores | None, str | None]:
+    """The reader's scores of each chunk (its text) and of its sentences, added to ``known``; or
+    ``(None, reason)`` when the reader cannot load or fails (the judge's reader features would be unknown)."""
     from ..reader.interaction import shared_reader
 
-    out = dict(known or {})
-    todo = [cid for cid in dict.fromkeys(chunk_ids) if cid not in out]
+    chunks = dict(known.chunks) if known else {}
+    sentences = dict(known.sentences) if known else {}
+    todo = [cid for cid in dict.fromkeys(chunk_ids) if cid not in chunks]
     if not todo:
-        return out, None
+        return ReaderScores(chunks, sentences), None
     reader, why = shared_reader()
     if reader is None:
         return None, f"the judge reads the reader's scores, which are unavailable: {why}"
     try:
-        scores = reader.score(question, [view.chunks[cid].text for cid in todo])
+        readings = reader.read(question, [view.chunks[cid].text for cid in todo])
     except (RuntimeError, ValueError, MemoryError) as exc:
         return None, f"the reader failed ({exc.__class__.__name__}: {first_line(exc, 160)})"
-    out.update(zip(todo, (float(x) for x in scores)))
-    return out, None
+    for cid, reading in zip(todo, readings):
+        chunks[cid] = float(reading.score)
+        sentences[cid] = reading.sentences
+    return ReaderScores(chunks, sentences), None
 
 
 @dataclass
@@ -154,10 +165,11 @@ class JudgeRun:
                 return read.reason
             vectors.update(read.value)
         every = [i.chunk_id for i in self.inp.fused.items]   # the rows below cover the whole fused list
-        scores, why = reader_scores(self.inp.question, every, self.inp.view, self.inp.reader)
+        known = ReaderScores(dict(self.inp.reader or {}), dict(self.inp.reader_sentences or {}))
+        scores, why = reader_scores(self.inp.question, every, self.inp.view, known)
         if scores is None:
             return why
-        self.inp = replace(self.inp, vectors=vectors, reader=scores)
+        self.inp = replace(self.inp, vectors=vectors, reader=scores.chunks, reader_sentences=scores.sentences)
         self.rows = candidate_features(self.inp, len(self.inp.fused.items))
         self.index = {cid: j for j, cid in enumerate(self.rows.chunk_ids)}
         return None
@@ -301,7 +313,7 @@ def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, s
 
 class LearnedEvidenceAnswerer:
     """Extractive answer whose sentences the evidence model chooses (``max_sentences`` best-scored context
-    sentences, shown in context order); each sentence records why it was chosen."""
+    sentences, the best first: the sentence that answers leads); each sentence records why it was chosen."""
 
     name = "local-extractive (learned evidence)"
 
@@ -313,12 +325,12 @@ class LearnedEvidenceAnswerer:
         if not context:
             return abstention(self.name, "no chunk passed the gate", self.language)
         ids = [f.chunk_id for f in context]
-        sent = sentence_features(question, ids, self.run.inp.view, self.run.inp.stats, self.run.rows.terms)
+        sent = sentence_features(question, ids, self.run.inp.view, self.run.inp.stats, self.run.rows.terms,
+                                 self.run.inp.reader, self.run.inp.reader_sentences)
         if not sent.texts:
             return abstention(self.name, "the context holds no sentence", self.language)
         ex = self.models.evidence_scores(sent.X)
         chosen = sorted(range(len(ex.raw)), key=lambda j: (-ex.raw[j], j))[: self.max_sentences]
-        chosen.sort(key=lambda j: (ids.index(sent.chunk_ids[j]), sent.positions[j]))
         number = {cid: n for n, cid in enumerate(ids, start=1)}
         sentences = []
         for j in chosen:

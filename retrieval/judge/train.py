@@ -215,7 +215,7 @@ def collect(bench: Any, questions: Sequence[Question], corpus_name: str, splits:
             if scores is None:
                 raise ValueError(f"cannot train the judge: {why}")
             inp = JudgeInput(trace.question, lists["bm25"], lists["dense"], fused, q_vec, vectors, view, case_stats,
-                             scores)
+                             scores.chunks, scores.sentences)
             cases.append(build_case(q, kind, splits[q.id], corpus_name, inp, rerank_window))
         if progress:
             progress(1)
@@ -231,7 +231,7 @@ def build_case(q: Question, kind: str, split: str, corpus_name: str, inp: JudgeI
     case = Case(q, kind, split, corpus_name, inp, rows, rank, support)
     if kind == "answerable" and q.answers:
         ctx = [rows.chunk_ids[j] for j in dedup_parents(rows.chunk_ids, rows.parent_ids, TOP_K)]
-        sent = sentence_features(inp.question, ctx, view, inp.stats, rows.terms)
+        sent = sentence_features(inp.question, ctx, view, inp.stats, rows.terms, inp.reader, inp.reader_sentences)
         case.sentences = sent
         case.sentence_labels = np.asarray([sentence_label(t, q.answers) for t in sent.texts], dtype=float)
     if kind == "leave_out" and q.answers:
@@ -491,7 +491,8 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
                 chosen = choose_evidence(models, c.sentences, c.question.question)
                 ev_after.append(_span_hit([c.sentences.texts[j] for j in chosen], c.question.answers))
                 ctx_l = [c.rows.chunk_ids[j] for j in final_l]
-                sl = sentence_features(c.question.question, ctx_l, c.inp.view, c.inp.stats, c.rows.terms)
+                sl = sentence_features(c.question.question, ctx_l, c.inp.view, c.inp.stats, c.rows.terms,
+                                       c.inp.reader, c.inp.reader_sentences)
                 chosen_l = choose_evidence(models, sl, c.question.question)
                 ev_after_ltr.append(_span_hit([sl.texts[j] for j in chosen_l], c.question.answers))
 

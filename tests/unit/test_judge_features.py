@@ -265,3 +265,27 @@ def test_reader_features_by_hand(case):
     assert x[col("g_reader_peak")] == pytest.approx(0.6 - 0.6)    # the window's median of 0.9, 0.5, 0.6
     x = gate_features(read, rows, [rows.chunk_ids.index("a#0")])[0]
     assert x[col("g_reader_peak")] == pytest.approx(0.9 - 0.6)
+
+
+def test_reader_sentence_features_by_hand(case):
+    """Each context sentence carries the reader's score of that sentence; a chunk whose sentences were not
+    read lends them its own score; the gate reads the best sentence of the selected chunks."""
+    import dataclasses
+
+    inp, rows = case
+    plain = sentence_features(QUESTION, ["a#0", "b#0"], inp.view, inp.stats)
+    col = SENTENCE_NAMES.index
+    assert np.all(plain.X[:, col("s_reader")] == 0.0) and np.all(plain.X[:, col("s_reader_gap")] == 0.0)
+    read = dataclasses.replace(inp, reader={"a#0": 0.8, "b#0": 0.5, "c#0": 0.6},
+                               reader_sentences={"a#0": (0.85, 0.7)})      # b#0's one sentence was not read
+    sent = sentence_features(QUESTION, ["a#0", "b#0"], read.view, read.stats, None, read.reader,
+                             read.reader_sentences)
+    assert sent.texts[:2] == ("A garantia do leitor é de 12 meses.", "Vale para defeitos.")
+    assert list(sent.X[:, col("s_reader")]) == pytest.approx([0.85, 0.7, 0.5])
+    assert list(sent.X[:, col("s_reader_gap")]) == pytest.approx([0.0, 0.15, 0.35])
+    rows = candidate_features(read, 20)
+    g = GATE_NAMES.index
+    x = gate_features(read, rows, [rows.chunk_ids.index("a#0"), rows.chunk_ids.index("b#0")])[0]
+    assert x[g("g_reader_sentence")] == pytest.approx(0.85)
+    x = gate_features(read, rows, [rows.chunk_ids.index("b#0")])[0]
+    assert x[g("g_reader_sentence")] == pytest.approx(0.5)           # no sentence read: the chunk's score
