@@ -100,18 +100,6 @@ class IndexState:
                     fields.setdefault(k, set()).add(typed(v))
         return {t: {k: frozenset(v) for k, v in fields.items()} for t, fields in by_tenant.items()}
 
-    @cached_property
-    def _field_types_by_tenant(self) -> dict[tuple[str, Any], dict[str, frozenset[type]]]:
-        """Typed tenant → field → the Python types its chunks carry (once per corpus: O(chunks))."""
-        by_tenant: dict[tuple[str, Any], dict[str, set[type]]] = {}
-        field = self.lexical.tenant_field
-        for c in self.chunks:
-            if field in c.metadata:
-                fields = by_tenant.setdefault(typed(c.metadata[field]), {})
-                for k, v in c.metadata.items():
-                    fields.setdefault(k, set()).add(type(v))
-        return {t: {k: frozenset(v) for k, v in fields.items()} for t, fields in by_tenant.items()}
-
     def field_types_of(self, tenants: Iterable[Any]) -> dict[str, set[type]]:
         """The metadata fields (and their types) the chunks of these tenants carry, exact in value and type.
 
@@ -121,8 +109,8 @@ class IndexState:
         """
         out: dict[str, set[type]] = {}
         for tenant in tenants:
-            for k, kinds in self._field_types_by_tenant.get(typed(tenant), {}).items():
-                out.setdefault(k, set()).update(kinds)
+            for k, values in self._filter_values_by_tenant.get(typed(tenant), {}).items():
+                out.setdefault(k, set()).update(type(v) for _, v in values)
         return out
 
     def filter_values(self, tenants: Iterable[Any] | None = None) -> dict[str, list[Any]]:
