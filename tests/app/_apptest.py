@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Iterator
 
 from streamlit.testing.v1 import AppTest
 
@@ -36,3 +37,14 @@ def assert_ok(at: AppTest) -> None:
 def plain(markdown: str) -> str:
     """The text of an escaped message (``refused\\: '/etc'`` → ``refused: '/etc'``): backslash escapes removed."""
     return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def walk(node) -> Iterator:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from walk(child)
+
+
+def rendered(at: AppTest) -> str:
+    """Everything the page sends to the browser (every element's proto, sidebar included), lower-cased."""
+    return "\n".join(str(getattr(node, "proto", "")) for node in walk(at._tree)).lower()

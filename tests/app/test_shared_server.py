@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from _apptest import APP, assert_ok, open_tab
+from _apptest import APP, assert_ok, open_tab, rendered, walk
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
@@ -48,17 +47,6 @@ def as_user(email: str | None, script: str = APP, **params: str) -> AppTest:
     at.user = {"is_logged_in": True, "email": email} if email else {}
     at.query_params.update(params)
     return at.run()
-
-
-def walk(node) -> Iterator:
-    yield node
-    for child in getattr(node, "children", {}).values():
-        yield from walk(child)
-
-
-def rendered(at: AppTest) -> str:
-    """Everything the page sends to the browser (every element's proto, sidebar included), lower-cased."""
-    return "\n".join(str(getattr(node, "proto", "")) for node in walk(at._tree)).lower()
 
 
 #: The main page's tabs (ui/i18n.py keys): only the open one is drawn on a run.

@@ -1,7 +1,7 @@
 """In the app, a filter is checked against the chosen tenant's own fields: the refusal of a link's filter and of
 an evaluated question's filter names only that tenant's fields, and the pickers list only its fields and values.
 
-The corpus (tests/unit/test_tenant_fields.py): Acme's documents carry ``doc_type``, ``region`` and ``batch``;
+The corpus (tests/_tenant_corpus.py): Acme's documents carry ``doc_type``, ``region`` and ``batch``;
 Globex's carry ``doc_type`` (one of them ``secret``), ``clearance`` and ``batch``.
 """
 
@@ -9,30 +9,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from _apptest import APP, assert_ok, plain
+from _apptest import APP, assert_ok, plain, rendered
+from _tenant_corpus import ACME_FIELDS, write_corpus
 from streamlit.testing.v1 import AppTest
 
 EVAL_PAGE = str(Path(APP).parent / "pages" / "2_Evaluation.py")
-ACME_FIELDS = "documents with tenant='acme' have: batch, doc_type, region, tenant"
-DOCS = [
-    {"id": "acme-backup", "title": "Backup", "text": "O backup noturno roda às 2h e guarda trinta dias de cópias.",
-     "metadata": {"tenant": "acme", "doc_type": "faq", "region": "norte", "batch": 3}},
-    {"id": "acme-senha", "title": "Senha", "text": "Para trocar a senha abra o portal e clique em esqueci a senha.",
-     "metadata": {"tenant": "acme", "doc_type": "manual", "region": "sul", "batch": 4}},
-    {"id": "globex-cofre", "title": "Cofre", "text": "O cofre secret abre com a chave dupla do gerente.",
-     "metadata": {"tenant": "globex", "doc_type": "secret", "clearance": "top", "batch": "alpha"}},
-]
-
 
 @pytest.fixture
 def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
     monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))
-    return path
+    return write_corpus(tmp_path)
 
 
 @pytest.fixture
@@ -40,17 +28,6 @@ def alice_sees_acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text("users:\n  alice@example.com: [acme]\n  bob@example.com: [globex]\n", encoding="utf-8")
     monkeypatch.setenv("RETRIEVAL_ACCESS_POLICY", str(policy))
-
-
-def walk(node) -> Iterator:
-    yield node
-    for child in getattr(node, "children", {}).values():
-        yield from walk(child)
-
-
-def rendered(at: AppTest) -> str:
-    """Everything the page sends to the browser (every element's proto, sidebar included), lower-cased."""
-    return "\n".join(str(getattr(node, "proto", "")) for node in walk(at._tree)).lower()
 
 
 def url_warnings(at: AppTest) -> list[str]:

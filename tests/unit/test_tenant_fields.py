@@ -8,7 +8,6 @@ Acme's documents carry ``doc_type``, ``region`` and an integer ``batch``; Globex
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,24 +16,11 @@ from pathlib import Path
 import pytest
 
 from _paths import ROOT
+from _tenant_corpus import ACME_FIELDS, write_corpus
 from retrieval.errors import InvalidFilter, TenantRequired
 
-DOCS = [
-    {"id": "acme-backup", "title": "Backup", "text": "O backup noturno roda às 2h e guarda trinta dias de cópias.",
-     "metadata": {"tenant": "acme", "doc_type": "faq", "region": "norte", "batch": 3}},
-    {"id": "acme-senha", "title": "Senha", "text": "Para trocar a senha abra o portal e clique em esqueci a senha.",
-     "metadata": {"tenant": "acme", "doc_type": "manual", "region": "sul", "batch": 4}},
-    {"id": "globex-cofre", "title": "Cofre", "text": "O cofre secret abre com a chave dupla do gerente.",
-     "metadata": {"tenant": "globex", "doc_type": "secret", "clearance": "top", "batch": "alpha"}},
-]
-ACME_FIELDS = "documents with tenant='acme' have: batch, doc_type, region, tenant"
 GLOBEX_ONLY = ("clearance", "secret", "alpha", "str")
 
-
-def write_corpus(folder: Path) -> Path:
-    path = folder / "corpus.jsonl"
-    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
