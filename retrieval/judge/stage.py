@@ -104,8 +104,8 @@ def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, den
 class ReaderScores:
     """The reader's scores by chunk id: each chunk's, and each of its whole sentences' (in their order)."""
 
-    chunks: dict[str, float]
-    sentences: dict[str, tuple[float, ...]]
+    chunks: Mapping[str, float]
+    sentences: Mapping[str, tuple[float, ...]]
 
 
 def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
@@ -165,7 +165,7 @@ class JudgeRun:
                 return read.reason
             vectors.update(read.value)
         every = [i.chunk_id for i in self.inp.fused.items]   # the rows below cover the whole fused list
-        known = ReaderScores(dict(self.inp.reader or {}), dict(self.inp.reader_sentences or {}))
+        known = ReaderScores(self.inp.reader or {}, self.inp.reader_sentences or {})   # copied by reader_scores
         scores, why = reader_scores(self.inp.question, every, self.inp.view, known)
         if scores is None:
             return why
