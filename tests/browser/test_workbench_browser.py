@@ -172,7 +172,7 @@ def test_judging_round_trip(server, browser, data_root: Path) -> None:
     for pid, grade in wanted.items():
         group = page.get_by_role("radiogroup", name=group_of[pid])
         assert group.get_by_role("radio", name=str(grade), exact=True).is_checked()
-    assert page.get_by_text("Judged 3 of").count() >= 1
+    page.get_by_text("Judged 3 of").first.wait_for(state="attached", timeout=60_000)  # the counter's fragment may redraw after the radios
     assert json.loads(path.read_text(encoding="utf-8").splitlines()[0])["graded"] == wanted
     page.close()
 
