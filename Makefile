@@ -10,6 +10,8 @@ DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
+	@echo "compiling ranx's metrics into numba's cache (about a minute, once)"
+	$(PY) -c "from retrieval.evaluation.metrics import compile_ranx; compile_ranx()"
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 install: $(STAMP)

@@ -32,35 +32,19 @@ def index_key(settings: Settings) -> str:
 
 FAQUAD_HINT = "../shared/data/faquad/"
 
-#: The metric names the Evaluation page computes by default (k = 1, 3, 5, 10): what the warm-up compiles.
-WARM_METRICS = tuple(f"{m}@{k}" for m in ("ndcg", "recall", "mrr", "hit_rate", "precision") for k in (1, 3, 5, 10))
-
-
 @st.cache_resource(show_spinner=False)
 def warm_metrics() -> Any:
-    """Compile ranx's numba functions once per process, in a background thread, on toy data.
+    """Compile ranx's numba functions once per process, in a background thread (``metrics.compile_ranx``).
 
-    ranx compiles its metric and significance-test functions on first use (cached on disk afterwards):
-    on a fresh install that took longer than all the requests of a lab evaluation, after the click. Started
-    when the Evaluation page opens, it is done (or under way) before the first run needs it.
+    ``make install`` compiles them into numba's on-disk cache already; where that cache is missing (another
+    install, another CPU) this runs when the Evaluation page opens, so it is done (or under way) before the
+    first run needs it.
     """
     import threading
 
-    from retrieval.evaluation.metrics import RANX_LOCK, quiet_ranx
+    from retrieval.evaluation.metrics import compile_ranx
 
-    def work() -> None:
-        quiet_ranx()
-        with RANX_LOCK:  # importing and compiling never run beside an evaluation's own ranx calls
-            from ranx import Qrels, Run, compare, evaluate
-
-            qrels = Qrels({"a": {"d1": 1, "d2": 3}, "b": {"d3": 1}})
-            one = Run({"a": {"d1": 2.0, "d4": 1.0}, "b": {"d3": 1.0}}, name="one")
-            two = Run({"a": {"d2": 1.0}, "b": {"__none__": 0.0}}, name="two")
-            evaluate(qrels, one, list(WARM_METRICS), return_mean=False, make_comparable=True)
-            compare(qrels, [one, two], list(WARM_METRICS), stat_test="fisher", max_p=0.05, rounding_digits=6,
-                    make_comparable=True)
-
-    thread = threading.Thread(target=work, name="ranx-warm-up", daemon=True)
+    thread = threading.Thread(target=compile_ranx, name="ranx-warm-up", daemon=True)
     thread.start()
     return thread
 

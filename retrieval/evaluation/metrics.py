@@ -34,6 +34,30 @@ def quiet_ranx() -> None:
     warnings.filterwarnings("ignore", message=".*unsafe cast from uint64 to int64.*")
 
 
+#: The metric names the Evaluation page computes by default (k = 1, 3, 5, 10): what :func:`compile_ranx` compiles.
+WARM_METRICS = tuple(f"{m}@{k}" for m in ("ndcg", "recall", "mrr", "hit_rate", "precision") for k in (1, 3, 5, 10))
+
+
+def compile_ranx() -> None:
+    """Compile ranx's metric and significance-test functions on a toy case.
+
+    ranx's numba functions compile on first use and are cached on disk afterwards (numba's ``cache=True``):
+    on a fresh install that compile took longer than all the requests of a lab evaluation (over 90 s on 2
+    cores). ``make install`` runs this once so a user's first
+    evaluation reads the cache; the Evaluation page runs it in a background thread in case the cache is missing.
+    """
+    quiet_ranx()
+    with RANX_LOCK:  # importing and compiling never run beside an evaluation's own ranx calls
+        from ranx import Qrels, Run, compare, evaluate
+
+        qrels = Qrels({"a": {"d1": 1, "d2": 3}, "b": {"d3": 1}})
+        one = Run({"a": {"d1": 2.0, "d4": 1.0}, "b": {"d3": 1.0}}, name="one")
+        two = Run({"a": {"d2": 1.0}, "b": {"__none__": 0.0}}, name="two")
+        evaluate(qrels, one, list(WARM_METRICS), return_mean=False, make_comparable=True)
+        compare(qrels, [one, two], list(WARM_METRICS), stat_test="fisher", max_p=0.05, rounding_digits=6,
+                make_comparable=True)
+
+
 def relevant_grades(q: Question) -> dict[str, int]:
     if q.graded:
         grades = {d: int(g) for d, g in q.graded.items() if g > 0}
@@ -154,3 +178,4 @@ def percentile(values: list[float], p: float) -> float | None:
         return None
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 3)
+
