@@ -282,7 +282,17 @@ with st.sidebar:
         ss._link_filters_checked = True
     chosen_filters: dict[str, list] = {}
     for name, options in values.items():
-        if name == tenant_field or len(options) > 200:
+        if name == tenant_field:
+            continue
+        if len(options) > views.PICKER_MAX_VALUES:  # too many for a picker: typed, and checked against the tenant's
+            key = f"flt_text_{name}"
+            if key not in ss:
+                ss[key] = ", ".join(ss.pending_filters.get(name, ()))
+            st.text_input(md(name), key=key, placeholder=t("any", lang),
+                          help=t("typed_values_help", lang, n=len(options)))
+            chosen_filters[name], unknown = views.typed_filter_values(ss[key], options)
+            if unknown:
+                st.warning(t("typed_values_unknown", lang, field=md(name), values=", ".join(map(code, unknown))))
             continue
         key = f"flt_{name}"
         if key not in ss:

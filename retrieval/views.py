@@ -476,6 +476,31 @@ def _to_bool(raw: str) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
+#: A field with more values than this gets a text box (values typed, comma-separated) instead of a picker.
+PICKER_MAX_VALUES = 200
+
+
+def typed_filter_values(text: str, options: Sequence[Any]) -> tuple[list[Any], list[str]]:
+    """The values typed for a field with too many values for a picker, matched against the tenant's own.
+
+    ``"2019, 2021, x"`` with options ``[2019, 2020, 2021]`` → ``([2019, 2021], ["x"])``: each comma-separated
+    piece is matched by its text to a value the tenant's documents carry (so its type is the value's own);
+    what matches none is returned for the caller to name back, never dropped without a word.
+    """
+    by_text = {str(v): v for v in options}
+    found: list[Any] = []
+    unknown: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        if piece in by_text:
+            if by_text[piece] not in found:
+                found.append(by_text[piece])
+        elif piece not in unknown:
+            unknown.append(piece)
+    return found, unknown
+
+
 def link_filter_problems(pending: Mapping[str, Sequence[str]], offered: Mapping[str, Sequence[Any]],
                          tenant: Sequence[Any], types: Mapping[str, set[type]], tenant_field: str,
                          tenant_types: Any = None) -> tuple[dict[str, tuple[str, ...]], list[str]]:

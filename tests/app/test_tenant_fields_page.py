@@ -101,3 +101,32 @@ def test_an_evaluated_questions_filter_names_only_the_tenants_fields(corpus: Pat
     assert [plain(e.value) for e in at.error] == [
         f"The evaluation did not run: unknown filter field 'colour' ({ACME_FIELDS})"]
     assert "clearance" not in rendered(at) and "globex" not in rendered(at)
+
+
+def test_a_field_with_too_many_values_for_a_picker_is_typed_and_its_link_filter_applies(
+        corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A field with more values than a picker holds (here: any field over one value) gets a text box: the link's
+    ``f.batch=4`` fills it and filters the request (Acme's backup, batch 3, is out of every list), ``f.batch=9``
+    is named back; typing ``3, zz`` applies batch 3 (an integer, as the documents carry it) and names ``zz``."""
+    from retrieval import views
+
+    monkeypatch.setattr(views, "PICKER_MAX_VALUES", 1)
+    at = signed_in(None)
+    at.query_params.update({"corpus": str(corpus), "tenant": "acme", "q": "Quando roda o backup?"})
+    at.query_params["f.batch"] = ["4", "9"]
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert url_warnings(at) == ["URL parameter ignored: f.batch: no document with tenant='acme' has batch '9'"]
+    assert at.text_input(key="flt_text_batch").value == "4"
+    assert not [ms.key for ms in at.sidebar.multiselect if ms.key.startswith("flt_")]  # every field is typed
+
+    def listed(at: AppTest) -> set[str]:
+        trace = [tr for sig, tr in at.session_state["traces"].items() if json.loads(sig)[-1] == ""][-1]  # the latest
+        return {i["chunk_id"].split("#")[0] for name in ("lexical", "dense", "fused") for i in trace[name]["items"]}
+
+    assert listed(at) == {"acme-senha"}
+    at.text_input(key="flt_text_batch").set_value("3, zz").run()
+    assert not at.exception
+    assert [plain(w.value) for w in at.warning if "zz" in w.value] == [
+        "No document of this tenant has batch = `zz`: not applied."]
+    assert listed(at) == {"acme-backup"}

@@ -217,3 +217,11 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     assert views.support_summary(close) == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
     assert views.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
     assert views.support_summary({"gate": {}}) is None and views.support_rows({"gate": {}}) == []
+
+
+def test_typed_filter_values_match_the_tenants_values_by_text_and_name_the_rest() -> None:
+    from retrieval.views import typed_filter_values
+
+    assert typed_filter_values(" 2019,2021 , x,2019,, x ", [2019, 2020, 2021]) == ([2019, 2021], ["x"])
+    assert typed_filter_values("", ["a"]) == ([], [])
+    assert typed_filter_values("True", [True, "true"]) == ([True], [])
