@@ -226,9 +226,7 @@ class MaxSimReader:
         for entry in self._passage_entries(passages):
             sim = q @ entry.states.float().T
             whole = float(sim.max(dim=1).values.mean())
-            per = tuple(float(sim[:, a:b].max(dim=1).values.mean()) if b > a else whole
-                        for a, b in entry.spans)
-            out.append(Reading(whole, per))
+            out.append(Reading(whole, _sentence_scores(sim.numpy(), entry.spans, whole)))
         return out
 
     def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]]:
@@ -239,6 +237,24 @@ class MaxSimReader:
     def score_items(self, question: str, passages: Sequence[str]) -> tuple[np.ndarray, list[dict[str, object]]]:
         """:meth:`score` and :meth:`truncation` of the same passages."""
         return self.score(question, passages), self.truncation(question, passages)
+
+
+def _sentence_scores(sim: np.ndarray, spans: Sequence[tuple[int, int]], whole: float) -> tuple[float, ...]:
+    """Each span's MaxSim (the mean over question tokens of the best similarity inside ``[a, b)``) from the
+    ``(question tokens, passage tokens)`` similarity matrix; ``whole`` for a span with no token read. The spans
+    of a passage's sentences follow one another, so one ``maximum.reduceat`` gives every sentence's maxima."""
+    n = sim.shape[1]
+    read = [(a, min(b, n)) for a, b in spans]
+    kept = [i for i, (a, b) in enumerate(read) if b > a]
+    if not kept:
+        return tuple(whole for _ in spans)
+    starts = [read[i][0] for i in kept]
+    if all(read[i][1] == read[j][0] for i, j in zip(kept, kept[1:])):
+        best = np.maximum.reduceat(sim[:, :read[kept[-1]][1]], starts, axis=1)
+    else:  # not one after another (never from sentence_spans): one slice each
+        best = np.stack([sim[:, read[i][0]:read[i][1]].max(axis=1) for i in kept], axis=1)
+    means = dict(zip(kept, best.mean(axis=0).tolist()))
+    return tuple(float(means[i]) if i in means else whole for i in range(len(spans)))
 
 
 def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,

@@ -147,3 +147,16 @@ def test_a_sentence_beyond_the_tokens_read_takes_its_passages_score(tiny):
     assert reader.sentence_spans("a b. c c c.")[1][0] == reader.sentence_spans("a b. c c c.")[1][1]  # not read
     assert reading.sentences[1] == reading.score
     assert reading.sentences[0] == pytest.approx(reading.score, abs=1e-3)   # the one sentence read is the passage
+
+
+def test_sentence_scores_are_each_spans_maxsim_by_hand():
+    from retrieval.reader.interaction import _sentence_scores
+
+    sim = np.array([[0.1, 0.9, 0.2, 0.4, 0.3],
+                    [0.5, 0.0, 0.8, 0.1, 0.6]], dtype=np.float32)
+    # sentences [0, 2), [2, 4), [4, 5) one after another, then one wholly beyond the tokens read
+    got = _sentence_scores(sim, [(0, 2), (2, 4), (4, 5), (5, 5)], whole=0.7)
+    assert got == pytest.approx(((0.9 + 0.5) / 2, (0.4 + 0.8) / 2, (0.3 + 0.6) / 2, 0.7))
+    # a span reaching past the matrix is clipped; spans with a gap are read one by one
+    assert _sentence_scores(sim, [(0, 1), (3, 9)], whole=0.0) == pytest.approx(((0.1 + 0.5) / 2, (0.4 + 0.6) / 2))
+    assert _sentence_scores(sim, [(5, 5)], whole=0.25) == (0.25,)
