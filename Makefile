@@ -5,7 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run index demo test test-fast fuzz stress bench bench-quick bench-1m reader-experiment clean
+.PHONY: install run index demo test test-fast fuzz stress bench bench-quick bench-1m reader-experiment clean \
+	milvus-server-env
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +28,7 @@ run: demo
 
 test: install
 	@bash scripts/ensure_chromium.sh
+	@$(MAKE) --no-print-directory milvus-server-env || echo "note: no Milvus server environment; its test skips"
 	$(PY) -m pytest
 
 test-fast: install
@@ -39,6 +41,18 @@ fuzz: install
 # Concurrency and fault tests (a shared workbench under 8 threads, a store removed, a re-index killed).
 stress: install
 	$(PY) -m pytest -q -m stress tests/stress
+
+# The real Milvus 2.3.5 server in its own environment (its wheel; the app's pymilvus talks to it from .venv):
+# tests/integration/test_milvus_server.py starts it through scripts/milvus_server.py, and skips without it.
+MILVUS_VENV  := .venv-milvus
+MILVUS_STAMP := $(MILVUS_VENV)/.installed-$(shell cat requirements-milvus-server.txt | cksum | cut -d' ' -f1)
+
+$(MILVUS_STAMP): requirements-milvus-server.txt
+	@test -x $(MILVUS_VENV)/bin/python || $(PYTHON) -m venv $(MILVUS_VENV)
+	$(MILVUS_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-milvus-server.txt
+	@rm -f $(MILVUS_VENV)/.installed-*; touch $(MILVUS_STAMP)
+
+milvus-server-env: $(MILVUS_STAMP)
 
 # LangChain (the benchmark's comparison) coexists with our pins in the same venv: requirements-bench.txt.
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements-bench.txt | cksum | cut -d' ' -f1)
