@@ -43,7 +43,7 @@ stress: install
 	$(PY) -m pytest -q -m stress tests/stress
 
 # The real Milvus 2.3.5 server in its own environment (its wheel; the app's pymilvus talks to it from .venv):
-# tests/integration/test_milvus_server.py starts it through scripts/milvus_server.py, and skips without it.
+# tests/integration/test_milvus_server.py starts it through bench/milvus_server.py, and skips without it.
 MILVUS_VENV  := .venv-milvus
 MILVUS_STAMP := $(MILVUS_VENV)/.installed-$(shell cat requirements-milvus-server.txt | cksum | cut -d' ' -f1)
 

@@ -24,6 +24,13 @@ never pasted; results are checked again against the filters on our side. The ten
 expression. Ids, tenants and metadata strings too long for the schema's fields are refused when the corpus
 loads, for both backends (:data:`retrieval.corpus.MAX_ID_BYTES` and its neighbours), so one long value cannot
 fail the sync of a whole corpus.
+
+A Milvus server is asked what it supports when it is opened (:func:`server_features`: its version). Before 2.4
+it has no sparse vectors: the lexical side then runs in the app process (:class:`InProcessLexical`, the local
+engine over the same chunks, its reason in the trace's ``models.bm25_engine``) while the dense side and the
+filters stay in Milvus; metadata filters go through the JSON field (no nullable typed fields before 2.5) and a
+changed row is deleted and inserted again (2.3's upsert put rows in the wrong partition-key partition). A
+server older than 2.3, or one that does not answer the version request, is refused with one line.
 """
 
 from __future__ import annotations
@@ -62,7 +69,43 @@ _PAGE = 2000  # rows per write / read request
 
 
 class MilvusUnavailable(RuntimeError):
-    """The Milvus server did not answer (or the embedded one could not open)."""
+    """The Milvus server did not answer (or the embedded one could not open), or it is one the backend cannot
+    use (too old): one line."""
+
+
+#: The oldest Milvus server the backend runs on (HNSW with COSINE, partition keys and JSON fields: 2.3).
+MIN_SERVER = (2, 3)
+
+
+@dataclass(frozen=True)
+class ServerFeatures:
+    """What the Milvus behind a client supports, from its version (:func:`server_features`)."""
+
+    #: As the server reports it (``2.3.5-lite``), or ``Milvus Lite``.
+    version: str
+    #: SPARSE_FLOAT_VECTOR (2.4+): our BM25 in Milvus; without it the lexical side runs in the app process.
+    sparse: bool = True
+    #: Nullable scalar fields (2.5+): typed fields for metadata keys that some chunks lack; else JSON only.
+    nullable: bool = True
+    #: ``upsert(partial_update=True)`` (2.6+): a reweighted row sends its sparse vector only.
+    partial_update: bool = True
+    #: ``upsert`` keeps a row in its partition-key partition (Milvus 2.3.5 routed upserted rows to another
+    #: tenant's partition, where a tenant's search did not find them): else delete, then insert.
+    upsert: bool = True
+    #: ``hybrid_search`` (2.4+).
+    hybrid: bool = True
+
+    @property
+    def lexical_reason(self) -> str | None:
+        """Why the lexical side runs in the app process (None: it runs in Milvus)."""
+        if self.sparse:
+            return None
+        return (f"Milvus {self.version} has no sparse vectors (2.4+): BM25 runs in the app process, the dense "
+                "search and the filters in Milvus")
+
+
+#: Milvus Lite (embedded): the whole API the backend uses.
+LITE = ServerFeatures("Milvus Lite")
 
 
 # -- helpers --------------------------------------------------------------------------------------------
@@ -98,6 +141,37 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
             raise MilvusUnavailable(f"Milvus Lite file {target} is open in another process (Milvus Lite serves one "
                                     "process at a time: stop the other one, or use a Milvus server)") from None
         raise MilvusUnavailable(f"Milvus at {uri} unavailable: {exc.__class__.__name__}: {str(exc)[:200]}") from exc
+
+
+def server_features(client: Any, uri: str | Path, timeout: float = 10.0) -> ServerFeatures:
+    """What the Milvus at ``uri`` supports (:data:`LITE` for a file path), from the server's version.
+
+    Raises:
+        MilvusUnavailable: the server is down (as :func:`open_client` says it), did not answer the version request
+            or is older than 2.3 (one line naming the version the backend needs).
+    """
+    if not is_server_uri(str(uri)):
+        return LITE
+    need = f"the Milvus backend needs a Milvus server {MIN_SERVER[0]}.{MIN_SERVER[1]} or later"
+    try:
+        raw = str(client.get_server_version(timeout=timeout))
+    except Exception as exc:  # noqa: BLE001 - one line for the tier reason
+        import pymilvus
+
+        said = " ".join(str(exc).split())
+        if getattr(exc, "code", None) == 2 or "Fail connecting" in said:  # down, not incompatible
+            raise MilvusUnavailable(f"Milvus at {uri} unavailable: {exc.__class__.__name__}: {said[:200]}") from None
+        raise MilvusUnavailable(f"Milvus at {uri} did not answer pymilvus {pymilvus.__version__}'s version request "
+                                f"({exc.__class__.__name__}: {said[:120]}): {need}") from None
+    found = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", raw)
+    if found is None:
+        raise MilvusUnavailable(f"Milvus at {uri} reports the version {raw[:60]!r}, not one the backend knows: {need}")
+    version = (int(found.group(1)), int(found.group(2)))
+    shown = raw[found.start():].strip()[:40]
+    if version < MIN_SERVER:
+        raise MilvusUnavailable(f"Milvus at {uri} is version {shown}: {need} (2.4 or later keeps BM25 in Milvus)")
+    return ServerFeatures(shown, sparse=version >= (2, 4), nullable=version >= (2, 5),
+                          partial_update=version >= (2, 6), upsert=version >= (2, 4), hybrid=version >= (2, 4))
 
 
 def _held_elsewhere(db: Path) -> bool:
@@ -211,6 +285,14 @@ def tenant_stats(chunks: Iterable[Chunk], tenant_field: str) -> dict[Any, Tenant
     return stats
 
 
+def tenant_names(chunks: Iterable[Chunk], tenant_field: str) -> dict[Any, TenantStats]:
+    """Per tenant value, its chunk count only (no tokenization): the tenants of a collection without BM25."""
+    stats: dict[Any, TenantStats] = {}
+    for chunk in chunks:
+        stats.setdefault(chunk.metadata.get(tenant_field), TenantStats(df=Counter())).n += 1
+    return stats
+
+
 def doc_weights(tokens: Sequence[str], avgdl: float) -> dict[str, float]:
     """Document-side BM25 weight of each token: ``tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))``."""
     norm = K1 * (1 - B + B * len(tokens) / avgdl) if avgdl else K1
@@ -230,10 +312,15 @@ def sparse_vector(weights: Mapping[str, float]) -> dict[int, float]:
 class Schema:
     """Which metadata keys get their own typed scalar field (``m_<key>``); the rest is filtered in JSON."""
 
-    def __init__(self, types: Mapping[str, set[type]], tenant_field: str) -> None:
+    def __init__(self, types: Mapping[str, set[type]], tenant_field: str, features: ServerFeatures = LITE) -> None:
         self.tenant_field = tenant_field
         self.scalars: dict[str, str] = {}
-        for key, kinds in sorted(types.items()):
+        #: The lexical side in Milvus (a sparse vector per row) or in the app process (no sparse field).
+        self.sparse = features.sparse
+        # Without nullable fields a key that some chunk lacks cannot be a typed field: every key is read
+        # through the JSON field then (``meta["key"]``).
+        typed_fields = types.items() if features.nullable else ()
+        for key, kinds in sorted(typed_fields):
             if key == tenant_field or not _FIELD_RE.match(key):
                 continue
             kinds = set(kinds)
@@ -244,7 +331,10 @@ class Schema:
 
     def signature(self) -> str:
         """What the row layout depends on: part of the collection name, so another layout is another collection."""
-        return json.dumps({"format": FORMAT, "tenant": self.tenant_field, "scalars": self.scalars}, sort_keys=True)
+        layout = {"format": FORMAT, "tenant": self.tenant_field, "scalars": self.scalars}
+        if not self.sparse:  # named only when absent, so the names of existing collections stay as they were
+            layout["sparse"] = False
+        return json.dumps(layout, sort_keys=True)
 
     def field(self, key: str) -> str:
         """The expression that names metadata ``key``: its scalar field, or its entry in the JSON field."""
@@ -291,17 +381,22 @@ class Schema:
             extra = {"max_length": _TEXT_LEN} if kind == "VARCHAR" else {}
             schema.add_field(f"m_{key}", getattr(DataType, kind), nullable=True, **extra)
         schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        if self.sparse:
+            schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
         index = client.prepare_index_params()
         index.add_index("dense", index_type="HNSW", metric_type="COSINE", params={"M": 16, "efConstruction": 200})
-        index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+        if self.sparse:
+            index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
         client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
 
-    def row(self, chunk: Chunk, vector: np.ndarray, weights: Mapping[str, float], lexkey: str) -> dict[str, Any]:
+    def row(self, chunk: Chunk, vector: np.ndarray, weights: Mapping[str, float] | None,
+            lexkey: str) -> dict[str, Any]:
         row = {"id": chunk.chunk_id, "tenant": tenant_key(chunk.metadata.get(self.tenant_field)),
                "parent": chunk.parent_id, "hash": chunk.content_hash, "lexkey": lexkey,
                "position": int(chunk.position), "meta": dict(chunk.metadata),
-               "dense": np.asarray(vector, dtype=np.float32).tolist(), "sparse": sparse_vector(weights)}
+               "dense": np.asarray(vector, dtype=np.float32).tolist()}
+        if self.sparse:
+            row["sparse"] = sparse_vector(weights or {})
         for key, kind in self.scalars.items():
             value = chunk.metadata.get(key)
             row[f"m_{key}"] = float(value) if kind == "DOUBLE" and value is not None else value
@@ -317,16 +412,22 @@ class MilvusStore:
     def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "", *,
                  tenant_field: str = "tenant", types: Mapping[str, set[type]] | None = None,
                  ef_search: int | None = None, timeout: float = 10.0, server: bool = False,
-                 passage_template: str = "title-newline") -> None:
+                 passage_template: str = "title-newline", features: ServerFeatures = LITE) -> None:
         self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
         self.tenant_field = tenant_field
         self.passage_template = passage_template
-        self.schema = Schema(types or {}, tenant_field)
+        #: What the server supports (:func:`server_features`): Milvus Lite's whole API by default.
+        self.features = features
+        self.schema = Schema(types or {}, tenant_field, features)
         self.name = collection_name(corpus_key, model_name, f"{variant}\n{self.schema.signature()}")
         self.ef_search = ef_search or 100
         self.timeout = timeout
         #: A Milvus server (True) or Milvus Lite in process (False): Lite has no query iterator.
         self.server = server
+        #: A request's reads on a server: Session consistency (this process' writes are seen at once, another
+        #: process' within the server's time tick). Strong, the collection's level, made every search on Milvus
+        #: 2.3.5 wait for the next time tick: 200 ms instead of 5 ms. The sync's own reads stay Strong.
+        self.read_level = {"consistency_level": "Session"} if server else {}
         self.catalog: dict[str, Chunk] | None = None
         self.stats: dict[Any, TenantStats] = {}
 
@@ -355,8 +456,12 @@ class MilvusStore:
         Every vector is computed before anything is written, so a failure while embedding leaves the
         previous collection as it was. (``rebuilt`` is always False: another model or row layout is another
         collection, see :func:`collection_name`.)
+
+        Without sparse vectors (Milvus before 2.4) rows carry no BM25 weights and ``stats`` only name the
+        tenants (nothing is reweighted); where ``upsert`` is unsafe, a changed row is deleted, then inserted.
         """
-        stats = stats if stats is not None else tenant_stats(chunks, self.tenant_field)
+        if stats is None:
+            stats = (tenant_stats if self.schema.sparse else tenant_names)(chunks, self.tenant_field)
         wanted = {c.chunk_id: c for c in chunks}
         exists = self.client.has_collection(self.name, timeout=self.timeout)
         stored: dict[str, tuple[str, str]] = {}
@@ -366,7 +471,7 @@ class MilvusStore:
             self.client.load_collection(self.name, timeout=self.timeout)  # released after a restart
             stored, stale = self._stored(wanted)
         todo = [c for c in chunks if c.chunk_id not in stored or stored[c.chunk_id][0] != c.content_hash]
-        lexkey = {t: s.key for t, s in stats.items()}
+        lexkey = {t: (s.key if self.schema.sparse else "-") for t, s in stats.items()}
         reweight = [c for c in chunks if c.chunk_id in stored and stored[c.chunk_id][0] == c.content_hash
                     and stored[c.chunk_id][1] != lexkey[c.metadata.get(self.tenant_field)]]
         vectors = embed_chunks(todo, embed, batch, progress, on_progress, self.passage_template)
@@ -380,16 +485,22 @@ class MilvusStore:
             rows = []
             for j, c in enumerate(part):
                 s = stats[c.metadata.get(self.tenant_field)]
-                rows.append(self.schema.row(c, vectors[start + j], doc_weights(tokenize(c.indexed_text), s.avgdl),
-                                            s.key))
-            self.client.upsert(self.name, rows, timeout=self.timeout)
+                weights = doc_weights(tokenize(c.indexed_text), s.avgdl) if self.schema.sparse else None
+                rows.append(self.schema.row(c, vectors[start + j], weights, lexkey[c.metadata.get(self.tenant_field)]))
+            self._write(rows, [c.chunk_id for c in part if c.chunk_id in stored])
         for start in range(0, len(reweight), _PAGE):
             rows = []
-            for c in reweight[start : start + _PAGE]:
+            part = reweight[start : start + _PAGE]
+            for c in part:
                 s = stats[c.metadata.get(self.tenant_field)]
                 rows.append({"id": c.chunk_id, "lexkey": s.key,
                              "sparse": sparse_vector(doc_weights(tokenize(c.indexed_text), s.avgdl))})
-            self.client.upsert(self.name, rows, partial_update=True, timeout=self.timeout)
+            if self.features.partial_update:
+                self.client.upsert(self.name, rows, partial_update=True, timeout=self.timeout)
+            else:  # the whole rows, with their stored dense vectors (nothing re-embedded)
+                stored_dense = self._dense(c.chunk_id for c in part)
+                self._write([{**self.schema.row(c, stored_dense[c.chunk_id], None, row["lexkey"]), **row}
+                             for c, row in zip(part, rows)], [c.chunk_id for c in part])
         for start in range(0, len(stale), _PAGE):
             self.client.delete(self.name, ids=stale[start : start + _PAGE], timeout=self.timeout)
         if todo or reweight or stale:
@@ -400,6 +511,21 @@ class MilvusStore:
         self.catalog, self.stats = wanted, stats
         return MilvusSyncReport(len(todo) - updated, updated, len(stale), len(chunks) - len(todo), rebuilt,
                                 reweighted=len(reweight))
+
+    def _write(self, rows: list[dict[str, Any]], replaced: list[str]) -> None:
+        """Write ``rows``; ``replaced`` are the ids among them already stored (deleted first where the server's
+        upsert is unsafe: Milvus 2.3.5 put upserted rows in another tenant's partition)."""
+        if self.features.upsert:
+            self.client.upsert(self.name, rows, timeout=self.timeout)
+            return
+        if replaced:
+            self.client.delete(self.name, ids=replaced, timeout=self.timeout)
+        self.client.insert(self.name, rows, timeout=self.timeout)
+
+    def _dense(self, chunk_ids: Iterable[str]) -> dict[str, list[float]]:
+        """The stored dense vectors of ``chunk_ids``, as stored (not normalized)."""
+        got = self.client.get(self.name, ids=list(chunk_ids), output_fields=["dense"], timeout=self.timeout)
+        return {str(row["id"]): row["dense"] for row in got}
 
     def _stored(self, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, str]], list[str]]:
         """``(chunk id → (content hash, lexical key) of the stored rows among ``wanted``, stale ids)``.
@@ -471,7 +597,8 @@ class MilvusStore:
     def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not chunk_ids:
             return {}
-        got = self.client.get(self.name, ids=list(chunk_ids), output_fields=["dense"], timeout=self.timeout)
+        got = self.client.get(self.name, ids=list(chunk_ids), output_fields=["dense"], timeout=self.timeout,
+                              **self.read_level)
         out = {}
         for row in got:
             v = np.asarray(row["dense"], dtype=np.float32)
@@ -487,7 +614,7 @@ class MilvusStore:
                 params: dict[str, Any]) -> list[dict[str, Any]]:
         result = self.client.search(self.name, data=data, anns_field=field, limit=min(limit, 16384),
                                     filter=expr, output_fields=["id"], timeout=self.timeout,
-                                    search_params={"metric_type": metric, "params": params})
+                                    search_params={"metric_type": metric, "params": params}, **self.read_level)
         return list(result[0]) if result else []
 
     def server_rrf(self, query_sparse: Mapping[int, float], vector: np.ndarray, filters: Filters, tenant: Any,
@@ -496,6 +623,8 @@ class MilvusStore:
         (each ``window`` long, same expression): ``(chunk id, RRF score)`` in Milvus's order."""
         from pymilvus import AnnSearchRequest, RRFRanker
 
+        if not (self.features.hybrid and self.schema.sparse):
+            raise MilvusUnavailable(f"Milvus {self.features.version} has no hybrid search over sparse vectors (2.4+)")
         expr = self.schema.expression(filters, tenant)
         requests = [
             AnnSearchRequest([dict(query_sparse)], "sparse", {"metric_type": "IP", "params": {}}, limit=window,
@@ -607,6 +736,16 @@ class MilvusLexical:
             return self._fallback[tenant]
 
 
+class InProcessLexical(LexicalIndex):
+    """The local engine's BM25 in the app process, for a Milvus server without sparse vectors (before 2.4):
+    the same lists as the local backend; :attr:`label` (the trace's ``models.bm25_engine``) says why."""
+
+    def __init__(self, chunks: Sequence[Chunk], tenant_field: str, engine: str, reason: str) -> None:
+        super().__init__(chunks, tenant_field, engine)
+        self.reason = reason
+        self.label = f"{engine} in the app process ({reason})"
+
+
 # -- the factory ------------------------------------------------------------------------------------------
 def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_key: str, variant: str,
                  progress: bool = True, on_progress: Callable[[int, int], None] | None = None,
@@ -616,7 +755,8 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
     Returns ``(lexical, store, reason, sync_report)`` as ``Workbench.load_corpus`` uses them. When Milvus
     cannot be opened or the ingest fails (or there is no embedder), the lexical side is the in-process
     :class:`LexicalIndex` and ``store`` is ``None`` with the reason (the ``lexical_only`` tier); the collection
-    keeps what it held before.
+    keeps what it held before. A server without sparse vectors keeps the dense side and the filters, and the
+    lexical side is :class:`InProcessLexical` (its reason in the trace).
     """
     local = lambda: LexicalIndex(chunks, settings.tenant_field, settings.bm25_engine)  # noqa: E731
     if embedder is None:
@@ -624,14 +764,15 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
     token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
     try:
         client = client or open_client(settings.milvus_uri, token, settings.milvus_timeout)
+        features = server_features(client, settings.milvus_uri, settings.milvus_timeout)
     except MilvusUnavailable as exc:
         log.warning(str(exc))
         return local(), None, f"vector store unavailable: {exc}", None
-    stats = tenant_stats(chunks, settings.tenant_field)
+    stats = (tenant_stats if features.sparse else tenant_names)(chunks, settings.tenant_field)
     store = MilvusStore(client, corpus_key, embedder.name, variant, tenant_field=settings.tenant_field,
                         types=field_types(chunks), ef_search=settings.hnsw_ef_search,
                         timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri),
-                        passage_template=settings.passage_template)
+                        passage_template=settings.passage_template, features=features)
     try:
         report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32), progress,
                             on_progress, stats=stats)
@@ -639,6 +780,10 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
         reason = f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
         log.warning(reason)
         return local(), None, reason, None
+    if not features.sparse:
+        log.info(features.lexical_reason)
+        return (InProcessLexical(chunks, settings.tenant_field, settings.bm25_engine, features.lexical_reason),
+                store, "ok", report)
     return MilvusLexical(store, chunks, settings.tenant_field, stats, settings.bm25_engine), store, "ok", report
 
 
@@ -647,7 +792,7 @@ def collection_for(settings: Any, corpus_path: Path, model_name: str | None = No
     --status`` / ``--drop``): the corpus is read and chunked, since the collection name depends on its fields.
 
     Raises:
-        MilvusUnavailable: the server is unreachable.
+        MilvusUnavailable: the server is unreachable or too old.
         CorpusError: the corpus cannot be read.
     """
     from .corpus import chunk_documents, load_corpus
@@ -661,5 +806,6 @@ def collection_for(settings: Any, corpus_path: Path, model_name: str | None = No
                         index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
                                       settings.passage_template),
                         tenant_field=settings.tenant_field, types=field_types(chunks),
-                        timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri))
+                        timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri),
+                        features=server_features(client, settings.milvus_uri, settings.milvus_timeout))
     return client, store

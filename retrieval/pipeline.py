@@ -228,7 +228,7 @@ class Workbench:
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier)
             root.set_attribute("retrieval.tier_reason", reason)
-        return Trace(question, s.public_dict(), self._models(s, answer), state.index_id, list(c.queries),
+        return Trace(question, s.public_dict(), self._models(s, answer, state), state.index_id, list(c.queries),
                      c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, list(gate.final),
                      lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
                                       judged[1].inp.reader if judged is not None else None), answer, timings,
@@ -336,13 +336,15 @@ class Workbench:
             log.warning(why)
             return "rrf_only", why, RankedList("reranked", "none", (), note=f"no rerank ran: {why}")
 
-    def _models(self, s: Settings, answer: Answer) -> dict[str, Any]:
+    def _models(self, s: Settings, answer: Answer, state: IndexState | None = None) -> dict[str, Any]:
         spec = RerankerSpec.parse(s.reranker_model)
         models = {"embedder": self.embedder.name if self.embedder else None,
                   "embedder_status": self.embedder_reason,
                   "reranker": s.reranker_model if spec.configured else None,
                   "reranker_kind": None, "answer_adapter": answer.adapter,
-                  "bm25_engine": "milvus sparse (our BM25)" if s.backend == "milvus" else s.bm25_engine,
+                  # A Milvus server without sparse vectors runs BM25 in process: its label says so and why.
+                  "bm25_engine": getattr(state.lexical if state else None, "label", None)
+                  or ("milvus sparse (our BM25)" if s.backend == "milvus" else s.bm25_engine),
                   "vector_store": ("milvus" if s.backend == "milvus"
                                    else "chroma-server" if s.chroma_host else "chroma-embedded"),
                   "passage_template": s.passage_template}

@@ -15,7 +15,7 @@ import pytest
 from retrieval.corpus import chunk_documents, load_corpus
 from retrieval.filters import build_filters, field_types
 from retrieval.fusion import rrf
-from retrieval.milvus import MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
+from retrieval.milvus import LITE, MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
 from retrieval.pipeline import Workbench
 
 pytestmark = pytest.mark.integration
@@ -41,20 +41,27 @@ def _ids(lst) -> list[str]:
     return [i.chunk_id for i in lst.items]
 
 
+def assert_same_as_local(local, other, question, filters, label) -> None:
+    """One request on the local backend and on ``other`` (a Milvus backend): the same tier and reason, the
+    same lexical list (scores and per-term parts within 1e-5), dense list (cosines within 1e-5), fused list and
+    final chunks. Used by the Milvus server test too (test_milvus_server.py)."""
+    a, b = local.ask(question, dict(filters)), other.ask(question, dict(filters))
+    assert (b.tier, b.tier_reason) == (a.tier, a.tier_reason), label
+    assert _ids(b.lexical) == _ids(a.lexical), label
+    for x, y in zip(a.lexical.items, b.lexical.items):
+        assert y.score == pytest.approx(x.score, rel=1e-5) and set(y.terms) == set(x.terms)
+        assert all(y.terms[t] == pytest.approx(x.terms[t], rel=1e-5) for t in x.terms)
+    assert _ids(b.dense) == _ids(a.dense), label
+    assert [i.score for i in b.dense.items] == pytest.approx([i.score for i in a.dense.items], abs=1e-5)
+    assert _ids(b.fused) == _ids(a.fused), label
+    assert [f.chunk_id for f in b.final] == [f.chunk_id for f in a.final], label
+    assert b.models["vector_store"] == "milvus"
+
+
 def test_same_lists_and_final_chunks_as_local_on_every_lab_question(lab_bench, milvus_bench, lab_questions):
     assert milvus_bench.state.store_reason == "ok" and milvus_bench.state.store.count() == len(lab_bench.state.chunks)
     for q in lab_questions:
-        a, b = lab_bench.ask(q.question, dict(q.filters)), milvus_bench.ask(q.question, dict(q.filters))
-        assert (b.tier, b.tier_reason) == (a.tier, a.tier_reason), q.id
-        assert _ids(b.lexical) == _ids(a.lexical), q.id
-        for x, y in zip(a.lexical.items, b.lexical.items):
-            assert y.score == pytest.approx(x.score, rel=1e-5) and set(y.terms) == set(x.terms)
-            assert all(y.terms[t] == pytest.approx(x.terms[t], rel=1e-5) for t in x.terms)
-        assert _ids(b.dense) == _ids(a.dense), q.id
-        assert [i.score for i in b.dense.items] == pytest.approx([i.score for i in a.dense.items], abs=1e-5)
-        assert _ids(b.fused) == _ids(a.fused), q.id
-        assert [f.chunk_id for f in b.final] == [f.chunk_id for f in a.final], q.id
-    assert b.models["vector_store"] == "milvus"
+        assert_same_as_local(lab_bench, milvus_bench, q.question, q.filters, q.id)
 
 
 def test_tenant_isolation_over_every_lab_question(milvus_bench, lab_questions):
@@ -92,11 +99,12 @@ def _small_docs(kind_a: str = HOSTILE) -> list[dict]:
     ]
 
 
-def _open(tmp_path: Path, docs: list[dict], client=None, name: str = "c.jsonl"):
+def _open(tmp_path: Path, docs: list[dict], client=None, name: str = "c.jsonl", features=LITE):
     chunks = chunk_documents(load_corpus(_corpus(tmp_path / name, docs)), 120, 30)
     client = client or open_client(tmp_path / "m.db")
     stats = tenant_stats(chunks, "tenant")
-    store = MilvusStore(client, "corpus", "fake-8", "v", tenant_field="tenant", types=field_types(chunks))
+    store = MilvusStore(client, "corpus", "fake-8", "v", tenant_field="tenant", types=field_types(chunks),
+                        features=features, server=features is not LITE)
     return client, chunks, stats, store
 
 
@@ -253,8 +261,9 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
     assert [f.parent_id for f in down.final][:1] == ["a1"] and down.gate["kind"] == "bm25"
     # Loading while the server is down: the in-process BM25 and the reason, never an exception.
     state = bench.load_corpus(corpus)
-    assert state.store is None and state.store_reason.startswith("vector store sync failed: MilvusException")
-    assert "Fail connecting to server" in state.store_reason
+    # The server's version is asked first (retrieval.milvus.server_features): a server that is down says so.
+    assert state.store is None and state.store_reason.startswith("vector store unavailable: Milvus at http://")
+    assert "unavailable: MilvusException" in state.store_reason and "Fail connecting to server" in state.store_reason
     again = bench.ask(question, {"tenant": "lumen"})
     assert again.tier == "lexical_only" and [f.parent_id for f in again.final][:1] == ["a1"]
     # The server back (a new process over the same data): the collection is loaded again, nothing is written.
