@@ -1,10 +1,14 @@
 """The Milvus backend against the local one on the benchmark's SYNTHETIC corpora, ratios within one run.
 
-For each size, two child processes (so each backend's app-process memory is its own):
+For each size, one child process per backend (so each backend's app-process memory is its own):
 
 * ``local``: the in-process BM25 (``bm25s``) and Chroma (embedded), as ``RETRIEVAL_BACKEND=local``;
 * ``milvus``: ``retrieval.milvus`` against a Milvus Lite **server process** started for the run (or the server
-  given with ``--uri``), so the app process holds no index: the server's memory is reported apart.
+  given with ``--uri``), so the app process holds no index: the server's memory is reported apart;
+* ``server``: ``retrieval.milvus`` against the real **Milvus 2.3.5 standalone server** started for the run
+  from its own environment (``make milvus-server-env``; ``bench/milvus_server.py``). 2.3 has no sparse
+  vectors, so the backend keeps BM25 in the app process there (``InProcessLexical``) and only the dense side
+  and the filters are in Milvus. Left out, with a note, where that environment is missing.
 
 Both index the same chunks with the same synthetic vectors (``bench.synthetic.SyntheticEmbedder``, word
 vectors summed: no model runs, the embedding time is measured and reported apart from the store's). The
@@ -18,6 +22,7 @@ filter and without any filter, memory of the app process (RSS after the queries,
 Milvus server, and how often the two backends returned the same lists. Run:
 
     python bench/milvus_backend.py --sizes 100000 [--queries 60] [--uri http://host:19530] [--json-out FILE]
+        [--backends local,milvus,server]
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from retrieval.filters import Filters, build_filters, field_types  # noqa: E402
 
 TENANT = "year"
 WINDOW = 20
+BACKENDS = ("local", "milvus", "server")
 
 
 class _NoModel:
@@ -106,7 +112,7 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
     types = field_types(chunks)
     embedder = _Timed(SyntheticEmbedder(_NoModel()))
     out: dict[str, Any] = {"backend": backend, "chunks": len(chunks), "read_chunk_s": round(read_s, 1)}
-    server = None
+    server, stats = None, None
     if backend == "local":
         from retrieval.lexical import LexicalIndex
         from retrieval.store import VectorStore, open_client
@@ -121,9 +127,17 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
         out["store"] = "chroma (embedded)"
         raw_unfiltered = lambda v: store.query(v, Filters(), WINDOW)  # noqa: E731
     else:
-        from retrieval.milvus import MilvusLexical, MilvusStore, open_client, tenant_stats
+        from retrieval.milvus import (InProcessLexical, MilvusLexical, MilvusStore, open_client, server_features,
+                                      tenant_names, tenant_stats)
 
-        if uri is None:
+        if backend == "server":
+            from bench.milvus_server import MilvusServerProcess
+
+            server = MilvusServerProcess(workdir / "milvus-server", timeout=120)
+            uri = server.start()
+            out["server_start_s"] = server.start_s
+            out["store"] = f"Milvus {server.version} standalone server (the milvus wheel, bench/milvus_server.py)"
+        elif uri is None:
             port = _free_port()
             server = subprocess.Popen([sys.executable, "-m", "milvus_lite", "server", "--data-dir",
                                        str(workdir / "milvus"), "--port", str(port)],
@@ -134,24 +148,34 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
         else:
             out["store"] = f"Milvus server at {uri}"
         client = open_client(uri, os.environ.get("RETRIEVAL_MILVUS_TOKEN"), 600.0)
+        features = server_features(client, uri, 60.0)
+        out["features"] = {"version": features.version, "lexical": features.lexical_reason or "in Milvus (sparse)"}
         started = time.perf_counter()
-        stats = tenant_stats(chunks, TENANT)
+        stats = (tenant_stats if features.sparse else tenant_names)(chunks, TENANT)
         out["lexical_build_s"] = round(time.perf_counter() - started, 1)
         store = MilvusStore(client, str(path), embedder.name, "bench", tenant_field=TENANT, types=types,
-                            ef_search=100, timeout=600.0, server=True)
+                            ef_search=100, timeout=600.0, server=True, features=features)
         store.drop()
         started = time.perf_counter()
         store.sync(chunks, embedder.embed_passages, 4096, False, stats=stats)
         sync_s = time.perf_counter() - started
-        lexical = MilvusLexical(store, chunks, TENANT, stats)
+        if features.sparse:
+            lexical = MilvusLexical(store, chunks, TENANT, stats)
+        else:  # BM25 in the app process (the local engine), built after the store's ingest
+            started = time.perf_counter()
+            lexical = InProcessLexical(chunks, TENANT, "bm25s", features.lexical_reason)
+            out["lexical_build_s"] = round(time.perf_counter() - started, 1)
         # Milvus Lite compacts in the background after a flush, and its searches get several times faster once
-        # it is done: queries are timed after the server has been idle (steady state), the wait reported.
-        out["settle_s"] = _settle(server.pid if server is not None else None)
+        # it is done; a Milvus server builds the HNSW index of each sealed segment in the background: queries
+        # are timed once every row is indexed and the server has been idle (steady state), the wait reported.
+        out["index_wait_s"] = _wait_indexed(client, store.name)
+        out["settle_s"] = _settle(server.pid if server is not None else None, 120.0 if backend == "server" else 900.0)
 
-        def raw_unfiltered(v):  # one search over every tenant, no expression
+        def raw_unfiltered(v):  # one search over every tenant, no expression (the backend's read consistency)
             return store.client.search(store.name, data=[np.asarray(v, np.float32).tolist()], anns_field="dense",
                                        limit=WINDOW, output_fields=["id"], timeout=600.0,
-                                       search_params={"metric_type": "COSINE", "params": {"ef": 100}})
+                                       search_params={"metric_type": "COSINE", "params": {"ef": 100}},
+                                       **store.read_level)
 
     store_s = sync_s - embedder.seconds
     out.update(embed_s=round(embedder.seconds, 1), store_write_s=round(store_s, 1),
@@ -159,7 +183,7 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
                ingest_with_embedding_chunks_per_s=round(len(chunks) / sync_s, 1))
     started = time.perf_counter()
     again = store.sync(chunks, embedder.embed_passages, 4096, False,
-                       **({"stats": lexical.stats} if backend == "milvus" else {}))
+                       **({"stats": stats} if backend != "local" else {}))
     out["reindex_unchanged_s"] = round(time.perf_counter() - started, 1)
     out["reindex_written"] = again.added + again.updated + again.removed
 
@@ -178,9 +202,30 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
     out["app_memory"] = _rss_mb()
     if server is not None:
         out["server_memory"] = _rss_mb(server.pid)
-        server.kill()
-        server.wait()
+        if backend == "server":
+            server.stop()
+        else:
+            server.kill()
+            server.wait()
     return out
+
+
+def _wait_indexed(client: Any, name: str, limit_s: float = 600.0) -> float | None:
+    """Wait until the dense index covers every row (``describe_index``: indexed rows = total rows); the seconds,
+    or None where the server does not say (Milvus Lite)."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit_s:
+        try:
+            info = client.describe_index(name, "dense")
+        except Exception:  # noqa: BLE001 - a server that does not report it
+            return None
+        total, done = info.get("total_rows"), info.get("indexed_rows")
+        if total is None or done is None:
+            return None
+        if done >= total:
+            return round(time.perf_counter() - started, 1)
+        time.sleep(1)
+    return round(time.perf_counter() - started, 1)
 
 
 def _settle(pid: int | None, limit_s: float = 900.0) -> float:
@@ -217,6 +262,7 @@ def _wait(port: int) -> None:
 
 
 def compare(local: dict[str, Any], milvus: dict[str, Any]) -> dict[str, Any]:
+    """The lists and the ratios of one Milvus backend (``milvus`` or ``server``) against the local one."""
     out: dict[str, Any] = {}
     for side in ("lexical", "dense"):
         a, b = local["lists"][side], milvus["lists"][side]
@@ -237,7 +283,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
             "dense, tenant p50 / p95 | dense, unfiltered p50 | app RSS (peak) | server RSS |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
-        for b in ("local", "milvus"):
+        for b in (b for b in BACKENDS if b in r):
             x = r[b]
             server = f"{x['server_memory']['rss_mb']:,.0f} MB" if "server_memory" in x else "—"
             rows.append(f"| {x['chunks']:,} | {b} | {x['ingest_chunks_per_s']:,.0f} | {x['reindex_unchanged_s']} s "
@@ -254,15 +300,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--uri", help="a Milvus server to measure instead of a Milvus Lite server process")
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="which of local, milvus (Milvus Lite server, or --uri) and server (Milvus 2.3.5) to run")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
         sizes = []
-    if not sizes or min(sizes) < 100 or args.queries < 1:
-        print("error: --sizes must be chunk counts ≥ 100 and --queries ≥ 1", file=sys.stderr)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not sizes or min(sizes) < 100 or args.queries < 1 or "local" not in backends \
+            or not set(backends) <= set(BACKENDS):
+        print("error: --sizes must be chunk counts ≥ 100, --queries ≥ 1 and --backends local plus any of "
+              "milvus, server", file=sys.stderr)
         return 2
+    if "server" in backends and args.child is None:
+        from bench.milvus_server import ENV, server_python
+
+        if server_python() is None:
+            print(f"note: no Milvus server environment at {ENV.name}/ (make milvus-server-env): its row is left out",
+                  file=sys.stderr)
+            backends.remove("server")
     if args.child:
         backend, n = args.child.split(":")
         with tempfile.TemporaryDirectory(dir=CACHE if CACHE.exists() else None) as tmp:
@@ -271,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for n in sizes:
         row: dict[str, Any] = {"chunks": n}
-        for backend in ("local", "milvus"):
+        for backend in backends:
             cmd = [sys.executable, __file__, "--sizes", str(n), "--queries", str(args.queries),
-                   "--child", f"{backend}:{n}"] + (["--uri", args.uri] if args.uri else [])
+                   "--child", f"{backend}:{n}"] + (["--uri", args.uri] if args.uri and backend == "milvus" else [])
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
                 print(f"error: the {backend} run at {n} chunks failed: {done.stderr.strip().splitlines()[-1:]}",
@@ -281,10 +339,10 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             row[backend] = json.loads(done.stdout.strip().splitlines()[-1])
             print(f"{n} {backend}: done", file=sys.stderr)
-        row["comparison"] = compare(row["local"], row["milvus"])
+        row["comparison"] = {b: compare(row["local"], row[b]) for b in backends if b != "local"}
         results.append(row)
     for r in results:
-        for b in ("local", "milvus"):
+        for b in backends:
             r[b].pop("lists", None)
     print(markdown(results))
     print(json.dumps([r["comparison"] for r in results], indent=1))
