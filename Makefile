@@ -50,6 +50,7 @@ MILVUS_STAMP := $(MILVUS_VENV)/.installed-$(shell cat requirements-milvus-server
 $(MILVUS_STAMP): requirements-milvus-server.txt
 	@test -x $(MILVUS_VENV)/bin/python || $(PYTHON) -m venv $(MILVUS_VENV)
 	$(MILVUS_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-milvus-server.txt
+	$(MILVUS_VENV)/bin/python bench/milvus_server.py --unpack-only >/dev/null
 	@rm -f $(MILVUS_VENV)/.installed-*; touch $(MILVUS_STAMP)
 
 milvus-server-env: $(MILVUS_STAMP)

@@ -14,7 +14,8 @@ to it over gRPC. This file is both sides:
   ``start_s``), and stops the server on SIGTERM / SIGINT (or, with ``--watch-stdin``, when its standard
   input closes). The server's
   binaries are unpacked once into the environment (``<env>/share/milvus-bin-<version>``), not per data dir;
-  the server process dies with the launcher (``PR_SET_PDEATHSIG``). A server that does not start gives one
+  the server process dies with the launcher (``PR_SET_PDEATHSIG``); ``--unpack-only`` unpacks them and exits
+  (``make milvus-server-env`` does, so a first start takes no longer than the next). A server that does not start gives one
   ``error:`` line on stderr (with the end of its log) and exit status 2.
 * :class:`MilvusServerProcess`, used from the app's environment (tests, ``bench/milvus_backend.py``): starts
   the launcher and gives the server's URI, or raises :class:`MilvusServerUnavailable` with one line.
@@ -229,13 +230,22 @@ def launch(data_dir: Path, port: int, timeout: float, watch_stdin: bool = False,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Start a Milvus standalone server (the milvus wheel) and wait.")
-    parser.add_argument("--data-dir", type=Path, required=True, help="its data, configuration and logs")
+    parser.add_argument("--data-dir", type=Path, help="its data, configuration and logs")
+    parser.add_argument("--unpack-only", action="store_true",
+                        help="only unpack the server's binaries into this environment (make milvus-server-env)")
     parser.add_argument("--port", type=int, default=0, help="its gRPC port (default: a free one)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for it to answer")
     parser.add_argument("--watch-stdin", action="store_true", help="also stop when standard input closes")
     parser.add_argument("--stop-timeout", type=float, default=10.0,
                         help="seconds a stopping server may take to shut down before it is killed")
     args = parser.parse_args(argv)
+    if args.unpack_only:
+        import milvus
+
+        print(_unpack_once(milvus))
+        return 0
+    if args.data_dir is None:
+        parser.error("--data-dir is required")
     return launch(args.data_dir, args.port, args.timeout, args.watch_stdin, args.stop_timeout)
 
 
