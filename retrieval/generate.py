@@ -29,6 +29,10 @@ from .types import RankedList
 class QueryEncoder:
     """Query (and HyDE passage) vectors from one embedder, with an LRU cache of query vectors.
 
+    The lock guards the cache only: the embedding itself runs outside it, so several requests embed at once
+    (an embedder whose engine is not re-entrant serialises its own calls: :class:`~retrieval.embedders.FunctionEmbedder`).
+    Two requests missing the same text at once both embed it; both get the same vector.
+
     Args:
         embedder: the loaded embedder.
         cache_size: query vectors kept.
@@ -46,16 +50,17 @@ class QueryEncoder:
             if text in self._vectors:
                 self._vectors.move_to_end(text)
                 return self._vectors[text], True
-            vector = self.embedder.embed_queries([text])[0]
+        vector = self.embedder.embed_queries([text])[0]  # outside the lock
+        with self._lock:
             self._vectors[text] = vector
+            self._vectors.move_to_end(text)
             if len(self._vectors) > self.cache_size:
                 self._vectors.popitem(last=False)
-            return vector, False
+        return vector, False
 
     def passage(self, text: str) -> np.ndarray:
         """A passage vector (HyDE's hypothetical answer is embedded as a passage); not cached."""
-        with self._lock:
-            return self.embedder.embed_passages([text])[0]
+        return self.embedder.embed_passages([text])[0]
 
     def clear(self) -> None:
         """Forget the cached query vectors (so the next request pays its embedding)."""

@@ -32,6 +32,7 @@ from .generate import Generated, QueryEncoder, generate
 from .judge.stage import LearnedEvidenceAnswerer
 from .index import IndexState, build_index
 from .listcache import ListCache
+from .loadonce import LoadOnce
 from .rerank import Reranker, RerankerSpec, load_reranker, rerank, reranker_key
 from .reader.states import use_state_store
 from .select import lost_by_reranker, select
@@ -95,8 +96,10 @@ class Workbench:
             self.embedder = embedder
             self.embedder_reason = "loaded" if embedder is not None else "embedder disabled by the caller"
         self.encoder = QueryEncoder(self.embedder) if self.embedder is not None else None
-        self._rerankers: dict[str, tuple[Reranker | None, str]] = {}
-        self._judges: dict[str, tuple[Any, str]] = {}
+        # Models load once per key, each under its own lock: a request never waits for a model it does not use,
+        # nor for a re-index (which holds self._lock); a loaded model is read without any lock.
+        self._rerankers: LoadOnce[str, tuple[Reranker | None, str]] = LoadOnce()
+        self._judges: LoadOnce[str, tuple[Any, str]] = LoadOnce()
         self._client: Any = None
         self.state: IndexState | None = None
         # The reader keeps the passages it has read beside the vector store: read once, never encoded again.
@@ -126,12 +129,9 @@ class Workbench:
     def reranker(self, spec: str) -> tuple[Reranker | None, str]:
         """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load); a learned
         ranker once per content of its folder (:func:`~retrieval.rerank.reranker_key`: retrained → reloaded)."""
-        with self._lock:
-            key = reranker_key(spec, self.settings.judge_path)
-            if key not in self._rerankers:
-                self._rerankers[key] = load_reranker(spec, self.settings.allow_downloads,
-                                                     self.settings.judge_path)
-            return self._rerankers[key]
+        key = reranker_key(spec, self.settings.judge_path)
+        return self._rerankers.get(key, lambda: load_reranker(spec, self.settings.allow_downloads,
+                                                              self.settings.judge_path))
 
     def judge(self, s: Settings) -> tuple[Any, str]:
         """The judge models for the support gate and the evidence answer: the ``ltr`` reranker's own folder
@@ -139,13 +139,10 @@ class Workbench:
         if RerankerSpec.parse(s.reranker_model).kind == "ltr":
             reranker, why = self.reranker(s.reranker_model)
             return (reranker.models if reranker is not None else None), why
-        with self._lock:
-            from .judge.models import folder_fingerprint, load_judge
+        from .judge.models import folder_fingerprint, load_judge
 
-            key = f"{s.judge_path}@{folder_fingerprint(s.judge_path)}"  # retrained in place → loaded anew
-            if key not in self._judges:
-                self._judges[key] = load_judge(s.judge_path)
-            return self._judges[key]
+        key = f"{s.judge_path}@{folder_fingerprint(s.judge_path)}"  # retrained in place → loaded anew
+        return self._judges.get(key, lambda: load_judge(s.judge_path))
 
     def request_settings(self, settings: Settings | None) -> Settings:
         """``settings`` for one request, refused when it changes an index-level setting of this Workbench.

@@ -60,10 +60,16 @@ class CrossEncoderReranker:
     def __init__(self, name: str, model: object) -> None:
         self.name, self._model = name, model
         self.score_kind = "cross-encoder score"
+        # One forward pass at a time: the model's Hugging Face fast tokenizer is not thread-safe (two threads
+        # setting its truncation and padding at once raise "Already borrowed"), and a second copy of a large
+        # cross-encoder costs its whole size in memory.
+        self._lock = threading.Lock()
 
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
         pairs = [(question, p) for p in passages]
-        return np.asarray(self._model.predict(pairs, show_progress_bar=False), dtype=np.float64).reshape(-1)
+        with self._lock:
+            scores = self._model.predict(pairs, show_progress_bar=False)
+        return np.asarray(scores, dtype=np.float64).reshape(-1)
 
     @property
     def max_length(self) -> int | None:
@@ -80,8 +86,9 @@ class CrossEncoderReranker:
         tokenizer, limit = getattr(self._model, "tokenizer", None), self.max_length
         if tokenizer is None or limit is None or not passages:
             return None if tokenizer is None or limit is None else []
-        encoded = tokenizer([question] * len(passages), list(passages), truncation=False, padding=False,
-                            add_special_tokens=True)
+        with self._lock:
+            encoded = tokenizer([question] * len(passages), list(passages), truncation=False, padding=False,
+                                add_special_tokens=True)
         lengths = [len(ids) for ids in encoded["input_ids"]]
         return [{"truncated": n > limit, "tokens": n, "limit": limit} for n in lengths]
 
@@ -103,14 +110,20 @@ class BiEncoderReranker:
         self._lock = threading.Lock()
 
     def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        # The lock guards the cache only; the embedder runs outside it (serialising itself where its engine is
+        # not re-entrant), so one request's embedding does not hold up another's cache look-up.
+        q = self._embedder.embed_queries([question])[0]
         with self._lock:
-            q = self._embedder.embed_queries([question])[0]
-            missing = list(dict.fromkeys(p for p in passages if p not in self._cache))
-            if missing:
-                if len(self._cache) + len(missing) > self._cache_size:
+            found = {x: self._cache[x] for x in dict.fromkeys(passages) if x in self._cache}
+        missing = [x for x in dict.fromkeys(passages) if x not in found]
+        if missing:
+            fresh = dict(zip(missing, self._embedder.embed_passages(missing)))
+            found.update(fresh)
+            with self._lock:
+                if len(self._cache) + len(fresh) > self._cache_size:
                     self._cache.clear()
-                self._cache.update(zip(missing, self._embedder.embed_passages(missing)))
-            p = np.stack([self._cache[x] for x in passages])
+                self._cache.update(fresh)
+        p = np.stack([found[x] for x in passages])
         return (p @ q).astype(np.float64)
 
 

@@ -72,6 +72,9 @@ def build_workbench(corpus: str, index_settings: str,
         CorpusError: the corpus cannot be read.
     """
     settings = Settings().with_overrides(**json.loads(index_settings))
+    from retrieval.threads import serve_concurrently
+
+    serve_concurrently()  # the app serves its sessions side by side: one torch thread per forward pass
     embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
     bench = Workbench(settings, embedder=embedder, progress=True)
     bench.load_corpus(corpus or None, on_progress=on_progress)

@@ -13,7 +13,6 @@ explanation into the trace:
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -22,6 +21,7 @@ import numpy as np
 
 from ..answer import EXTRACTIVE_NOTES, Answer, abstention
 from ..errors import first_line
+from ..loadonce import LoadOnce
 from ..store import guarded, read_vectors
 from ..text import tokenize
 from ..types import FinalItem, RankedList, ScoredItem
@@ -29,19 +29,13 @@ from .features import (GATE_NAMES, CandidateRows, JudgeInput, TextView, candidat
                        focus_of, gate_features, sentence_features, tenant_stats)
 from .models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
 
-_views: dict[str, TextView] = {}
-_views_lock = threading.Lock()
+_views: LoadOnce[str, TextView] = LoadOnce(limit=8)
 
 
 def text_view(state: Any) -> TextView:
-    """The token views of a loaded corpus (one per index id, built on first use, a few kept)."""
-    with _views_lock:
-        view = _views.get(state.index_id)
-        if view is None:
-            if len(_views) >= 8:
-                _views.pop(next(iter(_views)))
-            view = _views[state.index_id] = TextView.build(state.chunks, state.documents)
-        return view
+    """The token views of a loaded corpus (one per index id, built on first use, a few kept): a built view is
+    read without a lock, and a corpus' first build holds up only requests on that corpus."""
+    return _views.get(state.index_id, lambda: TextView.build(state.chunks, state.documents))
 
 
 class LearnedReranker:
