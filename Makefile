@@ -38,7 +38,8 @@ test-fast: install
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/property --hypothesis-show-statistics
 
-# Concurrency and fault tests (a shared workbench under 8 threads, a store removed, a re-index killed).
+# Concurrency and fault tests (a shared workbench under 8 threads, 8 app sessions at once with the real models,
+# a store removed, a re-index killed).
 stress: install
 	$(PY) -m pytest -q -m stress tests/stress
 
