@@ -488,16 +488,9 @@ def typed_filter_values(text: str, options: Sequence[Any]) -> tuple[list[Any], l
     what matches none is returned for the caller to name back, never dropped without a word.
     """
     by_text = {str(v): v for v in options}
-    found: list[Any] = []
-    unknown: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
-        if not piece:
-            continue
-        if piece in by_text:
-            if by_text[piece] not in found:
-                found.append(by_text[piece])
-        elif piece not in unknown:
-            unknown.append(piece)
+    pieces = dict.fromkeys(p.strip() for p in text.split(","))  # each piece once, by its text (1 and True differ)
+    found = [by_text[p] for p in pieces if p and p in by_text]
+    unknown = [p for p in pieces if p and p not in by_text]
     return found, unknown
 
 

@@ -225,3 +225,4 @@ def test_typed_filter_values_match_the_tenants_values_by_text_and_name_the_rest(
     assert typed_filter_values(" 2019,2021 , x,2019,, x ", [2019, 2020, 2021]) == ([2019, 2021], ["x"])
     assert typed_filter_values("", ["a"]) == ([], [])
     assert typed_filter_values("True", [True, "true"]) == ([True], [])
+    assert typed_filter_values("1, True", [1, True]) == ([1, True], [])   # equal in Python, distinct values here
