@@ -43,8 +43,8 @@ def compile_ranx() -> None:
 
     ranx's numba functions compile on first use and are cached on disk afterwards (numba's ``cache=True``):
     on a fresh install that compile took longer than all the requests of a lab evaluation (over 90 s on 2
-    cores). ``make install`` runs this once so a user's first
-    evaluation reads the cache; the Evaluation page runs it in a background thread in case the cache is missing.
+    cores). ``make install`` runs this once so a user's first evaluation reads the cache; the Evaluation page
+    runs it in a background thread in case the cache is missing.
     """
     quiet_ranx()
     with RANX_LOCK:  # importing and compiling never run beside an evaluation's own ranx calls
@@ -178,4 +178,3 @@ def percentile(values: list[float], p: float) -> float | None:
         return None
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 3)
-
