@@ -129,6 +129,7 @@ if "_seeded" not in ss:
     ss.cmp_reranker = b_reranker
     ss.transforms, ss.mmr_on, ss.mmr_lambda = list(params.transforms), params.mmr is not None, params.mmr or 0.7
     ss.lang = params.lang
+    ss._view_tab_id = f"tab_{params.tab}"
     ss.traces = {}
 # Streamlit drops a widget's state on any run that does not draw it: on another page (the Evaluation page),
 # or for boxes this corpus does not need. Each widget's value is also kept under its own key, restored when
@@ -373,7 +374,8 @@ current = views.ViewParams(
     dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
     rows=int(ss.rows), transforms=tuple(ss.transforms),
     mmr=round(float(ss.mmr_lambda), 2) if ss.mmr_on else None, lang=lang,
-    judgments="" if ss.judgments_path == str(DEFAULT_JUDGMENTS) else ss.judgments_path, **b_fields())
+    judgments="" if ss.judgments_path == str(DEFAULT_JUDGMENTS) else ss.judgments_path,
+    tab=ss.get("_view_tab_id", "tab_grid").removeprefix("tab_"), **b_fields())
 
 
 # -- 3. the URL mirrors the view ----------------------------------------------------------------------------
@@ -646,7 +648,7 @@ def timings_tab() -> None:
 
 
 #: The tabs under the answer, by their label's key in ui/i18n.py; ``view_tab`` holds the open one's label.
-TABS = ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_where", "tab_timings")
+TABS = tuple(f"tab_{name}" for name in views.VIEW_TABS)
 TAB_KEY = "view_tab"
 timing_slot = main_ms = None
 
@@ -663,6 +665,12 @@ def tabs_panel() -> None:
     tabs = dict(zip(TABS, st.tabs(labels, key=TAB_KEY, on_change="rerun")))
     ss._view_tab_id = TABS[labels.index(ss[TAB_KEY])]
     opened = ss._view_tab_id
+    link_tab = opened.removeprefix("tab_")  # the link names the open tab (a switch re-runs this panel alone)
+    if st.query_params.get("tab", DEFAULTS.tab) != link_tab:
+        if link_tab == DEFAULTS.tab:
+            del st.query_params["tab"]
+        else:
+            st.query_params["tab"] = link_tab
     # The panels with their own controls (a row picked in the grid, a grade, a search in "Where is my
     # document?", B's settings) are fragments too: a click there re-runs that panel alone.
     with tabs["tab_timings"]:

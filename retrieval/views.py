@@ -395,6 +395,8 @@ def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id
 # -- URL parameters ------------------------------------------------------------------------------------------
 RERANKER_OFF = "none"
 LANGUAGES = ("en", "pt")
+#: The main page's tabs as a link names them (``tab=lists``), in the page's order.
+VIEW_TABS = ("grid", "lists", "movement", "compare", "judge", "where", "timings")
 RERANKER_BI = "bi-encoder:use-m3"
 RERANKER_READER = "reader"
 
@@ -455,6 +457,8 @@ class ViewParams:
     mmr: float | None = None
     lang: str = "en"
     judgments: str = ""
+    #: The tab open under the answer (one of :data:`VIEW_TABS`).
+    tab: str = "grid"
     #: Configuration B of the Compare tab (``b_…`` in the URL); ``None`` = B's default (A's value, except
     #: dense-only, which B flips).
     b_dense_only: bool | None = None
@@ -566,6 +570,11 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
             default = "B's default"
         if name in {"q", "corpus", "questions", "tenant", "reranker", "judgments"}:
             values[stored] = raw
+        elif key == "tab":
+            if raw in VIEW_TABS:
+                values[key] = raw
+            else:
+                problems.append(f"tab={raw[:40]!r} is not one of {', '.join(VIEW_TABS)}; using {defaults.tab}")
         elif key == "lang":
             if raw in LANGUAGES:
                 values[key] = raw

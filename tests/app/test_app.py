@@ -114,6 +114,22 @@ def test_only_the_open_tab_is_drawn() -> None:
     assert any(r.label.startswith("Nota · ") for r in at.radio)
 
 
+def test_a_link_opens_its_tab_and_the_link_follows_the_open_tab() -> None:
+    at = page(q=PX7, tenant="lumen", tab="timings")
+    assert_ok(at)
+    assert at.session_state["view_tab"] == "Timings, costs, downloads"
+    assert [b.label for b in at.get("download_button")][1:] == ["Trace (JSON)", "lexical (CSV)", "dense (CSV)",
+                                                                "fused (CSV)", "reranked (CSV)"]
+    at = open_tab(at, "tab_movement")
+    assert at.query_params["tab"] == "movement"
+    at = open_tab(at, "tab_grid")  # the default tab: the link does not name it
+    assert "tab" not in at.query_params and at.query_params["q"] == PX7
+    at = page(q=PX7, tenant="lumen", tab="everything")
+    assert at.session_state["view_tab"] == "Rank grid"
+    assert [w.value for w in at.warning] == ["URL parameter ignored: tab='everything' is not one of grid, lists, "
+                                             "movement, compare, judge, where, timings; using grid"]
+
+
 def test_tenant_lumen_never_shows_a_ventura_chunk() -> None:
     at = page(q="Quanto tempo leva a ativação do PX-17?", tenant="lumen", top_k="10", rows="40")
     assert_ok(at)

@@ -166,6 +166,17 @@ def test_language_and_judgments_file_travel_in_the_url() -> None:
     assert views.params_to_query(views.ViewParams(lang="pt"), views.ViewParams()) == {"lang": "pt"}
 
 
+def test_the_open_tab_travels_in_the_url() -> None:
+    defaults = views.ViewParams()
+    assert views.params_to_query(views.ViewParams(q="x", tab="timings"), defaults) == {"q": "x", "tab": "timings"}
+    assert views.params_to_query(views.ViewParams(q="x", tab="grid"), defaults) == {"q": "x"}  # the default
+    params, problems = views.params_from_query({"tab": ["lists"]}, defaults)
+    assert params.tab == "lists" and problems == []
+    params, problems = views.params_from_query({"tab": ["Timings"]}, defaults)
+    assert params.tab == "grid"
+    assert problems == ["tab='Timings' is not one of grid, lists, movement, compare, judge, where, timings; using grid"]
+
+
 def test_compare_configuration_b_travels_in_the_url_with_the_same_validation() -> None:
     defaults = views.ViewParams()
     params = views.ViewParams(b_dense_only=False, b_reranker="none", b_top_k=7, b_rrf_k=30, b_overfetch=2,
