@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from .embedders import Embedder
@@ -162,6 +164,33 @@ def check_tenant_field(docs: Sequence[Document], tenant_field: str, source: Path
                           "never be found: give each document its tenant")
 
 
+@contextmanager
+def store_write_lock(settings: Settings) -> Iterator[None]:
+    """Held while a corpus' store is synced: one writer at a time across the processes of one machine (the
+    workers of ``retrieval serve``, a ``retrieval index`` beside a running app), by ``flock`` on a file beside
+    the store (``<chroma_path>.write.lock``). The second writer waits, then finds the store synced and writes
+    nothing. Where the file cannot be created (a read-only folder), or on a system without ``flock``, the sync
+    goes on under the process' own lock only."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    path = Path(settings.chroma_path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_name(path.name + ".write.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        log.debug("no cross-process store lock (%s); syncing under the process lock only", exc)
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
                 embedder_reason: str, client: Callable[[], tuple[Any, str]], lock: threading.RLock,
                 progress: bool = True, on_progress: Callable[[int, int], None] | None = None) -> IndexState:
@@ -172,7 +201,8 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
         corpus_path: the corpus (default: the lab corpus).
         embedder: the loaded embedder, or ``None`` (then no vector store: ``embedder_reason`` says why).
         client: returns ``(vector store client or None, reason)``.
-        lock: held while the store is synced (one writer per process).
+        lock: held while the store is synced (one writer per process; :func:`store_write_lock` is held too,
+            one writer per machine).
         on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
 
     Raises:
@@ -189,7 +219,7 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     if s.backend == "milvus":  # both indexes in one Milvus collection (retrieval/milvus.py)
         from .milvus import open_backend
 
-        with lock:
+        with lock, store_write_lock(s):
             lexical, store, reason, report = open_backend(s, chunks, embedder, str(path), variant, progress,
                                                           on_progress)
         if embedder is None:
@@ -203,7 +233,7 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
             reason = client_reason
         else:
             try:
-                with lock:
+                with lock, store_write_lock(s):
                     store = VectorStore(store_client, str(path), embedder.name, variant,
                                         ef_search=s.hnsw_ef_search, passage_template=s.passage_template,
                                         tenant_field=s.tenant_field, tenant_buckets=s.tenant_buckets)

@@ -165,3 +165,44 @@ def test_an_llm_transform_fallback_is_recorded_in_the_trace(tmp_path, monkeypatc
     assert trace.costs["techniques"]["rewrite"]["fallback"] == why
     assert _notes(trace, "transforms") == [f"rewrite: {why}"]
     assert "sk-secret" not in json.dumps(trace.to_dict(), ensure_ascii=False, default=str)
+
+
+def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_cannot_lock(tmp_path):
+    """Two processes syncing one store take turns (``retrieval serve``'s workers opening one corpus); a store
+    whose lock file cannot be created syncs under the process lock only."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    from retrieval.index import store_write_lock
+    from retrieval.settings import Settings
+
+    settings = Settings(chroma_path=tmp_path / "chroma")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from retrieval.index import store_write_lock; "
+         "from retrieval.settings import Settings\n"
+         f"with store_write_lock(Settings(chroma_path={str(tmp_path / 'chroma')!r})):\n"
+         "    print('held', flush=True); sys.stdin.readline()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        fd = os.open(tmp_path / "chroma.write.lock", os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):  # held by the other process
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            holder.communicate("\n", timeout=30)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released with its process' turn
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+    with store_write_lock(settings):  # and this process takes its own turn
+        pass
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")
+    with store_write_lock(Settings(chroma_path=blocked / "chroma")):  # its folder cannot exist: no lock, no error
+        entered = True
+    assert entered and not (blocked / "chroma.write.lock").exists()
