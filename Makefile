@@ -5,8 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run index demo test test-fast fuzz stress bench bench-quick bench-1m reader-experiment clean \
-	milvus-server-env
+.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-1m bench-sessions \
+	reader-experiment clean milvus-server-env
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ demo: index
 
 run: demo
 	$(VENV)/bin/streamlit run app.py
+
+# The app in several processes behind one address, each browser kept on its process (README, "Many users at
+# once"): `make serve WORKERS=4 PORT=8501`; one worker per CPU core by default.
+serve: install
+	$(PY) -m retrieval serve $(if $(WORKERS),--workers $(WORKERS)) $(if $(PORT),--port $(PORT))
 
 test: install
 	@bash scripts/ensure_chromium.sh
@@ -68,6 +73,10 @@ bench: install $(BENCH_STAMP)
 
 bench-quick: install $(BENCH_STAMP)
 	$(PY) -m retrieval bench --quick
+
+# Eight users at once over HTTP against `retrieval serve` with 1 and 2 workers (bench/app_sessions.py).
+bench-sessions: install
+	$(PY) -m bench.app_sessions --workers 1,2 --out artifacts/app_sessions.json
 
 # The 1M-subchunk synthetic corpus: its vector store takes long to build once (kept in .retrieval/bench/).
 bench-1m: install $(BENCH_STAMP)

@@ -1,4 +1,5 @@
-"""Command line: ``python -m retrieval index | ask | eval | tune | bench | train | models pull`` (DESIGN.md, "Command line").
+"""Command line: ``python -m retrieval index | ask | eval | tune | bench | train | serve | models pull``
+(DESIGN.md, "Command line").
 
 Errors print one line on stderr and exit with code 2. With ``--json``, stdout holds the JSON and nothing
 else: progress, logs and span exporters write to stderr.
@@ -557,6 +558,39 @@ def train_(
 
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")
+@app.command()
+def serve(
+    workers: int = typer.Option(0, "--workers", help="App processes (default: one per CPU core)."),
+    port: int = typer.Option(8501, "--port", help="The port browsers connect to."),
+    address: str = typer.Option("127.0.0.1", "--address", help="The address to listen on (0.0.0.0: every "
+                                "interface; put the deployment's authenticating proxy in front)."),
+    no_index: bool = typer.Option(False, "--no-index", help="Skip indexing the default corpus before the "
+                                  "workers start."),
+) -> None:
+    """The app in several processes behind one address, each browser kept on its own process (README,
+    "Many users at once")."""
+    import os
+
+    from . import serve as serving
+    from .settings import PROJECT_ROOT
+
+    _setup_logging()
+    settings = _settings([])
+    count = workers or os.cpu_count() or 1
+    if not 1 <= count <= serving.MAX_WORKERS:
+        _fail(f"--workers {count}: must be between 1 and {serving.MAX_WORKERS}")
+    if not 1 <= port <= 65535:
+        _fail(f"--port {port}: must be between 1 and 65535")
+    if count > 1 and settings.backend == "milvus" and "://" not in settings.milvus_uri:
+        _fail(f"RETRIEVAL_MILVUS_URI={settings.milvus_uri} is a Milvus Lite file, which one process at a time may "
+              "open: use --workers 1, or a Milvus server URI (http://host:19530) for several workers")
+    try:
+        serving.serve(count, address, port, PROJECT_ROOT / "app.py", PROJECT_ROOT, index_first=not no_index,
+                      say=lambda line: typer.echo(line, err=True))
+    except (RuntimeError, ValueError, OSError) as exc:
+        _fail(str(exc))
+
+
 app.add_typer(models_app, name="models")
 
 

@@ -130,3 +130,15 @@ def test_ask_prints_the_traces_notes_mmr_that_cannot_run(lab_bench, chroma_dir):
     lines = result.stdout.splitlines()
     assert lines[0].startswith("tier: lexical_only")
     assert lines[1].startswith("note (") and "MMR" in lines[1]
+
+
+def test_serve_refuses_what_it_cannot_run_before_starting_anything(tmp_path):
+    result = run("serve", "--workers", "40")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: --workers 40: must be between 1 and 32"
+    # Milvus Lite's file opens in one process: several workers would fail one by one at their first request
+    result = run("serve", "--workers", "2", "--no-index",
+                 env_extra={"RETRIEVAL_BACKEND": "milvus", "RETRIEVAL_MILVUS_URI": str(tmp_path / "m.db")})
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "is a Milvus Lite file, which one process at a time may open: use --workers 1" in result.stderr
+    assert not (tmp_path / "m.db").exists()

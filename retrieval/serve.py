@@ -1,0 +1,336 @@
+"""Several app processes behind one address: ``python -m retrieval serve --workers N``.
+
+Streamlit runs every session's page script in a thread of one Python process. The page's own work (laying out
+the lists, the charts, the tables) holds the GIL, so one process serves about one request at a time however many
+cores the machine has: eight sessions at once on one process served 1.0-1.1× the requests of one session
+(README, "Many users at once"). Several processes share the cores.
+
+A Streamlit session lives in the memory of the process that opened it: its WebSocket, its uploaded files, its
+download buttons' files. So every request of one browser must reach one worker. The balancer here names the
+worker in a cookie (``retrieval_worker``) on the first response; a browser without it (or with a stale or
+forged value) is given the worker with the fewest open sessions, round-robin between equals. Headers pass
+through unchanged apart from the hop-by-hop ones (RFC 9110 §7.6.1), so a trusted proxy's ``X-Forwarded-User``
+in front of the balancer reaches the app as it would without the balancer, and the app's same-origin check
+sees the browser's own ``Host`` and ``Origin``.
+
+Before the workers start, the default corpus is indexed once (``retrieval index``), so that they do not race to
+write one store; a corpus a user opens later is indexed by the first worker that opens it, under a lock shared by
+the workers (:func:`retrieval.index.store_write_lock`). A worker that exits is started again; its sessions
+reconnect to the new process (the page reloads, as after a server restart).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+log = logging.getLogger("retrieval.serve")
+
+#: The cookie naming a browser's worker.
+WORKER_COOKIE = "retrieval_worker"
+#: Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the client library sets itself.
+HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+                 "transfer-encoding", "upgrade", "content-length"})
+#: A WebSocket handshake's own headers, which the balancer's connection to the worker makes anew.
+WS_OWN = HOP | {"sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol"}
+MAX_WORKERS = 32
+
+
+@dataclass
+class Balancer:
+    """Which worker serves a request: the cookie's, or the one with the fewest open sessions."""
+
+    upstreams: Sequence[str]  # "http://127.0.0.1:PORT", one per worker
+    open_sessions: list[int] = field(default_factory=list)
+    _turn: Any = field(default_factory=itertools.count)
+
+    def __post_init__(self) -> None:
+        if not self.upstreams:
+            raise ValueError("a balancer needs at least one worker")
+        self.open_sessions = [0] * len(self.upstreams)
+
+    def pinned(self, cookie: str | None) -> int | None:
+        """The worker a cookie names, or ``None`` for no cookie, a value that is not a worker's number, or a
+        worker that does not exist (any other value is as good as none: all workers serve the same app)."""
+        if cookie is None or not cookie.isdigit() or len(cookie) > 3:
+            return None
+        index = int(cookie)
+        return index if index < len(self.upstreams) else None
+
+    def pick(self, cookie: str | None) -> tuple[int, bool]:
+        """``(worker, new)``: the cookie's worker, else (``new``) the least busy one, round-robin among equals."""
+        index = self.pinned(cookie)
+        if index is not None:
+            return index, False
+        start = next(self._turn) % len(self.upstreams)
+        order = [(start + k) % len(self.upstreams) for k in range(len(self.upstreams))]
+        return min(order, key=lambda k: self.open_sessions[k]), True
+
+
+def forwarded_headers(headers: Any, own: frozenset[str]) -> list[tuple[str, str]]:
+    """The request's headers without the hop-by-hop ones (and ``own``): what the worker receives."""
+    return [(k, v) for k, v in headers.items() if k.lower() not in own]
+
+
+def balancer_app(balancer: Balancer) -> Any:
+    """The aiohttp application in front of the workers (HTTP and WebSocket)."""
+    import aiohttp
+    from aiohttp import web
+    from multidict import CIMultiDict
+
+    client_key = web.AppKey("client", aiohttp.ClientSession)
+
+    async def on_startup(app: web.Application) -> None:
+        # No decompression (the worker's gzip passes through as is), no cookie jar (each browser has its own)
+        app[client_key] = aiohttp.ClientSession(auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+                                              timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+
+    async def on_cleanup(app: web.Application) -> None:
+        await app[client_key].close()
+
+    def pin(response: web.StreamResponse, index: int) -> None:
+        response.set_cookie(WORKER_COOKIE, str(index), path="/", httponly=True, samesite="Lax")
+
+    async def websocket(request: web.Request, index: int, new: bool) -> web.StreamResponse:
+        upstream = balancer.upstreams[index]
+        protocols = tuple(p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
+                          if p.strip())
+        headers = CIMultiDict(forwarded_headers(request.headers, WS_OWN))
+        try:
+            back = await request.app[client_key].ws_connect(
+                upstream.replace("http://", "ws://", 1) + str(request.rel_url), headers=headers,
+                protocols=protocols, max_msg_size=0, autoping=True)
+        except aiohttp.ClientError as exc:
+            return unavailable(index, exc)
+        balancer.open_sessions[index] += 1
+        try:
+            front = web.WebSocketResponse(protocols=(back.protocol,) if back.protocol else (), max_msg_size=0)
+            if new:
+                pin(front, index)
+            await front.prepare(request)
+
+            async def pump(source: Any, sink: Any) -> None:
+                async for msg in source:
+                    if msg.type == aiohttp.WSMsgType.BINARY:
+                        await sink.send_bytes(msg.data)
+                    elif msg.type == aiohttp.WSMsgType.TEXT:
+                        await sink.send_str(msg.data)
+                    else:
+                        break
+
+            tasks = [asyncio.ensure_future(pump(front, back)), asyncio.ensure_future(pump(back, front))]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in tasks:
+                task.cancel()
+            await front.close()
+            return front
+        finally:
+            balancer.open_sessions[index] -= 1
+            await back.close()
+
+    def unavailable(index: int, exc: BaseException) -> web.Response:
+        log.warning("worker %d unavailable: %s", index, exc.__class__.__name__)
+        return web.Response(status=502, text=f"worker {index} is starting or restarting; reload in a few seconds\n")
+
+    async def forward(request: web.Request) -> web.StreamResponse:
+        index, new = balancer.pick(request.cookies.get(WORKER_COOKIE))
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return await websocket(request, index, new)
+        headers = CIMultiDict(forwarded_headers(request.headers, HOP))
+        body = await request.read() if request.body_exists else None
+        try:
+            async with request.app[client_key].request(request.method, balancer.upstreams[index] + str(request.rel_url),
+                                                     headers=headers, data=body, allow_redirects=False) as reply:
+                response = web.StreamResponse(status=reply.status, reason=reply.reason)
+                for key, value in reply.headers.items():
+                    if key.lower() not in HOP:
+                        response.headers.add(key, value)
+                if new:
+                    pin(response, index)
+                await response.prepare(request)
+                async for chunk in reply.content.iter_chunked(65536):
+                    await response.write(chunk)
+                await response.write_eof()
+                return response
+        except aiohttp.ClientConnectionError as exc:
+            return unavailable(index, exc)
+
+    app = web.Application(client_max_size=0)
+    app.on_startup.append(on_startup)
+    app.on_cleanup.append(on_cleanup)
+    app.router.add_route("*", "/{tail:.*}", forward)
+    return app
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((address, 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """In a worker: SIGTERM it when the balancer dies (Linux), so no worker is orphaned."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+@dataclass
+class Worker:
+    """One ``streamlit run`` process on a private port of the loopback address."""
+
+    index: int
+    port: int
+    command: list[str]
+    env: dict[str, str]
+    cwd: Path
+    process: subprocess.Popen | None = None
+    starts: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command + ["--server.port", str(self.port)], cwd=self.cwd,
+                                        env=self.env, preexec_fn=_die_with_parent if os.name == "posix" else None)
+        self.starts += 1
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    def stop(self, grace_s: float = 15.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def worker_command(app_path: Path) -> list[str]:
+    """``streamlit run`` of the app on the loopback address (the port is added per worker)."""
+    return [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.address", "127.0.0.1",
+            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+
+
+def worker_env(base: dict[str, str]) -> dict[str, str]:
+    """The workers' environment: ``base``, and one cookie secret for all of them unless one is set (Streamlit
+    draws its own per process otherwise, and signs its cookies with it)."""
+    env = dict(base)
+    env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def start_workers(count: int, app_path: Path, env: dict[str, str], cwd: Path, timeout_s: float = 180.0,
+                  say: Callable[[str], None] = print) -> list[Worker]:
+    """``count`` workers started and healthy.
+
+    Raises:
+        RuntimeError: a worker exited or stayed unhealthy for ``timeout_s`` (the others are stopped).
+    """
+    workers = [Worker(k, free_port(), worker_command(app_path), env, cwd) for k in range(count)]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + timeout_s
+    try:
+        pending = list(workers)
+        while pending:
+            for worker in list(pending):
+                assert worker.process is not None
+                if worker.process.poll() is not None:
+                    raise RuntimeError(f"worker {worker.index} exited with status {worker.process.returncode} "
+                                       "before it was healthy (its log is above)")
+                if worker.healthy():
+                    say(f"worker {worker.index}: {worker.url} (pid {worker.process.pid})")
+                    pending.remove(worker)
+            if pending and time.monotonic() > deadline:
+                raise RuntimeError(f"worker(s) {', '.join(str(w.index) for w in pending)} not healthy after "
+                                   f"{timeout_s:g} s")
+            time.sleep(0.25)
+    except BaseException:
+        for worker in workers:
+            worker.stop(grace_s=5)
+        raise
+    return workers
+
+
+async def _supervise(workers: list[Worker], stop: asyncio.Event, say: Callable[[str], None]) -> None:
+    """Start again any worker that exits, until ``stop`` is set (at most one restart per worker per 5 s)."""
+    last: dict[int, float] = {}
+    while not stop.is_set():
+        for worker in workers:
+            if worker.process is not None and worker.process.poll() is not None:
+                if time.monotonic() - last.get(worker.index, 0.0) < 5.0:
+                    continue
+                say(f"worker {worker.index} exited with status {worker.process.returncode}; starting it again")
+                last[worker.index] = time.monotonic()
+                worker.start()
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=1.0)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def _serve(workers: list[Worker], address: str, port: int, say: Callable[[str], None]) -> None:
+    from aiohttp import web
+
+    runner = web.AppRunner(balancer_app(Balancer([w.url for w in workers])), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, address, port).start()
+    say(f"serving on http://{address}:{port} with {len(workers)} worker(s); Ctrl-C stops")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await _supervise(workers, stop, say)
+    finally:
+        await runner.cleanup()
+
+
+def serve(workers: int, address: str, port: int, app_path: Path, cwd: Path, index_first: bool = True,
+          say: Callable[[str], None] = print) -> None:
+    """Index the default corpus once, start ``workers`` app processes, and balance them on ``address:port``
+    until SIGINT or SIGTERM; the workers are stopped on the way out.
+
+    Raises:
+        ValueError: ``workers`` out of range.
+        RuntimeError: indexing failed, or a worker did not start.
+    """
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"--workers {workers}: must be between 1 and {MAX_WORKERS}")
+    env = worker_env(dict(os.environ))
+    if index_first:
+        say("indexing the default corpus once, before the workers start")
+        done = subprocess.run([sys.executable, "-m", "retrieval", "index"], cwd=cwd, env=env)
+        if done.returncode != 0:
+            raise RuntimeError(f"indexing the default corpus failed (status {done.returncode}; its reason is above)")
+    started = start_workers(workers, app_path, env, cwd, say=say)
+    try:
+        asyncio.run(_serve(started, address, port, say))
+    finally:
+        for worker in started:
+            worker.stop()

@@ -1,0 +1,134 @@
+"""The balancer of ``retrieval serve`` (retrieval/serve.py) in front of two real aiohttp servers standing for the
+workers: a browser stays on the worker its cookie names, over HTTP and WebSocket; a new browser goes to the
+worker with the fewest open sessions; headers pass through but for the hop-by-hop ones; a forged or stale cookie
+is as good as none; a worker that is down is one line, HTTP 502. (``make stress`` runs the real app behind it.)"""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from retrieval.serve import WORKER_COOKIE, Balancer, balancer_app, free_port
+
+
+def test_pick_follows_a_valid_cookie_and_otherwise_the_least_busy_worker() -> None:
+    b = Balancer(["http://a", "http://b", "http://c"])
+    assert b.pick("2") == (2, False)
+    assert b.pinned("3") is None and b.pinned("-1") is None and b.pinned("x") is None and b.pinned("") is None
+    assert b.pinned("00000001") is None  # not a worker's number as the balancer writes it
+    b.open_sessions[:] = [2, 0, 1]
+    assert b.pick(None) == (1, True)
+    assert b.pick("7") == (1, True)  # a stale cookie (more workers before a restart): re-pinned
+    b.open_sessions[:] = [0, 0, 0]
+    picks = [b.pick(None)[0] for _ in range(6)]
+    assert sorted(picks[:3]) == [0, 1, 2] and picks[3:] == picks[:3]  # round-robin between equals
+    with pytest.raises(ValueError):
+        Balancer([])
+
+
+def _worker(name: str) -> web.Application:
+    async def who(request: web.Request) -> web.Response:
+        seen = {k.lower(): v for k, v in request.headers.items()}
+        body = await request.read()
+        reply = web.json_response({"worker": name, "headers": seen, "method": request.method,
+                                   "path": str(request.rel_url), "body": body.decode()})
+        reply.set_cookie("_app", name)  # the app's own cookies pass through
+        return reply
+
+    async def stream(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(protocols=("streamlit",))
+        await ws.prepare(request)
+        async for msg in ws:
+            await ws.send_bytes(name.encode() + b":" + msg.data)
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/_stcore/stream", stream)
+    app.router.add_route("*", "/{tail:.*}", who)
+    return app
+
+
+async def _start(app: web.Application) -> tuple[web.AppRunner, str]:
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return runner, f"http://127.0.0.1:{port}"
+
+
+async def _scenario() -> dict:
+    runners, upstreams = [], []
+    for name in ("w0", "w1"):
+        runner, url = await _start(_worker(name))
+        runners.append(runner)
+        upstreams.append(url)
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    balancer = Balancer(upstreams)
+    front, base = await _start(balancer_app(balancer))
+    down_front, down_base = await _start(balancer_app(Balancer([dead])))
+    out: dict = {"front": base.removeprefix("http://")}
+    try:
+        jar = lambda: aiohttp.CookieJar(unsafe=True)  # noqa: E731 - cookies for 127.0.0.1
+        async with aiohttp.ClientSession(cookie_jar=jar()) as alice, aiohttp.ClientSession(cookie_jar=jar()) as bob:
+            first = await alice.get(base + "/?q=1")
+            out["alice_first"] = (await first.json())["worker"]
+            out["alice_cookie"] = first.cookies[WORKER_COOKIE].value
+            out["alice_cookie_flags"] = (first.cookies[WORKER_COOKIE]["httponly"],
+                                         first.cookies[WORKER_COOKIE]["samesite"])
+            out["app_cookie"] = first.cookies["_app"].value
+            out["alice_next"] = [(await (await alice.get(base + f"/page/{k}")).json())["worker"] for k in range(5)]
+            bob_first = await bob.get(base + "/")
+            out["bob_first"] = (await bob_first.json())["worker"]
+            echo = await (await alice.post(base + "/_stcore/upload_file/x?y=1", data=b"payload",
+                                           headers={"X-Forwarded-User": "alice@example.com", "Connection": "close",
+                                                    "Keep-Alive": "timeout=5", "Proxy-Authorization": "x"})).json()
+            out["echo"] = echo
+            async with alice.ws_connect(base.replace("http", "ws") + "/_stcore/stream",
+                                        protocols=("streamlit", "token")) as ws:
+                out["ws_protocol"] = ws.protocol
+                await ws.send_bytes(b"hello")
+                out["alice_ws"] = (await ws.receive()).data
+                # while Alice's session is open on her worker, a client without a cookie goes to the other one
+                out["open"] = list(balancer.open_sessions)
+                async with aiohttp.ClientSession() as stranger:
+                    async with stranger.ws_connect(base.replace("http", "ws") + "/_stcore/stream",
+                                                   protocols=("streamlit",)) as ws2:
+                        await ws2.send_bytes(b"hi")
+                        out["stranger_ws"] = (await ws2.receive()).data
+            forged = await (await bob.get(base + "/", headers={"Cookie": f"{WORKER_COOKIE}=9"})).json()
+            out["forged"] = forged["worker"]
+            await asyncio.sleep(0.05)
+            out["open_after"] = list(balancer.open_sessions)
+            down = await bob.get(down_base + "/")
+            out["down"] = (down.status, await down.text())
+    finally:
+        for runner in [front, down_front, *runners]:
+            await runner.cleanup()
+    return out
+
+
+def test_browsers_stay_on_their_worker_and_headers_pass_through() -> None:
+    out = asyncio.run(_scenario())
+    alice = out["alice_first"]
+    other = "w1" if alice == "w0" else "w0"
+    assert out["alice_cookie"] == alice[1] and out["alice_cookie_flags"] == (True, "Lax")
+    assert out["app_cookie"] == alice
+    assert out["alice_next"] == [alice] * 5
+    assert out["bob_first"] == other  # round-robin: the second new browser, the other worker
+    echo = out["echo"]
+    assert echo["worker"] == alice and echo["method"] == "POST" and echo["body"] == "payload"
+    assert echo["path"] == "/_stcore/upload_file/x?y=1"
+    assert echo["headers"]["x-forwarded-user"] == "alice@example.com"
+    assert echo["headers"]["host"] == out["front"]  # the browser's Host, not the worker's address
+    assert not {"keep-alive", "proxy-authorization"} & set(echo["headers"])
+    assert f"{WORKER_COOKIE}={alice[1]}" in echo["headers"]["cookie"]
+    assert out["ws_protocol"] == "streamlit"
+    assert out["alice_ws"] == alice.encode() + b":hello"
+    assert out["open"] == ([1, 0] if alice == "w0" else [0, 1])
+    assert out["stranger_ws"] == other.encode() + b":hi"
+    assert out["open_after"] == [0, 0]
+    assert out["forged"] in ("w0", "w1")  # a worker that does not exist: served, and pinned anew
+    assert out["down"] == (502, "worker 0 is starting or restarting; reload in a few seconds\n")
