@@ -9,6 +9,7 @@ The server indexes the lab corpus into a fresh temporary Chroma store (~20-35 s 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -77,15 +78,24 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120.0) -> 
 
 
 @contextmanager
-def running_app(tmp_path_factory: pytest.TempPathFactory,
-                extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, Any]]:
+def running_app(tmp_path_factory: pytest.TempPathFactory, extra_env: dict[str, str] | None = None,
+                seed: Path | None = None) -> Iterator[tuple[str, Any]]:
     """``streamlit run app.py`` on a free port, healthy: ``(url, log file)``; stopped (then killed) on exit.
 
-    The store is a fresh temporary folder, or ``RETRIEVAL_BROWSER_CHROMA`` to skip indexing while developing;
-    ``extra_env`` adds variables (``RETRIEVAL_DATA_ROOTS`` for a test's own files).
+    The store is a temporary folder of its own: a copy of ``seed`` (the session's store, which the app tests
+    indexed before, with the reader's passage states beside it) where given, so the server finds the lab corpus
+    indexed instead of embedding it again; ``RETRIEVAL_BROWSER_CHROMA`` names one to use as it is while
+    developing. ``extra_env`` adds variables (``RETRIEVAL_DATA_ROOTS`` for a test's own files).
     """
     port = free_port()
-    chroma = os.environ.get("RETRIEVAL_BROWSER_CHROMA") or str(tmp_path_factory.mktemp("chroma"))
+    chroma = os.environ.get("RETRIEVAL_BROWSER_CHROMA")
+    if not chroma:
+        folder = tmp_path_factory.mktemp("browser-store")
+        chroma = str(folder / "chroma")
+        if seed is not None and seed.is_dir():
+            shutil.copytree(seed, chroma)
+            if (seed.parent / "reader-states").is_dir():
+                shutil.copytree(seed.parent / "reader-states", folder / "reader-states")
     log = tempfile.TemporaryFile()
     env = {**os.environ, "RETRIEVAL_CHROMA_PATH": chroma, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     proc = subprocess.Popen(
@@ -106,8 +116,8 @@ def running_app(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    with running_app(tmp_path_factory) as (url, log):
+def server(tmp_path_factory: pytest.TempPathFactory, chroma_dir: Path):
+    with running_app(tmp_path_factory, seed=chroma_dir) as (url, log):
         try:
             yield url
         finally:
@@ -126,8 +136,8 @@ def test_four_panels_render_in_chromium(server: str) -> None:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             started = time.perf_counter()
             page.goto(f"{server}/?{query}", wait_until="domcontentloaded")
-            # The first load indexes the lab corpus (~20 s on a fresh store) and loads the models. The first tab is
-            # the rank grid; the four lists are the tab "Lists as cards".
+            # The first load loads the models (and indexes the lab corpus when the session's store was not indexed
+            # before this module: ~20 s). The first tab is the rank grid; the four lists are the tab "Lists as cards".
             page.get_by_role("heading", name="Rank grid").first.wait_for(timeout=240_000)
             page.get_by_role("tab", name="Lists as cards").click()
             for title in PANELS:

@@ -136,12 +136,12 @@ def trusted_proxy(upstream: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def proxied(tmp_path_factory: pytest.TempPathFactory, chroma_dir: Path) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("proxy_users")
     policy = folder / "policy.yaml"
     policy.write_text(POLICY, encoding="utf-8")
     env = {"RETRIEVAL_ACCESS_POLICY": str(policy), "RETRIEVAL_USER_HEADER": HEADER}
-    with running_app(tmp_path_factory, env) as (url, log):
+    with running_app(tmp_path_factory, env, seed=chroma_dir) as (url, log):
         try:
             with trusted_proxy(url) as proxy_url:
                 yield proxy_url

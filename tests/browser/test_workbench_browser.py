@@ -40,10 +40,10 @@ def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, data_root: Path):
+def server(tmp_path_factory: pytest.TempPathFactory, data_root: Path, chroma_dir: Path):
     # The test's folder is a data root (the corpus it brings) and a write root (the judgments file it saves).
     with running_app(tmp_path_factory, {"RETRIEVAL_DATA_ROOTS": str(data_root),
-                                        "RETRIEVAL_WRITE_ROOTS": str(data_root)}) as (url, log):
+                                        "RETRIEVAL_WRITE_ROOTS": str(data_root)}, seed=chroma_dir) as (url, log):
         yield {"url": url, "log": log}
 
 
