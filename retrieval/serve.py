@@ -50,33 +50,38 @@ MAX_WORKERS = 32
 
 @dataclass
 class Balancer:
-    """Which worker serves a request: the cookie's, or the one with the fewest open sessions."""
+    """Which worker serves a request: the cookie's while it is up, else the up one with the fewest open sessions."""
 
     upstreams: Sequence[str]  # "http://127.0.0.1:PORT", one per worker
     open_sessions: list[int] = field(default_factory=list)
+    up: list[bool] = field(default_factory=list)
     _turn: Any = field(default_factory=itertools.count)
 
     def __post_init__(self) -> None:
         if not self.upstreams:
             raise ValueError("a balancer needs at least one worker")
         self.open_sessions = [0] * len(self.upstreams)
+        self.up = [True] * len(self.upstreams)
 
     def pinned(self, cookie: str | None) -> int | None:
-        """The worker a cookie names, or ``None`` for no cookie, a value that is not a worker's number, or a
-        worker that does not exist (any other value is as good as none: all workers serve the same app)."""
-        if cookie is None or not cookie.isdigit() or len(cookie) > 3:
+        """The worker a cookie names, or ``None`` for no cookie, a value that is not a worker's number as the
+        balancer writes it, or a worker that does not exist (any other value is as good as none: all workers
+        serve the same app)."""
+        if cookie is None or not (cookie.isascii() and cookie.isdigit()) or len(cookie) > 3:
             return None
         index = int(cookie)
-        return index if index < len(self.upstreams) else None
+        return index if index < len(self.upstreams) and cookie == str(index) else None
 
     def pick(self, cookie: str | None) -> tuple[int, bool]:
-        """``(worker, new)``: the cookie's worker, else (``new``) the least busy one, round-robin among equals."""
+        """``(worker, new)``: the cookie's worker while it is up, else (``new``) the least busy worker that is up,
+        round-robin among equals (any worker when none is up: the request then says it is starting)."""
         index = self.pinned(cookie)
-        if index is not None:
+        if index is not None and self.up[index]:
             return index, False
         start = next(self._turn) % len(self.upstreams)
         order = [(start + k) % len(self.upstreams) for k in range(len(self.upstreams))]
-        return min(order, key=lambda k: self.open_sessions[k]), True
+        candidates = [k for k in order if self.up[k]] or order
+        return min(candidates, key=lambda k: self.open_sessions[k]), True
 
 
 def forwarded_headers(headers: Any, own: frozenset[str]) -> list[tuple[str, str]]:
@@ -84,24 +89,58 @@ def forwarded_headers(headers: Any, own: frozenset[str]) -> list[tuple[str, str]
     return [(k, v) for k, v in headers.items() if k.lower() not in own]
 
 
+#: What a browser gets while its worker (re)starts: a page that reloads itself.
+STARTING_PAGE = ("<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=3>"
+                 "<title>Starting</title><p>This worker is starting; the page reloads in a few seconds.</p>\n")
+
+
+class _OneLine(logging.Filter):
+    """aiohttp's server logs a malformed request (a bad header, a body cut short) with its whole traceback: one
+    line naming the error is enough for a request the balancer refused."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()}: {exc.__class__.__name__}: {str(exc)[:200]}"
+            record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
 def balancer_app(balancer: Balancer) -> Any:
-    """The aiohttp application in front of the workers (HTTP and WebSocket)."""
+    """The aiohttp application in front of the workers (HTTP and WebSocket). On shutdown it closes the open
+    WebSockets (their browsers reconnect when the service is back) instead of waiting for them."""
     import aiohttp
     from aiohttp import web
     from multidict import CIMultiDict
 
     client_key = web.AppKey("client", aiohttp.ClientSession)
+    sockets: set[Any] = set()
+    logging.getLogger("aiohttp.server").addFilter(_OneLine())
 
     async def on_startup(app: web.Application) -> None:
         # No decompression (the worker's gzip passes through as is), no cookie jar (each browser has its own)
+        # Idle connections to a worker are dropped before its server's own keep-alive (5 s) closes them
         app[client_key] = aiohttp.ClientSession(auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-                                              timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+                                                connector=aiohttp.TCPConnector(keepalive_timeout=2.0),
+                                                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+
+    async def on_shutdown(app: web.Application) -> None:
+        for ws in list(sockets):
+            await ws.close(code=aiohttp.WSCloseCode.GOING_AWAY, message=b"the service is stopping")
 
     async def on_cleanup(app: web.Application) -> None:
         await app[client_key].close()
 
     def pin(response: web.StreamResponse, index: int) -> None:
         response.set_cookie(WORKER_COOKIE, str(index), path="/", httponly=True, samesite="Lax")
+
+    def unavailable(index: int, exc: BaseException) -> web.Response:
+        """The worker's port is closed (it is stopping or starting): new browsers go elsewhere until it is up."""
+        if balancer.up[index]:
+            log.warning("worker %d unavailable (%s): new browsers go to the others until it is up",
+                        index, exc.__class__.__name__)
+        balancer.up[index] = False
+        return web.Response(status=502, text=STARTING_PAGE, content_type="text/html", headers={"Retry-After": "3"})
 
     async def websocket(request: web.Request, index: int, new: bool) -> web.StreamResponse:
         upstream = balancer.upstreams[index]
@@ -112,11 +151,14 @@ def balancer_app(balancer: Balancer) -> Any:
             back = await request.app[client_key].ws_connect(
                 upstream.replace("http://", "ws://", 1) + str(request.rel_url), headers=headers,
                 protocols=protocols, max_msg_size=0, autoping=True)
-        except aiohttp.ClientError as exc:
+        except aiohttp.WSServerHandshakeError as exc:  # the worker refused it (a foreign Origin): its answer
+            return web.Response(status=exc.status, text=f"{exc.status} {exc.message}\n")
+        except aiohttp.ClientConnectionError as exc:
             return unavailable(index, exc)
         balancer.open_sessions[index] += 1
+        front = web.WebSocketResponse(protocols=(back.protocol,) if back.protocol else (), max_msg_size=0)
+        sockets.add(front)
         try:
-            front = web.WebSocketResponse(protocols=(back.protocol,) if back.protocol else (), max_msg_size=0)
             if new:
                 pin(front, index)
             await front.prepare(request)
@@ -137,22 +179,43 @@ def balancer_app(balancer: Balancer) -> Any:
             await front.close()
             return front
         finally:
+            sockets.discard(front)
             balancer.open_sessions[index] -= 1
             await back.close()
 
-    def unavailable(index: int, exc: BaseException) -> web.Response:
-        log.warning("worker %d unavailable: %s", index, exc.__class__.__name__)
-        return web.Response(status=502, text=f"worker {index} is starting or restarting; reload in a few seconds\n")
-
     async def forward(request: web.Request) -> web.StreamResponse:
-        index, new = balancer.pick(request.cookies.get(WORKER_COOKIE))
+        cookie = request.cookies.get(WORKER_COOKIE)
+        index, new = balancer.pick(cookie)
         if request.headers.get("Upgrade", "").lower() == "websocket":
-            return await websocket(request, index, new)
+            reply = await websocket(request, index, new)
+            if reply.status == 502 and any(balancer.up):  # its worker went down: another one, once
+                index, new = balancer.pick(cookie)
+                reply = await websocket(request, index, new)
+            return reply
+        body = request.content if request.body_exists else None
+        reply = await http(request, index, new, body)
+        if reply.status == 502 and not reply.prepared and body is None and any(balancer.up):
+            index, new = balancer.pick(cookie)  # its worker went down: another one, once
+            reply = await http(request, index, new, body)
+        return reply
+
+    async def http(request: web.Request, index: int, new: bool, body: Any) -> web.StreamResponse:
+        """The request sent to worker ``index``, its answer streamed back; ``body`` (the request's own stream,
+        or ``None``) is never held here whole (the worker enforces its own upload limit)."""
         headers = CIMultiDict(forwarded_headers(request.headers, HOP))
-        body = await request.read() if request.body_exists else None
+        url = balancer.upstreams[index] + str(request.rel_url)
+        response: web.StreamResponse | None = None
         try:
-            async with request.app[client_key].request(request.method, balancer.upstreams[index] + str(request.rel_url),
-                                                     headers=headers, data=body, allow_redirects=False) as reply:
+            try:
+                reply = await request.app[client_key].request(request.method, url, headers=headers, data=body,
+                                                              allow_redirects=False)
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientConnectionResetError):
+                if body is not None:  # a body already sent cannot be sent again
+                    raise
+                # a pooled connection the worker closed as it was reused: once more on a new one
+                reply = await request.app[client_key].request(request.method, url, headers=headers,
+                                                              allow_redirects=False)
+            async with reply:
                 response = web.StreamResponse(status=reply.status, reason=reply.reason)
                 for key, value in reply.headers.items():
                     if key.lower() not in HOP:
@@ -164,11 +227,17 @@ def balancer_app(balancer: Balancer) -> Any:
                     await response.write(chunk)
                 await response.write_eof()
                 return response
-        except aiohttp.ClientConnectionError as exc:
+        except aiohttp.ClientConnectorError as exc:  # nothing listens on the worker's port
             return unavailable(index, exc)
+        except aiohttp.ClientConnectionError as exc:
+            log.warning("worker %d: %s", index, exc.__class__.__name__)
+            if response is not None and response.prepared:  # cut mid-answer: the browser sees it cut
+                return response
+            return web.Response(status=502, text="the worker closed the connection; try again\n")
 
-    app = web.Application(client_max_size=0)
+    app = web.Application()
     app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
     app.router.add_route("*", "/{tail:.*}", forward)
     return app
@@ -277,17 +346,24 @@ def start_workers(count: int, app_path: Path, env: dict[str, str], cwd: Path, ti
     return workers
 
 
-async def _supervise(workers: list[Worker], stop: asyncio.Event, say: Callable[[str], None]) -> None:
-    """Start again any worker that exits, until ``stop`` is set (at most one restart per worker per 5 s)."""
+async def _supervise(workers: list[Worker], balancer: Balancer, stop: asyncio.Event,
+                     say: Callable[[str], None]) -> None:
+    """Until ``stop`` is set: a worker that exits is marked down (new browsers go to the others) and started
+    again (at most once per 5 s); a worker that is down is marked up once its health check answers."""
     last: dict[int, float] = {}
     while not stop.is_set():
         for worker in workers:
-            if worker.process is not None and worker.process.poll() is not None:
+            assert worker.process is not None
+            if worker.process.poll() is not None:
+                balancer.up[worker.index] = False
                 if time.monotonic() - last.get(worker.index, 0.0) < 5.0:
                     continue
                 say(f"worker {worker.index} exited with status {worker.process.returncode}; starting it again")
                 last[worker.index] = time.monotonic()
                 worker.start()
+            elif not balancer.up[worker.index] and await asyncio.to_thread(worker.healthy):
+                say(f"worker {worker.index} is up")
+                balancer.up[worker.index] = True
         try:
             await asyncio.wait_for(stop.wait(), timeout=1.0)
         except asyncio.TimeoutError:
@@ -297,18 +373,41 @@ async def _supervise(workers: list[Worker], stop: asyncio.Event, say: Callable[[
 async def _serve(workers: list[Worker], address: str, port: int, say: Callable[[str], None]) -> None:
     from aiohttp import web
 
-    runner = web.AppRunner(balancer_app(Balancer([w.url for w in workers])), access_log=None)
+    balancer = Balancer([w.url for w in workers])
+    runner = web.AppRunner(balancer_app(balancer), access_log=None, shutdown_timeout=5.0)
     await runner.setup()
-    await web.TCPSite(runner, address, port).start()
-    say(f"serving on http://{address}:{port} with {len(workers)} worker(s); Ctrl-C stops")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
-        await _supervise(workers, stop, say)
+        await web.TCPSite(runner, address, port).start()
+        say(f"serving on http://{address}:{port} with {len(workers)} worker(s); Ctrl-C stops")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            if stop.is_set():  # a second Ctrl-C: stop now
+                say("stopping now")
+                for worker in workers:
+                    if worker.process is not None and worker.process.poll() is None:
+                        worker.process.kill()
+                os._exit(130)
+            say("stopping: closing the open sessions and the workers (Ctrl-C again stops at once)")
+            stop.set()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal)
+        await _supervise(workers, balancer, stop, say)
     finally:
         await runner.cleanup()
+
+
+def check_port(address: str, port: int) -> None:
+    """Raises RuntimeError in one line when ``address:port`` cannot be listened on (before any indexing)."""
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, port))
+        except OSError as exc:
+            raise RuntimeError(f"cannot listen on {address}:{port}: {exc.strerror or exc}; choose another --port "
+                               "or --address") from None
 
 
 def serve(workers: int, address: str, port: int, app_path: Path, cwd: Path, index_first: bool = True,
@@ -318,10 +417,11 @@ def serve(workers: int, address: str, port: int, app_path: Path, cwd: Path, inde
 
     Raises:
         ValueError: ``workers`` out of range.
-        RuntimeError: indexing failed, or a worker did not start.
+        RuntimeError: the address cannot be listened on, indexing failed, or a worker did not start.
     """
     if not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"--workers {workers}: must be between 1 and {MAX_WORKERS}")
+    check_port(address, port)
     env = worker_env(dict(os.environ))
     if index_first:
         say("indexing the default corpus once, before the workers start")

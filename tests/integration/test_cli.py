@@ -142,3 +142,15 @@ def test_serve_refuses_what_it_cannot_run_before_starting_anything(tmp_path):
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "is a Milvus Lite file, which one process at a time may open: use --workers 1" in result.stderr
     assert not (tmp_path / "m.db").exists()
+    import socket
+
+    with socket.socket() as taken:  # a port in use: said before the index or any worker is started
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run("serve", "--workers", "1", "--port", str(port),
+                     env_extra={"RETRIEVAL_CHROMA_PATH": str(tmp_path / "chroma")})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use; choose "
+                                     "another --port or --address")
+    assert not (tmp_path / "chroma").exists()

@@ -18,13 +18,19 @@ def test_pick_follows_a_valid_cookie_and_otherwise_the_least_busy_worker() -> No
     b = Balancer(["http://a", "http://b", "http://c"])
     assert b.pick("2") == (2, False)
     assert b.pinned("3") is None and b.pinned("-1") is None and b.pinned("x") is None and b.pinned("") is None
-    assert b.pinned("00000001") is None  # not a worker's number as the balancer writes it
+    assert b.pinned("00000001") is None and b.pinned("01") is None  # not a number as the balancer writes it
+    assert b.pinned("²") is None and b.pinned("١") is None  # digits to str.isdigit, not to int()
     b.open_sessions[:] = [2, 0, 1]
     assert b.pick(None) == (1, True)
     assert b.pick("7") == (1, True)  # a stale cookie (more workers before a restart): re-pinned
     b.open_sessions[:] = [0, 0, 0]
     picks = [b.pick(None)[0] for _ in range(6)]
     assert sorted(picks[:3]) == [0, 1, 2] and picks[3:] == picks[:3]  # round-robin between equals
+    b.up[1] = False  # a worker that is down: its browsers and new ones go to the others until it is up
+    assert b.pick("1")[0] != 1 and b.pick("1")[1] is True
+    assert {b.pick(None)[0] for _ in range(6)} == {0, 2}
+    b.up[:] = [False, False, False]
+    assert b.pick("2")[1] is True  # none up: any (the request says it is starting), pinned anew
     with pytest.raises(ValueError):
         Balancer([])
 
@@ -38,6 +44,9 @@ def _worker(name: str) -> web.Application:
         reply.set_cookie("_app", name)  # the app's own cookies pass through
         return reply
 
+    async def refuse(request: web.Request) -> web.Response:
+        return web.Response(status=403, text="origin refused")
+
     async def stream(request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(protocols=("streamlit",))
         await ws.prepare(request)
@@ -45,8 +54,9 @@ def _worker(name: str) -> web.Application:
             await ws.send_bytes(name.encode() + b":" + msg.data)
         return ws
 
-    app = web.Application()
+    app = web.Application(client_max_size=16 << 20)
     app.router.add_get("/_stcore/stream", stream)
+    app.router.add_get("/refuse", refuse)
     app.router.add_route("*", "/{tail:.*}", who)
     return app
 
@@ -68,6 +78,8 @@ async def _scenario() -> dict:
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     balancer = Balancer(upstreams)
     front, base = await _start(balancer_app(balancer))
+    mixed = Balancer([dead, upstreams[1]])
+    mixed_front, mixed_base = await _start(balancer_app(mixed))
     down_front, down_base = await _start(balancer_app(Balancer([dead])))
     out: dict = {"front": base.removeprefix("http://")}
     try:
@@ -100,12 +112,36 @@ async def _scenario() -> dict:
                         out["stranger_ws"] = (await ws2.receive()).data
             forged = await (await bob.get(base + "/", headers={"Cookie": f"{WORKER_COOKIE}=9"})).json()
             out["forged"] = forged["worker"]
+            big = b"x" * (3 << 20)
+            streamed = await (await bob.post(base + "/upload", data=big)).json()
+            out["streamed"] = len(streamed["body"])
+            try:
+                async with bob.ws_connect(base.replace("http", "ws") + "/refuse"):
+                    out["refused"] = None
+            except aiohttp.WSServerHandshakeError as exc:
+                out["refused"] = exc.status
             await asyncio.sleep(0.05)
             out["open_after"] = list(balancer.open_sessions)
-            down = await bob.get(down_base + "/")
-            out["down"] = (down.status, await down.text())
+            async with aiohttp.ClientSession() as carol:  # pinned to worker 0, which is down
+                moved = await carol.get(mixed_base + "/", headers={"Cookie": f"{WORKER_COOKIE}=0"})
+                out["moved"] = ((await moved.json())["worker"], moved.cookies[WORKER_COOKIE].value)
+                out["up_after"] = list(mixed.up)
+                async with carol.ws_connect(mixed_base.replace("http", "ws") + "/_stcore/stream",
+                                            headers={"Cookie": f"{WORKER_COOKIE}=0"}) as ws:
+                    await ws.send_bytes(b"again")
+                    out["moved_ws"] = (await ws.receive()).data
+                down = await carol.get(down_base + "/")  # no worker up at all
+                out["down"] = (down.status, down.headers.get("Retry-After"), "reloads in a few seconds" in await down.text())
+            # stopping while a session is open: the balancer closes it instead of waiting for the browser
+            async with alice.ws_connect(base.replace("http", "ws") + "/_stcore/stream") as ws:
+                await ws.send_bytes(b"x")
+                await ws.receive()
+                started = asyncio.get_running_loop().time()
+                await front.cleanup()
+                out["stop_s"] = asyncio.get_running_loop().time() - started
+                out["closed"] = (await ws.receive()).type
     finally:
-        for runner in [front, down_front, *runners]:
+        for runner in [front, mixed_front, down_front, *runners]:
             await runner.cleanup()
     return out
 
@@ -131,4 +167,10 @@ def test_browsers_stay_on_their_worker_and_headers_pass_through() -> None:
     assert out["stranger_ws"] == other.encode() + b":hi"
     assert out["open_after"] == [0, 0]
     assert out["forged"] in ("w0", "w1")  # a worker that does not exist: served, and pinned anew
-    assert out["down"] == (502, "worker 0 is starting or restarting; reload in a few seconds\n")
+    assert out["streamed"] == 3 << 20  # streamed through, whole
+    assert out["refused"] == 403  # the worker's refusal, not "unavailable"
+    assert out["moved"] == ("w1", "1")  # its worker down: served by the other one at once, and pinned to it
+    assert out["up_after"] == [False, True]
+    assert out["moved_ws"] == b"w1:again"
+    assert out["down"] == (502, "3", True)  # none up: a page that reloads itself
+    assert out["stop_s"] < 3 and out["closed"] in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
