@@ -2,8 +2,8 @@
 
 Streamlit runs every session's page script in a thread of one Python process. The page's own work (laying out
 the lists, the charts, the tables) holds the GIL, so one process serves about one request at a time however many
-cores the machine has: eight sessions at once on one process served 1.0-1.1× the requests of one session
-(README, "Many users at once"). Several processes share the cores.
+cores the machine has: eight users at once on one process were served 1.1-1.3× the requests of one user, and
+2.1-2.4× on two processes on 2 cores (README, "Many users at once"). Several processes share the cores.
 
 A Streamlit session lives in the memory of the process that opened it: its WebSocket, its uploaded files, its
 download buttons' files. So every request of one browser must reach one worker. The balancer here names the
@@ -15,8 +15,9 @@ sees the browser's own ``Host`` and ``Origin``.
 
 Before the workers start, the default corpus is indexed once (``retrieval index``), so that they do not race to
 write one store; a corpus a user opens later is indexed by the first worker that opens it, under a lock shared by
-the workers (:func:`retrieval.index.store_write_lock`). A worker that exits is started again; its sessions
-reconnect to the new process (the page reloads, as after a server restart).
+the workers (:func:`retrieval.index.store_write_lock`). A worker whose port closes is skipped until its health
+check answers again, and started again when it exits; its sessions reconnect (the page reloads, as after a
+server restart).
 """
 
 from __future__ import annotations
