@@ -90,6 +90,27 @@ def forwarded_headers(headers: Any, own: frozenset[str]) -> list[tuple[str, str]
     return [(k, v) for k, v in headers.items() if k.lower() not in own]
 
 
+async def relay(front: Any, back: Any) -> None:
+    """Copy WebSocket messages both ways between the browser's socket (``front``, aiohttp's server side) and the
+    worker's (``back``, its client side) until either closes; then close ``front``."""
+    import aiohttp
+
+    async def pump(source: Any, sink: Any) -> None:
+        async for msg in source:
+            if msg.type == aiohttp.WSMsgType.BINARY:
+                await sink.send_bytes(msg.data)
+            elif msg.type == aiohttp.WSMsgType.TEXT:
+                await sink.send_str(msg.data)
+            else:
+                break
+
+    tasks = [asyncio.ensure_future(pump(front, back)), asyncio.ensure_future(pump(back, front))]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+    await front.close()
+
+
 #: What a browser gets while its worker (re)starts: a page that reloads itself.
 STARTING_PAGE = ("<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=3>"
                  "<title>Starting</title><p>This worker is starting; the page reloads in a few seconds.</p>\n")
@@ -163,21 +184,7 @@ def balancer_app(balancer: Balancer) -> Any:
             if new:
                 pin(front, index)
             await front.prepare(request)
-
-            async def pump(source: Any, sink: Any) -> None:
-                async for msg in source:
-                    if msg.type == aiohttp.WSMsgType.BINARY:
-                        await sink.send_bytes(msg.data)
-                    elif msg.type == aiohttp.WSMsgType.TEXT:
-                        await sink.send_str(msg.data)
-                    else:
-                        break
-
-            tasks = [asyncio.ensure_future(pump(front, back)), asyncio.ensure_future(pump(back, front))]
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in tasks:
-                task.cancel()
-            await front.close()
+            await relay(front, back)
             return front
         finally:
             sockets.discard(front)

@@ -20,6 +20,7 @@ from typing import Iterator
 
 import pytest
 
+from retrieval.serve import relay
 from test_browser import CHROMIUM, CHROMIUM_ARGS, running_app
 
 pytestmark = [pytest.mark.browser,
@@ -76,21 +77,7 @@ def trusted_proxy(upstream: str) -> Iterator[str]:
                                           protocols=protocols, max_msg_size=0) as back:
                 front = web.WebSocketResponse(protocols=(back.protocol,) if back.protocol else (), max_msg_size=0)
                 await front.prepare(request)
-
-                async def pump(source, sink) -> None:
-                    async for msg in source:
-                        if msg.type == aiohttp.WSMsgType.BINARY:
-                            await sink.send_bytes(msg.data)
-                        elif msg.type == aiohttp.WSMsgType.TEXT:
-                            await sink.send_str(msg.data)
-                        else:
-                            break
-
-                tasks = [asyncio.ensure_future(pump(front, back)), asyncio.ensure_future(pump(back, front))]
-                await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-                for task in tasks:
-                    task.cancel()
-                await front.close()
+                await relay(front, back)
                 return front
         headers = CIMultiDict(upstream_headers(request, HOP))
         async with session.request(request.method, url, headers=headers, data=await request.read(),
