@@ -79,8 +79,9 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 120.0) -> 
 
 @contextmanager
 def running_app(tmp_path_factory: pytest.TempPathFactory, extra_env: dict[str, str] | None = None,
-                seed: Path | None = None) -> Iterator[tuple[str, Any]]:
+                seed: Path | None = None, workers: int = 0) -> Iterator[tuple[str, Any]]:
     """``streamlit run app.py`` on a free port, healthy: ``(url, log file)``; stopped (then killed) on exit.
+    With ``workers``, ``python -m retrieval serve --workers N`` instead: N app processes behind its balancer.
 
     The store is a temporary folder of its own: a copy of ``seed`` (the session's store, which the app tests
     indexed before, with the reader's passage states beside it) where given, so the server finds the lab corpus
@@ -98,17 +99,18 @@ def running_app(tmp_path_factory: pytest.TempPathFactory, extra_env: dict[str, s
                 shutil.copytree(seed.parent / "reader-states", folder / "reader-states")
     log = tempfile.TemporaryFile()
     env = {**os.environ, "RETRIEVAL_CHROMA_PATH": chroma, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    command = ([sys.executable, "-m", "retrieval", "serve", "--workers", str(workers), "--port", str(port),
+                "--no-index"] if workers else
+               [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+                "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"])
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc)
         yield f"http://127.0.0.1:{port}", log
     finally:
-        proc.terminate()
+        proc.terminate()  # `serve` stops its workers too
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

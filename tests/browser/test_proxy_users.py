@@ -1,6 +1,7 @@
-"""Two users against one ``streamlit run app.py`` behind a trusted reverse proxy (README, "Deploying for several
-users"): the proxy signs each browser in by its session cookie, sets ``X-Forwarded-User`` on every request (the
-page's HTTP requests and its WebSocket) and overwrites any copy the client sends; the app reads the user from
+"""Two users behind a trusted reverse proxy in front of ``python -m retrieval serve --workers 2`` (README,
+"Deploying for several users"): the proxy signs each browser in by its session cookie, sets ``X-Forwarded-User``
+on every request (the page's HTTP requests and its WebSocket) and overwrites any copy the client sends; the
+balancer passes it through to the browser's worker (Alice and Bob get one each); the app reads the user from
 that header (``RETRIEVAL_USER_HEADER``) and the access policy gives Alice ``lumen`` and Bob ``ventura``.
 
 Alice and Bob browse at the same time (two Chromium contexts, one server): each sees only their own tenant,
@@ -128,13 +129,13 @@ def proxied(tmp_path_factory: pytest.TempPathFactory, chroma_dir: Path) -> Itera
     policy = folder / "policy.yaml"
     policy.write_text(POLICY, encoding="utf-8")
     env = {"RETRIEVAL_ACCESS_POLICY": str(policy), "RETRIEVAL_USER_HEADER": HEADER}
-    with running_app(tmp_path_factory, env, seed=chroma_dir) as (url, log):
+    with running_app(tmp_path_factory, env, seed=chroma_dir, workers=2) as (url, log):
         try:
             with trusted_proxy(url) as proxy_url:
                 yield proxy_url
         finally:
             log.seek(0)
-            print("streamlit log tail:\n" + log.read()[-3000:].decode(errors="replace"))
+            print("serve log tail:\n" + log.read()[-3000:].decode(errors="replace"))
 
 
 def signed_in_page(browser, proxy_url: str, session: str | None, forged_user: str | None = None):
@@ -169,6 +170,9 @@ def test_two_users_behind_the_proxy_each_see_only_their_tenant(proxied: str) -> 
             assert "Signed in as alice@example.com" in body and "ventura" not in body.lower()
             body = wait_text(bob, "yours here: ventura")  # the forged header did not make him Alice
             assert "Signed in as bob@example.com" in body
+            workers = [next(c["value"] for c in ctx.cookies() if c["name"] == "retrieval_worker")
+                       for ctx in (alice_ctx, bob_ctx)]
+            assert sorted(workers) == ["0", "1"]  # one worker each, the header reaching both
             assert "URL parameter ignored: tenant: not one of the tenants you may open" in body
             assert "lumen" not in body.lower() and "alice" not in body.lower()
 
