@@ -309,25 +309,27 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
         st.markdown(summary)
         if not rows:
             return
-        data = pd.DataFrame(rows)
         directions = {d: t(f"legend_{d.replace(' ', '_')}", lang)
                       for d in ("for answering", "against answering", "baseline")}
-        data["direction"] = data["direction"].map(lambda d: directions.get(d, d))
         height = max(140, 30 * len(rows))
-
-        def bars() -> alt.Chart:
-            return alt.Chart(data).mark_bar().encode(
-                y=alt.Y("label:N", sort=[r["label"] for r in rows], title=None,
-                        axis=alt.Axis(labelOverlap=False, labelLimit=320)),
-                x=alt.X("contribution:Q", title=t("support_axis", lang)),
-                color=alt.Color("direction:N", scale=alt.Scale(domain=list(directions.values()),
-                                                               range=["#2e7d32", "#c62828", "#9e9e9e"]),
-                                legend=alt.Legend(orient="top", title=None)),
-                tooltip=["label", "feature", alt.Tooltip("value:Q", format=".3f"),
-                         alt.Tooltip("contribution:Q", format="+.3f"), "meaning"],
-            ).properties(height=height)
-
-        chart(("support", rows, lang), bars, width="stretch", height=height + 60)
+        # The Vega-Lite spec written out: building it through Altair validated every encoding against its schema,
+        # about 80 ms of each new question's page run
+        spec = {
+            "data": {"values": [{**r, "direction": directions.get(r["direction"], r["direction"])} for r in rows]},
+            "mark": {"type": "bar"},
+            "height": height,
+            "encoding": {
+                "y": {"field": "label", "type": "nominal", "sort": [r["label"] for r in rows], "title": None,
+                      "axis": {"labelOverlap": False, "labelLimit": 320}},
+                "x": {"field": "contribution", "type": "quantitative", "title": t("support_axis", lang)},
+                "color": {"field": "direction", "type": "nominal",
+                          "scale": {"domain": list(directions.values()), "range": ["#2e7d32", "#c62828", "#9e9e9e"]},
+                          "legend": {"orient": "top", "title": None}},
+                "tooltip": [{"field": "label", "type": "nominal"}, {"field": "feature", "type": "nominal"},
+                            {"field": "value", "type": "quantitative", "format": ".3f"},
+                            {"field": "contribution", "type": "quantitative", "format": "+.3f"},
+                            {"field": "meaning", "type": "nominal"}]}}
+        st.vega_lite_chart(spec, width="stretch", height=height + 60)
         st.caption(t("support_caption", lang))
 
 
