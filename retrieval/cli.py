@@ -557,10 +557,9 @@ def train_(
                    f"(clean {m['support_gate']['abstained_leave_out_clean']})")
 
 
-models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")
 @app.command()
 def serve(
-    workers: int = typer.Option(0, "--workers", help="App processes (default: one per CPU core)."),
+    workers: int = typer.Option(0, "--workers", help="App processes (0, the default: one per CPU core, 32 at most)."),
     port: int = typer.Option(8501, "--port", help="The port browsers connect to."),
     address: str = typer.Option("127.0.0.1", "--address", help="The address to listen on (0.0.0.0: every "
                                 "interface; put the deployment's authenticating proxy in front)."),
@@ -576,7 +575,7 @@ def serve(
 
     _setup_logging()
     settings = _settings([])
-    count = workers or os.cpu_count() or 1
+    count = workers or min(os.cpu_count() or 1, serving.MAX_WORKERS)
     if not 1 <= count <= serving.MAX_WORKERS:
         _fail(f"--workers {count}: must be between 1 and {serving.MAX_WORKERS}")
     if not 1 <= port <= 65535:
@@ -591,6 +590,7 @@ def serve(
         _fail(str(exc))
 
 
+models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")
 app.add_typer(models_app, name="models")
 
 
