@@ -176,11 +176,11 @@ def store_write_lock(settings: Settings) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    path = Path(settings.chroma_path)
+    path = Path(settings.chroma_path).resolve()  # "" or "." names the folder it resolves to
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path.with_name(path.name + ".write.lock"), os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a path with no name to put a lock beside ("/")
         log.debug("no cross-process store lock (%s); syncing under the process lock only", exc)
         yield
         return

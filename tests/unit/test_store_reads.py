@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -206,3 +207,6 @@ def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_
     with store_write_lock(Settings(chroma_path=blocked / "chroma")):  # its folder cannot exist: no lock, no error
         entered = True
     assert entered and not (blocked / "chroma.write.lock").exists()
+    with store_write_lock(Settings(chroma_path=Path("/"))):  # no name to put a lock beside: no lock, no error
+        entered_root = True
+    assert entered_root
