@@ -217,6 +217,12 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, value: object) -> object:  # noqa: D401
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("chroma_path", mode="before")
+    @classmethod
+    def _blank_is_default_store(cls, value: object) -> object:
+        """``RETRIEVAL_CHROMA_PATH=`` (blank, as a compose file leaves it) is unset, not the current folder."""
+        return Path(".retrieval/chroma") if isinstance(value, str) and not value.strip() else value
+
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "Settings":
         if self.chunk_overlap >= self.chunk_tokens:

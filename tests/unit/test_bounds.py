@@ -94,3 +94,14 @@ def test_fusion_at_the_largest_weight_stays_finite_and_a_larger_one_is_refused()
                  lambda: weighted_rrf({"bm25": ["a"]}, weights={"bm25": float("inf")})):
         with pytest.raises(InvalidSetting, match="fusion weight of 'bm25' must be a finite number"):
             call()
+
+
+def test_a_blank_store_path_is_the_default_store_not_the_current_folder(monkeypatch):
+    from pathlib import Path
+
+    from retrieval.settings import Settings
+
+    monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", "  ")
+    assert Settings(_env_file=None).chroma_path == Path(".retrieval/chroma")
+    monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", "/srv/store")
+    assert Settings(_env_file=None).chroma_path == Path("/srv/store")
