@@ -588,6 +588,8 @@ def serve(
                       say=lambda line: typer.echo(line, err=True))
     except (RuntimeError, ValueError, OSError) as exc:
         _fail(str(exc))
+    except KeyboardInterrupt:  # a second Ctrl-C while the workers stop: they were killed
+        raise typer.Exit(130)
 
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")

@@ -43,10 +43,20 @@ log = logging.getLogger("retrieval.serve")
 WORKER_COOKIE = "retrieval_worker"
 #: Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the client library sets itself.
 HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                 "transfer-encoding", "upgrade", "content-length"})
+                 "transfer-encoding", "upgrade"})
 #: A WebSocket handshake's own headers, which the balancer's connection to the worker makes anew.
-WS_OWN = HOP | {"sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol"}
+WS_OWN = HOP | {"content-length", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions",
+                "sec-websocket-protocol"}
 MAX_WORKERS = 32
+#: Seconds a worker may stay silent in the middle of an HTTP answer (not a WebSocket) before the request fails.
+READ_TIMEOUT_S = 120.0
+#: Seconds the supervisor's health check waits, and how many checks in a row must fail before a worker whose
+#: port is open is marked down (a hung process: stopped, deadlocked).
+HEALTH_TIMEOUT_S, HEALTH_FAILURES = 3.0, 2
+#: Seconds between the supervisor's rounds (exited workers, health checks).
+SUPERVISE_INTERVAL_S = 1.0
+#: Seconds at least between two starts of one worker (a worker that keeps crashing does not spin).
+RESTART_PAUSE_S = 5.0
 
 
 @dataclass
@@ -123,8 +133,10 @@ class _OneLine(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
-            record.msg = f"{record.getMessage()}: {exc.__class__.__name__}: {str(exc)[:200]}"
+            text = " ".join(str(exc).split())[:200]
+            record.msg = f"{record.getMessage()}: {exc.__class__.__name__}: {text}"
             record.args, record.exc_info, record.exc_text = (), None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"  # the client's error, not ours
         return True
 
 
@@ -144,7 +156,8 @@ def balancer_app(balancer: Balancer) -> Any:
         # Idle connections to a worker are dropped before its server's own keep-alive (5 s) closes them
         app[client_key] = aiohttp.ClientSession(auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                                                 connector=aiohttp.TCPConnector(keepalive_timeout=2.0),
-                                                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
+                                                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10,
+                                                                              sock_read=READ_TIMEOUT_S))
 
     async def on_shutdown(app: web.Application) -> None:
         for ws in list(sockets):
@@ -171,7 +184,7 @@ def balancer_app(balancer: Balancer) -> Any:
         headers = CIMultiDict(forwarded_headers(request.headers, WS_OWN))
         try:
             back = await request.app[client_key].ws_connect(
-                upstream.replace("http://", "ws://", 1) + str(request.rel_url), headers=headers,
+                upstream.replace("http://", "ws://", 1) + request.raw_path, headers=headers,
                 protocols=protocols, max_msg_size=0, autoping=True)
         except aiohttp.WSServerHandshakeError as exc:  # the worker refused it (a foreign Origin): its answer
             return web.Response(status=exc.status, text=f"{exc.status} {exc.message}\n")
@@ -211,7 +224,7 @@ def balancer_app(balancer: Balancer) -> Any:
         """The request sent to worker ``index``, its answer streamed back; ``body`` (the request's own stream,
         or ``None``) is never held here whole (the worker enforces its own upload limit)."""
         headers = CIMultiDict(forwarded_headers(request.headers, HOP))
-        url = balancer.upstreams[index] + str(request.rel_url)
+        url = balancer.upstreams[index] + request.raw_path  # the target as the browser sent it
         response: web.StreamResponse | None = None
         try:
             try:
@@ -237,6 +250,12 @@ def balancer_app(balancer: Balancer) -> Any:
                 return response
         except aiohttp.ClientConnectorError as exc:  # nothing listens on the worker's port
             return unavailable(index, exc)
+        except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
+            log.warning("worker %d did not answer %s %s within %g s", index, request.method, request.path[:80],
+                        READ_TIMEOUT_S)
+            if response is not None and response.prepared:
+                return response
+            return web.Response(status=504, text="the worker did not answer in time; try again\n")
         except aiohttp.ClientConnectionError as exc:
             log.warning("worker %d: %s", index, exc.__class__.__name__)
             if response is not None and response.prepared:  # cut mid-answer: the browser sees it cut
@@ -288,22 +307,32 @@ class Worker:
                                         env=self.env, preexec_fn=_die_with_parent if os.name == "posix" else None)
         self.starts += 1
 
-    def healthy(self) -> bool:
+    def healthy(self, timeout_s: float = 2.0) -> bool:
         try:
-            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
+            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=timeout_s) as reply:
                 return reply.status == 200
         except OSError:
             return False
 
-    def stop(self, grace_s: float = 15.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+
+def stop_workers(workers: Sequence[Worker], grace_s: float = 15.0) -> None:
+    """SIGTERM to every worker at once, SIGKILL to those still running after ``grace_s`` (or at once on a second
+    Ctrl-C while waiting, which is then raised again): no worker outlives this call."""
+    running = [w.process for w in workers if w.process is not None and w.process.poll() is None]
+    for process in running:
+        process.terminate()
+    deadline = time.monotonic() + grace_s
+    try:
+        for process in running:
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        for process in running:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def worker_command(app_path: Path) -> list[str]:
@@ -348,8 +377,7 @@ def start_workers(count: int, app_path: Path, env: dict[str, str], cwd: Path, ti
                                    f"{timeout_s:g} s")
             time.sleep(0.25)
     except BaseException:
-        for worker in workers:
-            worker.stop(grace_s=5)
+        stop_workers(workers, grace_s=5)
         raise
     return workers
 
@@ -357,23 +385,38 @@ def start_workers(count: int, app_path: Path, env: dict[str, str], cwd: Path, ti
 async def _supervise(workers: list[Worker], balancer: Balancer, stop: asyncio.Event,
                      say: Callable[[str], None]) -> None:
     """Until ``stop`` is set: a worker that exits is marked down (new browsers go to the others) and started
-    again (at most once per 5 s); a worker that is down is marked up once its health check answers."""
+    again (at most once per 5 s); one that fails its health check twice in a row (every 5 s) is marked down; a
+    worker that is down is marked up once its health check answers."""
     last: dict[int, float] = {}
+    checked: dict[int, float] = {}
+    failures: dict[int, int] = {}
     while not stop.is_set():
         for worker in workers:
             assert worker.process is not None
             if worker.process.poll() is not None:
                 balancer.up[worker.index] = False
-                if time.monotonic() - last.get(worker.index, 0.0) < 5.0:
+                if time.monotonic() - last.get(worker.index, 0.0) < RESTART_PAUSE_S:
                     continue
                 say(f"worker {worker.index} exited with status {worker.process.returncode}; starting it again")
                 last[worker.index] = time.monotonic()
                 worker.start()
-            elif not balancer.up[worker.index] and await asyncio.to_thread(worker.healthy):
-                say(f"worker {worker.index} is up")
-                balancer.up[worker.index] = True
+            elif not balancer.up[worker.index]:
+                if await asyncio.to_thread(worker.healthy):
+                    say(f"worker {worker.index} is up")
+                    balancer.up[worker.index], failures[worker.index] = True, 0
+            elif time.monotonic() - checked.get(worker.index, 0.0) >= HEALTH_TIMEOUT_S:
+                # a worker whose port is open but that no longer answers (stopped, deadlocked) is down too
+                checked[worker.index] = time.monotonic()
+                if await asyncio.to_thread(worker.healthy, HEALTH_TIMEOUT_S):
+                    failures[worker.index] = 0
+                else:
+                    failures[worker.index] = failures.get(worker.index, 0) + 1
+                    if failures[worker.index] >= HEALTH_FAILURES and balancer.up[worker.index]:
+                        say(f"worker {worker.index} has not answered its health check {HEALTH_FAILURES} times in a "
+                            "row: new browsers go to the others until it answers")
+                        balancer.up[worker.index] = False
         try:
-            await asyncio.wait_for(stop.wait(), timeout=1.0)
+            await asyncio.wait_for(stop.wait(), timeout=SUPERVISE_INTERVAL_S)
         except asyncio.TimeoutError:
             pass
 
@@ -433,12 +476,13 @@ def serve(workers: int, address: str, port: int, app_path: Path, cwd: Path, inde
     env = worker_env(dict(os.environ))
     if index_first:
         say("indexing the default corpus once, before the workers start")
-        done = subprocess.run([sys.executable, "-m", "retrieval", "index"], cwd=cwd, env=env)
+        # dies with this process (SIGTERM while indexing): no indexer left writing the store on its own
+        done = subprocess.run([sys.executable, "-m", "retrieval", "index"], cwd=cwd, env=env,
+                              preexec_fn=_die_with_parent if os.name == "posix" else None)
         if done.returncode != 0:
             raise RuntimeError(f"indexing the default corpus failed (status {done.returncode}; its reason is above)")
     started = start_workers(workers, app_path, env, cwd, say=say)
     try:
         asyncio.run(_serve(started, address, port, say))
     finally:
-        for worker in started:
-            worker.stop()
+        stop_workers(started)

@@ -6,6 +6,7 @@ is as good as none; a worker that is down is one line, HTTP 502. (``make stress`
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -40,7 +41,7 @@ def _worker(name: str) -> web.Application:
         seen = {k.lower(): v for k, v in request.headers.items()}
         body = await request.read()
         reply = web.json_response({"worker": name, "headers": seen, "method": request.method,
-                                   "path": str(request.rel_url), "body": body.decode()})
+                                   "path": request.raw_path, "body": body.decode()})
         reply.set_cookie("_app", name)  # the app's own cookies pass through
         return reply
 
@@ -113,8 +114,14 @@ async def _scenario() -> dict:
             forged = await (await bob.get(base + "/", headers={"Cookie": f"{WORKER_COOKIE}=9"})).json()
             out["forged"] = forged["worker"]
             big = b"x" * (3 << 20)
-            streamed = await (await bob.post(base + "/upload", data=big)).json()
-            out["streamed"] = len(streamed["body"])
+            streamed_reply = await bob.post(base + "/upload", data=big)
+            streamed = await streamed_reply.json()
+            out["streamed"] = (len(streamed["body"]), streamed["headers"].get("content-length"),
+                               streamed["headers"].get("transfer-encoding"),
+                               streamed_reply.headers.get("Content-Length") is not None,
+                               streamed_reply.headers.get("Transfer-Encoding"))
+            head = await bob.head(base + "/page")
+            out["head"] = (head.status, head.headers.get("Content-Length") is not None)
             try:
                 async with bob.ws_connect(base.replace("http", "ws") + "/refuse"):
                     out["refused"] = None
@@ -167,10 +174,53 @@ def test_browsers_stay_on_their_worker_and_headers_pass_through() -> None:
     assert out["stranger_ws"] == other.encode() + b":hi"
     assert out["open_after"] == [0, 0]
     assert out["forged"] in ("w0", "w1")  # a worker that does not exist: served, and pinned anew
-    assert out["streamed"] == 3 << 20  # streamed through, whole
+    # streamed through whole, its length kept both ways (not re-sent chunked: a download shows its progress)
+    assert out["streamed"] == (3 << 20, str(3 << 20), None, True, None)
+    assert out["head"] == (200, True)
     assert out["refused"] == 403  # the worker's refusal, not "unavailable"
     assert out["moved"] == ("w1", "1")  # its worker down: served by the other one at once, and pinned to it
     assert out["up_after"] == [False, True]
     assert out["moved_ws"] == b"w1:again"
     assert out["down"] == (502, "3", True)  # none up: a page that reloads itself
     assert out["stop_s"] < 3 and out["closed"] in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+
+
+class _Stub:
+    """A worker process that stays up: ``poll()`` is None."""
+
+    returncode = None
+
+    def poll(self):
+        return None
+
+
+def test_a_worker_that_stops_answering_its_health_check_is_skipped_until_it_answers(monkeypatch) -> None:
+    """A worker whose port is open but that no longer answers (stopped, deadlocked) is marked down after two
+    failed health checks in a row, and up again once one answers; one failure alone changes nothing."""
+    import retrieval.serve as serving
+
+    monkeypatch.setattr(serving, "SUPERVISE_INTERVAL_S", 0.01)
+    monkeypatch.setattr(serving, "HEALTH_TIMEOUT_S", 0.0)
+    answers = {0: [True] * 1000, 1: [False, True, False, False, True] + [True] * 1000}
+    seen: list[tuple[int, ...]] = []
+
+    class Scripted(serving.Worker):
+        def healthy(self, timeout_s: float = 2.0) -> bool:
+            if self.index == 1:
+                seen.append(tuple(balancer.up))  # the state each check of worker 1 finds
+            return answers[self.index].pop(0)
+
+    workers = [Scripted(k, 0, [], {}, Path("."), process=_Stub()) for k in range(2)]
+    balancer = Balancer(["http://a", "http://b"])
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        task = asyncio.ensure_future(serving._supervise(workers, balancer, stop, lambda line: None))
+        while len(seen) < 6:
+            await asyncio.sleep(0.005)
+        stop.set()
+        await task
+
+    asyncio.run(run())
+    # worker 1 fails once (still up), answers, fails twice (down after the second), answers (up again)
+    assert seen[:6] == [(True, True)] * 4 + [(True, False), (True, True)]
