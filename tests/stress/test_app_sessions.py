@@ -28,12 +28,13 @@ from unittest.mock import MagicMock
 import numpy as np
 import pytest
 
+from bench.app_sessions import PER_USER, USERS, lists_of, users
+
 pytestmark = pytest.mark.stress
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-SESSIONS, PER_SESSION = 8, 4
-LISTS = ("lexical", "dense", "fused", "reranked")
+SESSIONS, PER_SESSION = USERS, PER_USER  # the HTTP bench's users (bench/app_sessions.py)
 
 
 @pytest.fixture(scope="module")
@@ -96,32 +97,6 @@ def _wait_for_run(runner, timeout: float = 3) -> None:
         raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
 
 
-def _sessions() -> list[tuple[str, list[tuple[str, str]]]]:
-    """Eight sessions, alternately of the lab's two tenants, each with its own four questions of its tenant."""
-    rows = [json.loads(line) for line in (ROOT / "data" / "lab" / "questions.jsonl").read_text("utf-8").splitlines()]
-    by_tenant: dict[str, list[tuple[str, str]]] = {}
-    for row in rows:
-        tenant = row["filters"]["tenant"]
-        by_tenant.setdefault(tenant, []).append((row["id"], row["question"]))
-    tenants = sorted(by_tenant)
-    out = []
-    for k in range(SESSIONS):
-        tenant = tenants[k % len(tenants)]
-        n = k // len(tenants)
-        out.append((tenant, by_tenant[tenant][n * PER_SESSION:(n + 1) * PER_SESSION]))
-    assert all(len(qs) == PER_SESSION for _, qs in out)
-    return out
-
-
-def _lists(trace: dict) -> dict:
-    """What must not change with load: the tier, every list's ranked ids, the final items."""
-    out = {"tier": trace["tier"], "final": [i["chunk_id"] for i in trace["final"]]}
-    for name in LISTS:
-        items = (trace.get(name) or {}).get("items") or []
-        out[name] = [i["chunk_id"] for i in items]
-    return out
-
-
 def _session(tenant: str, questions: list[tuple[str, str]], record) -> None:
     """One user: opens the page from a link to each of their questions in turn (``?q=…&tenant=…``), each a new
     app session. (Typing into one AppTest's widgets while seven others run loses widgets from its element tree:
@@ -140,7 +115,7 @@ def _session(tenant: str, questions: list[tuple[str, str]], record) -> None:
         last = traces[-1] if traces and traces[-1]["question"] == question else None
         if last is None:  # say what the page showed instead
             problems += [f"warning: {w.value}" for w in at.warning] + [f"info: {i.value}" for i in at.info]
-        record(qid, elapsed, problems, None if last is None else _lists(last),
+        record(qid, elapsed, problems, None if last is None else lists_of(last),
                None if last is None else (last["timings_ms"].get("total") or 0.0) / 1000)
 
 
@@ -188,7 +163,7 @@ def _figures(wall: float, page: list[float], pipeline: list[float]) -> dict:
 def test_eight_app_sessions_at_once_give_each_request_its_lists_alone(shared_runtime):
     import torch
 
-    sessions = _sessions()
+    sessions = users()
     _run([(sessions[0][0], [("warm", "Como pedir reembolso de uma compra?")])], concurrent=False)  # index, models
     for thread in threading.enumerate():  # the reader computes the corpus' passage states in the background
         if thread.name == "reader-warm":
