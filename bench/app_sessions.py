@@ -154,20 +154,11 @@ def wait_quiet(idle_share: float = 0.8, timeout_s: float = 180.0) -> float:
     return time.monotonic() - started
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 class Served:
     """``python -m retrieval serve --workers N`` on a free port and a store of its own, healthy; stopped on exit."""
 
     def __init__(self, workers: int, store: Path, log: Any, timeout_s: float = 600.0) -> None:
-        from retrieval.serve import free_port
+        from retrieval.serve import die_with_parent, free_port
 
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -175,7 +166,7 @@ class Served:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "retrieval", "serve", "--workers", str(workers), "--port", str(self.port)],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if os.name == "posix" else None)
+            preexec_fn=die_with_parent if os.name == "posix" else None)
         deadline = time.monotonic() + timeout_s
         while True:
             if self.process.poll() is not None:

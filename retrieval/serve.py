@@ -276,8 +276,8 @@ def free_port(address: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """In a worker: SIGTERM it when the balancer dies (Linux), so no worker is orphaned."""
+def die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """In a child process (``preexec_fn``): SIGTERM it when its parent dies (Linux), so none is orphaned."""
     try:
         import ctypes
 
@@ -296,7 +296,6 @@ class Worker:
     env: dict[str, str]
     cwd: Path
     process: subprocess.Popen | None = None
-    starts: int = 0
 
     @property
     def url(self) -> str:
@@ -304,8 +303,7 @@ class Worker:
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.command + ["--server.port", str(self.port)], cwd=self.cwd,
-                                        env=self.env, preexec_fn=_die_with_parent if os.name == "posix" else None)
-        self.starts += 1
+                                        env=self.env, preexec_fn=die_with_parent if os.name == "posix" else None)
 
     def healthy(self, timeout_s: float = 2.0) -> bool:
         try:
@@ -385,8 +383,8 @@ def start_workers(count: int, app_path: Path, env: dict[str, str], cwd: Path, ti
 async def _supervise(workers: list[Worker], balancer: Balancer, stop: asyncio.Event,
                      say: Callable[[str], None]) -> None:
     """Until ``stop`` is set: a worker that exits is marked down (new browsers go to the others) and started
-    again (at most once per 5 s); one that fails its health check twice in a row (every 5 s) is marked down; a
-    worker that is down is marked up once its health check answers."""
+    again (at most once per ``RESTART_PAUSE_S``); one that fails ``HEALTH_FAILURES`` health checks in a row (one
+    every ``HEALTH_TIMEOUT_S``) is marked down; a worker that is down is marked up once its health check answers."""
     last: dict[int, float] = {}
     checked: dict[int, float] = {}
     failures: dict[int, int] = {}
@@ -478,7 +476,7 @@ def serve(workers: int, address: str, port: int, app_path: Path, cwd: Path, inde
         say("indexing the default corpus once, before the workers start")
         # dies with this process (SIGTERM while indexing): no indexer left writing the store on its own
         done = subprocess.run([sys.executable, "-m", "retrieval", "index"], cwd=cwd, env=env,
-                              preexec_fn=_die_with_parent if os.name == "posix" else None)
+                              preexec_fn=die_with_parent if os.name == "posix" else None)
         if done.returncode != 0:
             raise RuntimeError(f"indexing the default corpus failed (status {done.returncode}; its reason is above)")
     started = start_workers(workers, app_path, env, cwd, say=say)
