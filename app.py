@@ -16,12 +16,15 @@ STARTED = time.perf_counter()
 
 import streamlit as st  # noqa: E402
 
-from retrieval import access, explain, judgments, report_html, roots, views  # noqa: E402
-from retrieval.errors import CorpusError, PathRefused, RetrievalError  # noqa: E402
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
-from retrieval.transforms import TECHNIQUES  # noqa: E402
-from ui import layout, resources  # noqa: E402
+from retrieval.core.errors import CorpusError, PathRefused, RetrievalError  # noqa: E402
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
+from retrieval.explain import report_html, views
+from retrieval.explain import where as explain
+from retrieval.offline import judgments  # noqa: E402
+from retrieval.serving import access, roots
+from retrieval.stages.transforms import TECHNIQUES  # noqa: E402
 from ui import lang as ui_lang  # noqa: E402
+from ui import layout, resources  # noqa: E402
 from ui.access import gate  # noqa: E402
 from ui.escape import code, md  # noqa: E402
 from ui.grid import analyst_view  # noqa: E402
@@ -436,7 +439,7 @@ except ValueError as exc:
     st.error(t("invalid_settings", lang, error=reason(str(exc), lang)))
     st.stop()
 # The corpus' adopted configuration (python -m retrieval tune --adopt), under the sidebar's own choices.
-from retrieval import tuned  # noqa: E402
+from retrieval.offline import tuned  # noqa: E402
 
 try:
     request, tuned_note = tuned.apply_adopted(request, BASE, tuned.load_adopted(BASE, state.corpus_path), wb.settings)

@@ -158,7 +158,7 @@ class Served:
     """``python -m retrieval serve --workers N`` on a free port and a store of its own, healthy; stopped on exit."""
 
     def __init__(self, workers: int, store: Path, log: Any, timeout_s: float = 600.0) -> None:
-        from retrieval.serve import die_with_parent, free_port
+        from retrieval.serving.serve import die_with_parent, free_port
 
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"

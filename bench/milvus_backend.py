@@ -3,9 +3,9 @@
 For each size, one child process per backend (so each backend's app-process memory is its own):
 
 * ``local``: the in-process BM25 (``bm25s``) and Chroma (embedded), as ``RETRIEVAL_BACKEND=local``;
-* ``milvus``: ``retrieval.milvus`` against a Milvus Lite **server process** started for the run (or the server
+* ``milvus``: ``retrieval.backends.milvus`` against a Milvus Lite **server process** started for the run (or the server
   given with ``--uri``), so the app process holds no index: the server's memory is reported apart;
-* ``server``: ``retrieval.milvus`` against the real **Milvus 2.3.5 standalone server** started for the run
+* ``server``: ``retrieval.backends.milvus`` against the real **Milvus 2.3.5 standalone server** started for the run
   from its own environment (``make milvus-server-env``; ``bench/milvus_server.py``). 2.3 has no sparse
   vectors, so the backend keeps BM25 in the app process there (``InProcessLexical``) and only the dense side
   and the filters are in Milvus. Left out, with a note, where that environment is missing.
@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT))
 from bench.run import CACHE  # noqa: E402
 from bench.stats import pct as _pct  # noqa: E402
 from bench.synthetic import SEED, SyntheticEmbedder, synthetic_corpus, synthetic_questions  # noqa: E402
-from retrieval.corpus import chunk_documents, load_corpus  # noqa: E402
-from retrieval.filters import Filters, build_filters, field_types  # noqa: E402
+from retrieval.backends.corpus import chunk_documents, load_corpus  # noqa: E402
+from retrieval.core.filters import Filters, build_filters, field_types  # noqa: E402
 
 TENANT = "year"
 WINDOW = 20
@@ -114,8 +114,8 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
     out: dict[str, Any] = {"backend": backend, "chunks": len(chunks), "read_chunk_s": round(read_s, 1)}
     server, stats = None, None
     if backend == "local":
-        from retrieval.lexical import LexicalIndex
-        from retrieval.store import VectorStore, open_client
+        from retrieval.backends.lexical import LexicalIndex
+        from retrieval.backends.store import VectorStore, open_client
 
         started = time.perf_counter()
         lexical = LexicalIndex(chunks, TENANT, "bm25s")
@@ -127,8 +127,15 @@ def child(backend: str, n: int, n_queries: int, uri: str | None, workdir: Path) 
         out["store"] = "chroma (embedded)"
         raw_unfiltered = lambda v: store.query(v, Filters(), WINDOW)  # noqa: E731
     else:
-        from retrieval.milvus import (InProcessLexical, MilvusLexical, MilvusStore, open_client, server_features,
-                                      tenant_names, tenant_stats)
+        from retrieval.backends.milvus import (
+            InProcessLexical,
+            MilvusLexical,
+            MilvusStore,
+            open_client,
+            server_features,
+            tenant_names,
+            tenant_stats,
+        )
 
         if backend == "server":
             from bench.milvus_server import MilvusServerProcess

@@ -6,7 +6,7 @@ Two ways of running our lexical side in Milvus are compared with the local engin
   product, candidates rescored exactly), the backend's lexical side;
 * ``builtin``: Milvus's own BM25 function (analyzer ``standard`` with our stopword list, accented and
   folded spellings; statistics over the whole collection, not per tenant), on the same chunks;
-* ``builtin_folded``: the same function fed our accent-folded text and query (``retrieval.text.fold``): the
+* ``builtin_folded``: the same function fed our accent-folded text and query (``retrieval.core.text.fold``): the
   accents then match, but ``PX-17`` is still split into ``px`` and ``17``.
 
 Per question: the window (``overfetch × top_k`` = 20) of each engine; rank parity = the share of questions
@@ -31,12 +31,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from retrieval.corpus import chunk_documents, load_corpus, load_questions  # noqa: E402
-from retrieval.filters import build_filters, field_types  # noqa: E402
-from retrieval.lexical import LexicalIndex  # noqa: E402
-from retrieval.milvus import MilvusLexical, MilvusStore, open_client, tenant_key, tenant_stats  # noqa: E402
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, Settings  # noqa: E402
-from retrieval.text import KEPT_WORDS, fold, stopwords  # noqa: E402
+from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions  # noqa: E402
+from retrieval.backends.lexical import LexicalIndex  # noqa: E402
+from retrieval.backends.milvus import MilvusLexical, MilvusStore, open_client, tenant_key, tenant_stats  # noqa: E402
+from retrieval.core.filters import build_filters, field_types  # noqa: E402
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
+from retrieval.core.text import KEPT_WORDS, fold, stopwords  # noqa: E402
+from retrieval.settings import Settings  # noqa: E402
 
 FAQUAD = ROOT.parent / "shared" / "data" / "faquad"
 

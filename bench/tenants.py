@@ -1,4 +1,4 @@
-"""Tenant-filtered dense search in the dense layouts (retrieval/store.py, :class:`~retrieval.store.DenseLayout`),
+"""Tenant-filtered dense search in the dense layouts (retrieval/store.py, :class:`~retrieval.backends.store.DenseLayout`),
 the store alone, on the benchmark's SYNTHETIC corpora.
 
 The synthetic chunks get a tenant each (six tenants, seeded, independent of their ``year``), so a tenant holds
@@ -36,11 +36,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from retrieval.corpus import chunk_documents, load_corpus
-from retrieval.filters import Filters
-from retrieval.settings import PROJECT_ROOT
-from retrieval.store import VectorStore, open_client
-from retrieval.types import Chunk
+from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.backends.store import VectorStore, open_client
+from retrieval.core.filters import Filters
+from retrieval.core.paths import PROJECT_ROOT
+from retrieval.core.types import Chunk
 
 from .stats import pct as _pct
 from .synthetic import SEED, SyntheticEmbedder, synthetic_corpus, synthetic_questions

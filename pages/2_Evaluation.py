@@ -1,9 +1,9 @@
 """Evaluation and diagnosis: the lab's method as a page (``streamlit run app.py``, then "Evaluation").
 
 Pick a labeled set and two or more configurations, write the expectation, run. The page lays out what
-:func:`retrieval.evaluation.evaluate_configs` returns: metrics with paired significance, per-group and
+:func:`retrieval.offline.evaluation.evaluate_configs` returns: metrics with paired significance, per-group and
 per-question tables, the failure layer of every miss, the evidence check, a top-k sweep, what-if re-fusion
-on one question, manual rankings, and the exports of :mod:`retrieval.report`. Nothing is scored here.
+on one question, manual rankings, and the exports of :mod:`retrieval.offline.report`. Nothing is scored here.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from retrieval import compare as cmp
-from retrieval import report as rep
-from retrieval import access, report_html, roots, views
-from retrieval.errors import RetrievalError
-from retrieval.rerank import RerankerSpec
-from retrieval.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs, split_of
-from retrieval.evaluation import select_split as select
-from retrieval.evaluation.runner import progress_position
-from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
-from retrieval.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
+from retrieval.core.errors import RetrievalError
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
+from retrieval.core.split import split_of
+from retrieval.explain import compare as cmp
+from retrieval.explain import report_html, views
+from retrieval.explain.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
+from retrieval.offline import report as rep
+from retrieval.offline.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs
+from retrieval.offline.evaluation import select_split as select
+from retrieval.offline.evaluation.runner import progress_position
+from retrieval.serving import access, roots
+from retrieval.stages.rerank import RerankerSpec
 from ui import lang as ui_lang
 from ui import layout, resources
 from ui.access import gate
@@ -33,7 +35,6 @@ from ui.i18n import t
 from ui.layout import table
 from ui.reasons import reason
 from ui.tune_panel import tune_panel
-
 
 st.set_page_config(page_title="Evaluation · hybrid retrieval workbench", page_icon="📊", layout="wide")
 ss = st.session_state
@@ -91,7 +92,7 @@ with st.form("eval_form"):
 def chosen_paths() -> tuple[str, str, str | None]:
     """(corpus, questions, qrels) of the chosen set; '' corpus = the lab corpus (the app's cache key).
 
-    My set's paths are real paths inside the data roots (:func:`retrieval.roots.confine_input`).
+    My set's paths are real paths inside the data roots (:func:`retrieval.serving.roots.confine_input`).
 
     Raises:
         PathRefused: a My set path outside the data roots, not a file or folder, or over the size limit.
@@ -121,7 +122,7 @@ if run_clicked:
             raise ValueError(t("ev_need_questions", lang))
         if len(ss.ev_configs) < 1:
             raise ValueError(t("ev_need_config", lang))
-        from retrieval.corpus import load_questions
+        from retrieval.backends.corpus import load_questions
 
         questions = load_questions(questions_path, qrels=qrels)
         base = BASE.with_overrides(reranker_model=ss.ev_reranker)
@@ -222,7 +223,7 @@ with st.expander(t("mn_title", lang), expanded=report is None):
     tenant = m6.text_input(t("mn_tenant", lang), "", key="mn_tenant", placeholder="A")
     weights_text = st.text_input(t("mn_weights", lang), "", key="mn_w", placeholder="lexical=1.0,semantic=0.5")
     try:
-        from retrieval.fusion import parse_weights
+        from retrieval.stages.fusion import parse_weights
 
         lists = {"lexical": parse_ranking(lex_text), "semantic": parse_ranking(den_text)}
         mapping = parse_mapping(mapping_text)
@@ -242,7 +243,7 @@ with st.expander(t("mn_title", lang), expanded=report is None):
 # -- from judgments to a learned ranker ------------------------------------------------------------------------
 def training_readiness() -> dict | None:
     """What the chosen set offers the trainer, known before the click (None: no JSONL set to read)."""
-    from retrieval.judge.train import training_readiness as readiness
+    from retrieval.offline.training import training_readiness as readiness
 
     try:
         _, questions_path, qrels = chosen_paths()
@@ -272,7 +273,7 @@ with st.expander(t("tr_title", lang), expanded="ev_trained" in ss):
         elif qrels or not questions_path.endswith(".jsonl"):
             st.error(t("tr_jsonl", lang))
         else:
-            from retrieval.judge.train import train_and_compare
+            from retrieval.offline.training import train_and_compare
 
             digest = hashlib.sha1(f"{corpus}|{questions_path}".encode()).hexdigest()[:10]
             folder = PROJECT_ROOT / ".retrieval" / "judge-trained" / digest
@@ -294,7 +295,7 @@ with st.expander(t("tr_title", lang), expanded="ev_trained" in ss):
         table(pd.DataFrame(rows).dropna(axis=1, how="all"), lang)
         st.caption(t("tr_note", lang))
 
-# -- tune the settings to the chosen set (retrieval.evaluation.tune; off under an access policy) --------------
+# -- tune the settings to the chosen set (retrieval.offline.tune; off under an access policy) --------------
 tune_panel(lang, BASE, chosen_paths, open_bench, ACCESS.restricted, SETS.get(ss.get("ev_set"), SETS["lab"]))
 
 if report is None:
@@ -454,7 +455,7 @@ st.caption(t("ev_sweep_caption", lang))
 s1, s2 = st.columns([1, 3])
 sweep_config = s1.selectbox(t("ev_configuration", lang), names, key="ev_sweep_config")
 if s2.button(t("ev_sweep_run", lang)):
-    from retrieval.evaluation.sweep import run_sweep
+    from retrieval.offline.evaluation.sweep import run_sweep
 
     overrides = dict(configs[sweep_config]["settings"])
     overrides.pop("top_k", None)

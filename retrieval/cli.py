@@ -17,8 +17,8 @@ from typing import Any, NoReturn, Optional
 import typer
 from pydantic import ValidationError
 
-from .errors import RetrievalError
-from .inputs import check_json_depth, check_regular_file
+from .core.errors import RetrievalError
+from .core.inputs import check_json_depth, check_regular_file
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retrieval workbench.")
 
@@ -82,7 +82,7 @@ def _setup_logging() -> None:
 def _tuned(settings, corpus: Optional[Path]):
     """``(settings, note)``: the corpus' adopted configuration (``tune --adopt``) applied under the command's own
     choices (a ``--set`` or an option wins), and the trace note that says so (``None`` when none is stored)."""
-    from . import tuned
+    from .offline import tuned
     from .settings import load_settings
 
     try:
@@ -92,7 +92,7 @@ def _tuned(settings, corpus: Optional[Path]):
 
 
 def _open(settings, corpus: Optional[Path]):
-    from .pipeline import open_workbench
+    from .pipeline.workbench import open_workbench
 
     return open_workbench(settings, corpus)
 
@@ -110,7 +110,7 @@ def index(
     _setup_logging()
     settings = _settings(sets, contextual=True if contextual else None)
     try:
-        from .settings import LAB_CORPUS
+        from .core.paths import LAB_CORPUS
 
         path = (corpus or LAB_CORPUS).resolve()
         if status or drop:
@@ -138,7 +138,7 @@ def index(
 
 def _milvus_status(settings: Any, path: Path, drop: bool) -> None:
     """``index --status`` / ``--drop`` on the Milvus backend (one line, exit 2, when it is unreachable)."""
-    from .milvus import MilvusUnavailable, collection_for
+    from .backends.milvus import MilvusUnavailable, collection_for
 
     try:
         _, store = collection_for(settings, path)
@@ -162,8 +162,8 @@ def _milvus_status(settings: Any, path: Path, drop: bool) -> None:
 def _chroma_status(settings: Any, path: Path, drop: bool) -> None:
     """``index --status`` / ``--drop`` on the local backend's Chroma store: the index's collections in any
     layout (one per tenant, buckets, or one), counted or dropped together (any store failure: one line)."""
-    from .corpus import load_corpus
-    from .store import VectorStore, index_variant, open_client
+    from .backends.corpus import load_corpus
+    from .backends.store import VectorStore, index_variant, open_client
 
     load_corpus(path, settings.tenant_field)  # a clear error for an unreadable corpus
     variant = index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
@@ -207,7 +207,7 @@ def ask(
     _setup_logging()
     settings = _settings(sets, top_k=top_k, hybrid_enabled=False if dense_only else None,
                          transforms=transform or None, mmr_lambda=mmr)
-    from .pipeline import validate_question
+    from .pipeline.workbench import validate_question
 
     try:
         validate_question(question, settings.max_question_chars)  # fail before loading anything
@@ -216,7 +216,7 @@ def ask(
         trace = bench.ask(question, _filters(filter_))
     except RetrievalError as exc:
         _fail(str(exc))
-    from .tuned import trace_note
+    from .offline.tuned import trace_note
 
     data = trace_note(trace.to_dict(), tuned_note)
     if json_:
@@ -269,8 +269,8 @@ def eval_(
     """Evaluate configurations on a labeled question set (metrics by ranx)."""
     _setup_logging()
     settings = _settings(sets, transforms=transform or None, mmr_lambda=mmr)
-    from .corpus import load_questions
-    from .evaluation import TqdmProgress, bench_factory, evaluate_configs
+    from .backends.corpus import load_questions
+    from .offline.evaluation import TqdmProgress, bench_factory, evaluate_configs
 
     try:
         ks = [int(x) for x in k.split(",") if x.strip()]
@@ -288,7 +288,7 @@ def eval_(
         report["tuned"] = tuned_note
     written = []
     if out is not None:
-        from .report import write_outputs
+        from .offline.report import write_outputs
 
         try:
             written = write_outputs(report, out)
@@ -306,7 +306,7 @@ def eval_(
 
 def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[Any]:
     """The named configurations plus a config file's, each one's settings validated before anything loads."""
-    from .evaluation import resolve_configs
+    from .offline.evaluation import resolve_configs
 
     extra = []
     if config_file is not None:
@@ -336,7 +336,7 @@ def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[A
 def _print_report(report: dict[str, Any], split: str) -> None:
     """The evaluation report as text: metrics per config and group, comparisons, layers, evidence check, and
     the questions with problems (labels no configuration can satisfy)."""
-    from .report import p_text, problem_lines
+    from .offline.report import p_text, problem_lines
 
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
@@ -398,8 +398,8 @@ def tune(
     (progress on stderr), the best once on held-out against the default, a decision, a report."""
     _setup_logging()
     settings = _settings(sets)
-    from . import tuned
-    from .settings import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
+    from .core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
+    from .offline import tuned
 
     path = (corpus or LAB_CORPUS).resolve()
     if remove:
@@ -410,10 +410,10 @@ def tune(
         typer.echo(f"removed {gone}: {path} uses the default settings again" if gone
                    else f"no tuned configuration stored for {path}")
         return
-    from .corpus import load_questions
-    from .evaluation import bench_factory
-    from .evaluation import TqdmProgress
-    from .evaluation.tune import adoption_record, tune as run_tune, write_outputs
+    from .backends.corpus import load_questions
+    from .offline.evaluation import TqdmProgress, bench_factory
+    from .offline.tune import adoption_record, write_outputs
+    from .offline.tune import tune as run_tune
 
     qpath = (questions or LAB_QUESTIONS).resolve()
     target = out or PROJECT_ROOT / "artifacts" / "tune" / (path.stem if path.stem != "corpus" else path.parent.name)
@@ -458,9 +458,9 @@ def calibrate(
     """Choose the cosine gate (min_similarity) on the dev split; print held-out abstention accuracy."""
     _setup_logging()
     settings = _settings(sets)
-    from .corpus import load_questions
-    from .evaluation import calibrate_gate
-    from .settings import LAB_QUESTIONS
+    from .backends.corpus import load_questions
+    from .core.paths import LAB_QUESTIONS
+    from .offline.evaluation import calibrate_gate
 
     try:
         result = calibrate_gate(_open(settings, corpus), load_questions(questions or LAB_QUESTIONS))
@@ -539,8 +539,8 @@ def train_(
         import lightgbm  # noqa: F401
     except ImportError:
         _fail("training needs lightgbm (pip install lightgbm==4.7.0)")
-    from .judge.train import train as run_training
-    from .settings import PROJECT_ROOT
+    from .core.paths import PROJECT_ROOT
+    from .offline.training import train as run_training
 
     target = out or PROJECT_ROOT / ".retrieval" / "judge"
     try:
@@ -570,8 +570,8 @@ def serve(
     "Many users at once")."""
     import os
 
-    from . import serve as serving
-    from .settings import PROJECT_ROOT
+    from .core.paths import PROJECT_ROOT
+    from .serving import serve as serving
 
     _setup_logging()
     settings = _settings([])
@@ -603,7 +603,7 @@ def models_pull(
 ) -> None:
     """Download a cross-encoder into the Hugging Face cache (fails at once when no model hub is reachable)."""
     _setup_logging()
-    from .hub import HubUnreachable, pull
+    from .backends.hub import HubUnreachable, pull
 
     try:
         path = pull(name, timeout)

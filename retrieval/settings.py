@@ -13,17 +13,13 @@ from typing import Any, Literal, Mapping
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .errors import InvalidSetting
-from .llm import redact_url
-
-#: Where the project's own lab corpus lives (the default corpus of ``ask`` and of the app).
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-LAB_CORPUS = PROJECT_ROOT / "data" / "lab" / "corpus.jsonl"
-LAB_QUESTIONS = PROJECT_ROOT / "data" / "lab" / "questions.jsonl"
+from .core.errors import InvalidSetting
+from .core.llm import redact_url
+from .core.paths import PROJECT_ROOT
 
 #: Upper bounds of settings that would otherwise make a request unbounded in time or memory, or not computable
 #: (``rrf_k=10**400`` overflows a float): a value above is refused in one line naming the setting and the rule.
-#: The fusion weights' bound is :data:`retrieval.fusion.MAX_WEIGHT`.
+#: The fusion weights' bound is :data:`retrieval.stages.fusion.MAX_WEIGHT`.
 MAX_RRF_K = 100_000
 MAX_RERANKER_INPUT = 1_000
 MAX_QUESTION_CHARS = 20_000
@@ -131,7 +127,7 @@ class Settings(BaseSettings):
                                      "(characters); a longer one is refused and the call falls back.")
     data_roots: str = Field("", description="The folders the app may read from (corpora, question sets, "
                             "judgments, model folders; it writes only under write_roots), separated by os.pathsep (':' on Linux); relative entries are relative to "
-                            "the project folder; empty = the defaults of retrieval.roots (data/, judgments/, "
+                            "the project folder; empty = the defaults of retrieval.serving.roots (data/, judgments/, "
                             "models/, ../shared/data when it exists, ~/retrieval-data). The CLI is not confined.")
     max_input_bytes: int = Field(512 * 1024 * 1024, ge=1, le=MAX_INPUT_BYTES, description="The app refuses a "
                                  "corpus or question file (or a folder's files together) larger than this many bytes "
@@ -140,7 +136,7 @@ class Settings(BaseSettings):
                                "learned ranker, off, the bi-encoder and a cross-encoder RETRIEVAL_RERANKER_MODEL); "
                                "the app takes no reranker path from its users.")
     access_policy: str = Field("", description="The access policy file (YAML, TOML or JSON) mapping each user to the "
-                               "tenants they may open in the app (retrieval.access); empty = single-user mode: "
+                               "tenants they may open in the app (retrieval.serving.access); empty = single-user mode: "
                                "everyone who can open the app's URL sees every tenant.")
     user_header: str = Field("", description="The request header a trusted reverse proxy sets to the signed-in "
                              "user (e.g. X-Forwarded-User); empty = the user of Streamlit's own login (st.user). "
@@ -160,7 +156,7 @@ class Settings(BaseSettings):
     def _split_transforms(cls, value: object) -> object:
         if isinstance(value, str):
             value = [v.strip() for v in value.strip("[]").replace('"', "").split(",") if v.strip()]
-        from .transforms import TECHNIQUES
+        from .stages.transforms import TECHNIQUES
 
         unknown = [v for v in value or () if v not in TECHNIQUES]
         if unknown:
@@ -170,7 +166,7 @@ class Settings(BaseSettings):
     @field_validator("fusion_weights")
     @classmethod
     def _valid_weights(cls, value: str) -> str:
-        from .fusion import check_weight_names, parse_weights
+        from .stages.fusion import check_weight_names, parse_weights
 
         check_weight_names(parse_weights(value))
         return value
@@ -178,7 +174,7 @@ class Settings(BaseSettings):
     @property
     def fusion_weight_map(self) -> dict[str, float]:
         """``fusion_weights`` parsed: ranker name → weight (absent rankers weigh 1)."""
-        from .fusion import parse_weights
+        from .stages.fusion import parse_weights
 
         return parse_weights(self.fusion_weights)
 
@@ -188,7 +184,7 @@ class Settings(BaseSettings):
         """The app's extra rerankers are cross-encoder names: its other kinds are offered anyway."""
         if not value.strip():
             return value
-        from .rerank import RerankerSpec  # only when set: the parser's module loads numpy
+        from .stages.rerank import RerankerSpec  # only when set: the parser's module loads numpy
 
         for name in (n.strip() for n in value.split(",")):
             if name and RerankerSpec.parse(name).kind != "cross-encoder":
@@ -241,14 +237,14 @@ class Settings(BaseSettings):
     def _weights_take_effect(self) -> "Settings":
         """A weight either takes effect or is refused: weights need a weighted fusion, and a weight named for a
         transform's lists (``bm25:hyde``) needs that transform."""
-        from .fusion import variant_technique
+        from .stages.fusion import variant_technique
 
         weights = self.fusion_weight_map
         if weights and self.fusion == "rrf":
             raise ValueError(f"fusion_weights={self.fusion_weights!r}: weights need fusion=weighted_rrf, "
                              "combsum or convex (plain rrf ignores them)")
         if self.fusion == "convex":
-            from .fusion import convex_weight
+            from .stages.fusion import convex_weight
 
             convex_weight(weights)  # one weight, bm25=w in [0, 1]
         for name in weights:
@@ -307,7 +303,7 @@ class Settings(BaseSettings):
 
     def public_dict(self) -> dict[str, object]:
         """Settings as JSON-safe values, without the API key (never written to traces or logs); the LLM base
-        URL is recorded without its credentials (:func:`retrieval.llm.redact_url`)."""
+        URL is recorded without its credentials (:func:`retrieval.core.llm.redact_url`)."""
         data = self.model_dump(mode="json", exclude={"llm_api_key", "milvus_token"})
         data["llm_base_url"] = redact_url(self.llm_base_url,
                                           [self.llm_api_key.get_secret_value()] if self.llm_api_key else [])

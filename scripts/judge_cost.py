@@ -26,12 +26,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from retrieval.corpus import load_questions
-    from retrieval.judge.features import candidate_features, gate_features, sentence_features
-    from retrieval.judge.stage import judge_input, text_view
-    from retrieval.pipeline import open_workbench
-    from retrieval.select import dedup
-    from retrieval.settings import LAB_QUESTIONS, Settings
+    from retrieval.backends.corpus import load_questions
+    from retrieval.core.paths import LAB_QUESTIONS
+    from retrieval.learned.judge.features import candidate_features, gate_features, sentence_features
+    from retrieval.pipeline.workbench import open_workbench
+    from retrieval.settings import Settings
+    from retrieval.stages.judge import judge_input, text_view
+    from retrieval.stages.select import dedup
 
     settings = Settings().with_overrides(reranker_model="none", support_gate=False, evidence_model=False)
     bench = open_workbench(settings, progress=False)
@@ -39,7 +40,7 @@ def main() -> None:
     assert models is not None, why
     state = bench.state
     text_view(state)
-    from retrieval.reader.interaction import shared_reader
+    from retrieval.learned.reader.interaction import shared_reader
 
     reader = shared_reader()[0]
     reader.store = None  # cold here means encoded; reading states from disk is bench/reader.py's 'disk' column

@@ -42,9 +42,10 @@ def _strip(value: Any) -> Any:
 
 
 def dump(path: str) -> None:
-    from retrieval.corpus import load_questions
-    from retrieval.pipeline import open_workbench
-    from retrieval.settings import LAB_QUESTIONS, Settings
+    from retrieval.backends.corpus import load_questions
+    from retrieval.core.paths import LAB_QUESTIONS
+    from retrieval.pipeline.workbench import open_workbench
+    from retrieval.settings import Settings
 
     bench = open_workbench(Settings(), progress=False)
     out: dict[str, Any] = {}

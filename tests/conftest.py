@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings as hypothesis_settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 # Property-based tests: each test sets its own example budget through ``_fuzz.budget`` (the default run holds
 # 500+ examples in all); ``make fuzz`` loads the "fuzz" profile, which multiplies every budget by 20 (10,000+).
@@ -35,14 +36,14 @@ def settings(chroma_dir: Path):
 @pytest.fixture(scope="session")
 def lab_bench(settings):
     """The lab corpus indexed with the default (real) embedding model in a temporary Chroma store."""
-    from retrieval.pipeline import open_workbench
+    from retrieval.pipeline.workbench import open_workbench
 
     return open_workbench(settings, progress=False)
 
 
 @pytest.fixture(scope="session")
 def lab_questions():
-    from retrieval.corpus import load_questions
-    from retrieval.settings import LAB_QUESTIONS
+    from retrieval.backends.corpus import load_questions
+    from retrieval.core.paths import LAB_QUESTIONS
 
     return load_questions(LAB_QUESTIONS)

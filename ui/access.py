@@ -7,7 +7,7 @@ The identity is read from one of two sources (README, "Deploying for several use
 * otherwise Streamlit's built-in login (``st.user``, OIDC configured in ``.streamlit/secrets.toml``): the
   ``email`` claim of a logged-in user (refused when the provider says it is not verified).
 
-The decision is :mod:`retrieval.access`'s; this module only reads the request and lays out the refusal.
+The decision is :mod:`retrieval.serving.access`'s; this module only reads the request and lays out the refusal.
 Tests replace :func:`request_headers` (AppTest cannot send headers) or set ``AppTest.user``.
 """
 
@@ -20,8 +20,8 @@ from typing import Mapping
 
 import streamlit as st
 
-from retrieval import access
-from retrieval.errors import InvalidPolicy
+from retrieval.core.errors import InvalidPolicy
+from retrieval.serving import access
 from retrieval.settings import Settings
 
 from .escape import md

@@ -1,6 +1,6 @@
 """The analyst's page: the rank grid, the provenance card of one chunk, and "Why A above B".
 
-Layout only: the rows, the card's signals and the deciding signal come from :mod:`retrieval.grid`; every
+Layout only: the rows, the card's signals and the deciding signal come from :mod:`retrieval.explain.grid`; every
 visible text is in :mod:`ui.i18n`. Ids, terms and trace texts put into Markdown go through
 :func:`ui.escape.code` / :func:`ui.escape.md`; table cells and select boxes show plain text.
 """
@@ -12,8 +12,8 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
-from retrieval import grid
-from retrieval.views import empty_reason
+from retrieval.explain import grid
+from retrieval.explain.views import empty_reason
 
 from .escape import code, md
 from .i18n import feature_label, t
@@ -82,7 +82,7 @@ def _ids_label(rows: Sequence[Mapping[str, Any]]):
 # -- the rank grid ---------------------------------------------------------------------------------------------
 def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
               lang: str = "en") -> list[dict[str, Any]]:
-    """One compact table of every candidate chunk (:func:`retrieval.grid.grid_rows`); selecting a row opens its
+    """One compact table of every candidate chunk (:func:`retrieval.explain.grid.grid_rows`); selecting a row opens its
     provenance card. Returns the rows (grid order)."""
     rows = grid.grid_rows(trace, relevant, graded)
     st.subheader(t("grid_title", lang))
@@ -160,7 +160,7 @@ def _rrf_formula(fusion: Mapping[str, Any]) -> str:
 
 def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
                     relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en") -> None:
-    """Every signal of one chunk (:func:`retrieval.grid.provenance`): its text with the question's terms
+    """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its text with the question's terms
     marked, BM25 per term, cosine and dense rank, the RRF terms with k, the reranker's score and each feature's
     contribution, and the gate's decision."""
     card = grid.provenance(trace, chunk_id, relevant, graded)
@@ -309,7 +309,7 @@ def _sentence(trace: Mapping[str, Any], result: Mapping[str, Any], rows_by_id: M
 
 def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], lang: str = "en") -> None:
     """Two chunks (by default final #1 and #2) side by side, signal by signal, and the signal that decided
-    their order (:func:`retrieval.grid.why_above`)."""
+    their order (:func:`retrieval.explain.grid.why_above`)."""
     st.subheader(t("why_title", lang))
     ids = [r["chunk_id"] for r in rows]
     if len(ids) < 2:

@@ -905,7 +905,7 @@ def header(name: str, lang: str = "en") -> str:
         return name if lang == "en" else "julgados@" + name.split("@", 1)[1]
     return name.replace("_", " ")
 
-#: Plain-word labels of the learned ranker's candidate features (``retrieval.judge.features.CANDIDATE_FEATURES``)
+#: Plain-word labels of the learned ranker's candidate features (``retrieval.learned.judge.features.CANDIDATE_FEATURES``)
 #: for the provenance card and "Why A above B"; the trace keeps the ids.
 FEATURE_LABELS: dict[str, dict[str, str]] = {
     "bm25_norm": {"en": "BM25 score vs the best", "pt": "nota BM25 relativa à melhor"},

@@ -1,5 +1,5 @@
 """Lay out parts of a trace dict with Streamlit. No retrieval logic: every value shown comes from the trace
-(tables and diffs are built by :mod:`retrieval.views`)."""
+(tables and diffs are built by :mod:`retrieval.explain.views`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from retrieval import views
+from retrieval.explain import views
 
 from .escape import code, md, md_text
 from .i18n import TEXTS, header, t
@@ -173,7 +173,7 @@ _CITE = re.compile(r"\\\[(\d+)\\\]")
 
 
 def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en") -> None:
-    from retrieval.answer import ABSTENTIONS
+    from retrieval.stages.answer import ABSTENTIONS
 
     ans = trace["answer"]
     final = trace.get("final") or []
@@ -433,7 +433,7 @@ def timings_and_costs(trace: Mapping[str, Any], lang: str = "en") -> None:
 def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, label_b: str,
                   relevant: Sequence[str] | None, graded: Mapping[str, int] | None, note: str,
                   lang: str = "en") -> None:
-    from retrieval import compare
+    from retrieval.explain import compare
 
     result = compare.compare_traces(a, b)
     st.caption(note)
@@ -508,9 +508,9 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
 
 # -- where is my document --------------------------------------------------------------------------------------
 def where_line(entry: Mapping[str, Any], list_name: str, lang: str = "en") -> str:
-    """One list entry of :func:`retrieval.explain.explain` in words: ``explain.describe`` in English, its
+    """One list entry of :func:`retrieval.explain.where.explain` in words: ``explain.describe`` in English, its
     Portuguese counterpart here (the values are the entry's)."""
-    from retrieval.explain import describe
+    from retrieval.explain.where import describe
 
     if lang == "en":
         return md_escape(describe(entry, list_name))

@@ -14,11 +14,12 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from retrieval.corpus import load_questions
-from retrieval.embedders import load_embedder
-from retrieval.pipeline import Workbench
+from retrieval.backends.corpus import load_questions
+from retrieval.backends.embedders import load_embedder
+from retrieval.core.types import Question
+from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
-from retrieval.types import Question
+
 
 def base_settings() -> Settings:
     """Settings read from the environment (and ``.env``). Cheap; read once per script run."""
@@ -42,7 +43,7 @@ def warm_metrics() -> Any:
     """
     import threading
 
-    from retrieval.evaluation.metrics import compile_ranx
+    from retrieval.offline.evaluation.metrics import compile_ranx
 
     thread = threading.Thread(target=compile_ranx, name="ranx-warm-up", daemon=True)
     thread.start()
@@ -51,7 +52,7 @@ def warm_metrics() -> Any:
 
 def faquad_dir() -> Path | None:
     """FaQuAD's folder (``../shared/data/faquad`` next to the project) when it holds both files, else ``None``."""
-    from retrieval.settings import PROJECT_ROOT
+    from retrieval.core.paths import PROJECT_ROOT
 
     folder = PROJECT_ROOT.parent / "shared" / "data" / "faquad"
     return folder if (folder / "corpus.jsonl").is_file() and (folder / "questions.jsonl").is_file() else None
@@ -72,13 +73,13 @@ def build_workbench(corpus: str, index_settings: str,
         CorpusError: the corpus cannot be read.
     """
     settings = Settings().with_overrides(**json.loads(index_settings))
-    from retrieval.threads import serve_concurrently
+    from retrieval.core.threads import serve_concurrently
 
     serve_concurrently()  # the app serves its sessions side by side: one torch thread per forward pass
     embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
     bench = Workbench(settings, embedder=embedder, progress=True)
     bench.load_corpus(corpus or None, on_progress=on_progress)
-    from retrieval.reader.interaction import warm_in_background
+    from retrieval.learned.reader.interaction import warm_in_background
 
     warm_in_background([c.text for c in bench.state.chunks])  # the judge's reader: first questions read fast
     return bench
@@ -151,7 +152,7 @@ def corpus_size(state: Any, tenants: list[Any] | None) -> tuple[int, int]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _tenant_size(index_id: str, tenants: tuple[str, ...], _state: Any) -> tuple[int, int]:
-    from retrieval.access import may_open
+    from retrieval.serving.access import may_open
 
     field, allowed = _state.lexical.tenant_field, frozenset(tenants)
     docs = sum(1 for d in _state.documents if field in d.metadata and may_open(d.metadata[field], allowed))

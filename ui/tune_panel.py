@@ -1,7 +1,7 @@
-"""The Evaluation page's "Tune to this question set" panel: :func:`retrieval.evaluation.tune.tune` on the
+"""The Evaluation page's "Tune to this question set" panel: :func:`retrieval.offline.tune.tune` on the
 page's chosen set (a coordinate search on its dev split, the best once on held-out against the default, a
 decision), its report, the configuration as a download, and adoption as this corpus' default through
-:mod:`retrieval.tuned` (only when the decision recommends it). Off under an access policy, like training.
+:mod:`retrieval.offline.tuned` (only when the decision recommends it). Off under an access policy, like training.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 import streamlit as st
 
-from retrieval import tuned
-from retrieval.errors import RetrievalError
-from retrieval.report import p_text
-from retrieval.settings import LAB_CORPUS, Settings
+from retrieval.core.errors import RetrievalError
+from retrieval.core.paths import LAB_CORPUS
+from retrieval.offline import tuned
+from retrieval.offline.report import p_text
+from retrieval.settings import Settings
 
 from .escape import code, md
 from .i18n import t
@@ -29,7 +30,7 @@ COLUMNS = ("ndcg@10", "recall@10", "mrr@10")
 
 
 def decision_sentence(record: Mapping[str, Any], lang: str) -> str:
-    """The tuner's decision (:func:`retrieval.evaluation.tune.decide`) in ``lang``, from the record's figures."""
+    """The tuner's decision (:func:`retrieval.offline.tune.decide`) in ``lang``, from the record's figures."""
     best = record["best"]
     row = record.get("comparison")
     metric = record["metric"]
@@ -112,8 +113,8 @@ def tune_panel(lang: str, base: Settings, chosen_paths: Callable[[], tuple[str, 
 
 def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str | None,
          open_bench: Callable[[str], Callable[[Settings], Any]], budget: float, templates: bool) -> None:
-    from retrieval.corpus import load_questions
-    from retrieval.evaluation.tune import tune
+    from retrieval.backends.corpus import load_questions
+    from retrieval.offline.tune import tune
 
     ss = st.session_state
     with st.status(t("tu_status", lang), expanded=True) as status:
@@ -139,7 +140,7 @@ def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str
 
 
 def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -> None:
-    from retrieval.evaluation.tune import adoption_record, ranked
+    from retrieval.offline.tune import adoption_record, ranked
 
     s = record["search"]
     st.markdown(t("tu_searched", lang, evaluated=s["evaluated"], planned=s["planned"],

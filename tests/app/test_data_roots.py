@@ -149,8 +149,8 @@ def test_the_evaluation_page_refuses_my_set_outside_the_roots() -> None:
 
 
 def test_the_reranker_list_is_the_servers_own() -> None:
-    from retrieval import views
-    from retrieval.errors import InvalidSetting
+    from retrieval.core.errors import InvalidSetting
+    from retrieval.explain import views
     from retrieval.settings import Settings
 
     base = Settings(_env_file=None, app_rerankers="org/a, org/b,org/a")

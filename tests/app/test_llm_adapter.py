@@ -71,8 +71,8 @@ def chat_server() -> Iterator[FakeChatServer]:
 @pytest.fixture(scope="module")
 def bench(app_chroma_dir: Path):
     """A lab workbench on the session's app store (already indexed when the app tests ran first)."""
-    from retrieval.embedders import load_embedder
-    from retrieval.pipeline import Workbench
+    from retrieval.backends.embedders import load_embedder
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     settings = Settings(chroma_path=app_chroma_dir, _env_file=None)

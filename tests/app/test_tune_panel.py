@@ -34,7 +34,7 @@ def test_portuguese_title() -> None:
 def test_a_tiny_budget_on_the_lab_set_keeps_the_default(lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Only the default is searched (a 1 s budget alone let a quiet machine evaluate a weighted RRF that beats
     # the default on the lab's dev split by 0.0007): the panel's report of "the default was best" is the case.
-    from retrieval.evaluation import tune as tune_module
+    from retrieval.offline import tune as tune_module
 
     monkeypatch.setattr(tune_module, "dimensions", lambda base, templates=True: [])
     at = AppTest.from_file(PAGE, default_timeout=600)

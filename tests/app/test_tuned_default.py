@@ -8,8 +8,9 @@ PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 
 
 def test_the_app_applies_and_shows_the_corpus_tuned_default(app_chroma_dir) -> None:
-    from retrieval import tuned
-    from retrieval.settings import LAB_CORPUS, Settings
+    from retrieval.core.paths import LAB_CORPUS
+    from retrieval.offline import tuned
+    from retrieval.settings import Settings
 
     base = Settings(_env_file=None, chroma_path=app_chroma_dir)
     stored = tuned.adopt(base, LAB_CORPUS, {"overrides": {"rrf_k": 30}, "questions": 44,

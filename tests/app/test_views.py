@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from retrieval import views
+from retrieval.explain import views
 
 
 def trace(**overrides):
@@ -198,7 +198,7 @@ def test_compare_configuration_b_travels_in_the_url_with_the_same_validation() -
 
 
 def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
-    from retrieval import views
+    from retrieval.explain import views
 
     trace = {"gate": {"support": {"best": 0.12, "threshold": 0.15, "passes": False, "reason": "no selected chunk "
                                   "mentions 'zulu'; support 0.12 < 0.15",
@@ -212,7 +212,7 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     assert [r["label"] for r in rows] == ["best dense cosine", "focus words in no chunk", "model baseline (bias)"]
     assert [r["label"] for r in views.support_rows(trace, "pt")][0] == "melhor cosseno denso"
     assert rows[1]["meaning"].startswith("IDF-weighted share of the focus tokens")
-    from retrieval.judge.features import GATE_NAMES
+    from retrieval.learned.judge.features import GATE_NAMES
 
     assert set(views.GATE_LABELS) == {*GATE_NAMES, "bias"}
     assert views.support_summary(trace) == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
@@ -231,7 +231,7 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
 
 
 def test_typed_filter_values_match_the_tenants_values_by_text_and_name_the_rest() -> None:
-    from retrieval.views import typed_filter_values
+    from retrieval.explain.views import typed_filter_values
 
     assert typed_filter_values(" 2019,2021 , x,2019,, x ", [2019, 2020, 2021]) == ([2019, 2021], ["x"])
     assert typed_filter_values("", ["a"]) == ([], [])

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
-from retrieval.serve import relay
 from test_browser import CHROMIUM, CHROMIUM_ARGS, running_app
+
+from retrieval.serving.serve import relay
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: install it with "

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_reliability_cli import one_error_line, run
 
 pytestmark = pytest.mark.integration
@@ -22,8 +21,8 @@ def test_a_code_spelled_with_another_dash_or_full_width_is_the_same_code(lab_ben
 
 
 def test_front_matter_numbers_yaml_would_rewrite_stay_distinct_tenants(tmp_path):
-    from retrieval.corpus import load_corpus
-    from retrieval.errors import CorpusError
+    from retrieval.backends.corpus import load_corpus
+    from retrieval.core.errors import CorpusError
 
     for name, tenant in (("t007.md", "007"), ("t7.md", "7")):
         (tmp_path / name).write_text(f"---\ntitle: {name}\ntenant: {tenant}\n---\nsenha do cofre\n", encoding="utf-8")

@@ -89,7 +89,7 @@ class _StoredVectors:
 
 
 def test_server_store_gives_the_embedded_lists(chroma_server, lab_bench, lab_questions):
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
 
     remote = Workbench(lab_bench.settings.with_overrides(chroma_host=chroma_server),
                        embedder=_StoredVectors(lab_bench), progress=False)

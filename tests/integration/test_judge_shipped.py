@@ -14,8 +14,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_shipped_folder_loads_with_its_card():
-    from retrieval.judge.features import FEATURE_SET_VERSION
-    from retrieval.judge.models import load_judge
+    from retrieval.learned.judge.features import FEATURE_SET_VERSION
+    from retrieval.learned.judge.models import load_judge
 
     models, why = load_judge(ROOT / "models" / "judge")
     assert models is not None, why

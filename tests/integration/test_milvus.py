@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.corpus import chunk_documents, load_corpus
-from retrieval.filters import build_filters, field_types
-from retrieval.fusion import rrf
-from retrieval.milvus import LITE, MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
-from retrieval.pipeline import Workbench
+from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.backends.milvus import LITE, MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
+from retrieval.core.filters import build_filters, field_types
+from retrieval.pipeline.workbench import Workbench
+from retrieval.stages.fusion import rrf
 
 pytestmark = pytest.mark.integration
 
@@ -191,7 +191,7 @@ def test_server_side_rrf_gives_our_fused_order(milvus_bench, lab_questions, sett
     for q in lab_questions:
         flt = build_filters(q.filters, state.field_types, "tenant")
         (tenant,) = flt.get("tenant")
-        from retrieval.text import tokenize
+        from retrieval.core.text import tokenize
 
         qs = lexical.query_vector(list(dict.fromkeys(tokenize(q.question))), tenant)
         vec = milvus_bench.encoder.query(q.question)[0]
@@ -233,7 +233,7 @@ def _server(data_dir: Path, port: int) -> subprocess.Popen:
 
 
 def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_path):
-    from retrieval.embedders import FunctionEmbedder
+    from retrieval.backends.embedders import FunctionEmbedder
 
     port = _free_port()
     corpus = _corpus(tmp_path / "small.jsonl", _small_docs("faq"))
@@ -261,7 +261,7 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
     assert [f.parent_id for f in down.final][:1] == ["a1"] and down.gate["kind"] == "bm25"
     # Loading while the server is down: the in-process BM25 and the reason, never an exception.
     state = bench.load_corpus(corpus)
-    # The server's version is asked first (retrieval.milvus.server_features): a server that is down says so.
+    # The server's version is asked first (retrieval.backends.milvus.server_features): a server that is down says so.
     assert state.store is None and state.store_reason.startswith("vector store unavailable: Milvus at http://")
     assert "unavailable: MilvusException" in state.store_reason and "Fail connecting to server" in state.store_reason
     again = bench.ask(question, {"tenant": "lumen"})

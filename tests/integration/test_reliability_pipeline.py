@@ -68,10 +68,11 @@ def test_chroma_where_keeps_tenants_of_equal_value_and_other_type_apart(tmp_path
 
     sys.path.insert(0, str(ROOT / "tests"))
     from _fuzz import HashEmbedder
-    from retrieval.corpus import chunk_documents
-    from retrieval.filters import Filters
-    from retrieval.store import VectorStore, open_client
-    from retrieval.types import Document
+
+    from retrieval.backends.corpus import chunk_documents
+    from retrieval.backends.store import VectorStore, open_client
+    from retrieval.core.filters import Filters
+    from retrieval.core.types import Document
 
     tenants = [1, True, 1.0, "1", 0, False]
     docs = [Document(f"d{n}", "", f"A senha do cofre é segredo{n}.", {"tenant": t}) for n, t in enumerate(tenants)]
@@ -111,8 +112,9 @@ def test_a_chroma_that_answers_query_but_fails_get_never_raises_out_of_ask(tmp_p
 
     sys.path.insert(0, str(ROOT / "tests"))
     from _fuzz import HashEmbedder
-    from retrieval import explain
-    from retrieval.pipeline import Workbench
+
+    from retrieval.explain import where as explain
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     class GetFails:

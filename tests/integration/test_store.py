@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from retrieval.corpus import chunk_documents, load_corpus
-from retrieval.pipeline import Workbench
+from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.pipeline.workbench import Workbench
 
 pytestmark = pytest.mark.integration
 
@@ -73,8 +73,8 @@ def test_sync_reads_the_stored_hashes_page_by_page(tmp_path):
     """A re-index compares content hashes read in pages (one unbounded get fails on large collections)."""
     import numpy as np
 
-    from retrieval.store import VectorStore, open_client
-    from retrieval.types import Document
+    from retrieval.backends.store import VectorStore, open_client
+    from retrieval.core.types import Document
 
     chunks = chunk_documents([Document(f"p{i}", "", f"Texto {i}.", {}) for i in range(23)], 50, 0)
     rng = np.random.default_rng(0)
@@ -91,7 +91,7 @@ def test_sync_reads_the_stored_hashes_page_by_page(tmp_path):
 
 def test_query_reads_parents_from_the_catalog_like_chroma_metadata(lab_bench):
     """After sync, a query asks Chroma for distances only; the list equals the one built from Chroma's metadata."""
-    from retrieval.filters import Filters
+    from retrieval.core.filters import Filters
 
     store = lab_bench.state.store
     vector = lab_bench.encoder.query("Como devolver um produto com defeito?")[0]
@@ -114,8 +114,8 @@ def test_hnsw_ef_search_setting_is_stored_with_the_collection(lab_bench, tmp_pat
     import chromadb
     import numpy as np
 
-    from retrieval.store import VectorStore
-    from retrieval.types import Document
+    from retrieval.backends.store import VectorStore
+    from retrieval.core.types import Document
 
     chunks = chunk_documents([Document(f"p{i}", "", f"Texto {i}.", {"tenant": i % 2}) for i in range(4)], 50, 0)
 

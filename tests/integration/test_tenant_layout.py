@@ -9,17 +9,16 @@ import sys
 
 import numpy as np
 import pytest
-
 from _paths import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 from _fuzz import HashEmbedder  # noqa: E402
 
-from retrieval.corpus import chunk_documents  # noqa: E402
-from retrieval.errors import InvalidFilter  # noqa: E402
-from retrieval.filters import Filters, build_filters, field_types  # noqa: E402
-from retrieval.store import DenseLayout, VectorStore, collection_name, open_client  # noqa: E402
-from retrieval.types import Document  # noqa: E402
+from retrieval.backends.corpus import chunk_documents  # noqa: E402
+from retrieval.backends.store import DenseLayout, VectorStore, collection_name, open_client  # noqa: E402
+from retrieval.core.errors import InvalidFilter  # noqa: E402
+from retrieval.core.filters import Filters, build_filters, field_types  # noqa: E402
+from retrieval.core.types import Document  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +73,7 @@ class DenseHashEmbedder(HashEmbedder):
     def _one(self, text: str) -> np.ndarray:
         import hashlib
 
-        from retrieval.text import tokenize
+        from retrieval.core.text import tokenize
 
         vector = np.zeros(self.dim, dtype=np.float64)
         for token in tokenize(text) or [""]:
@@ -97,7 +96,7 @@ def test_lab_lists_are_the_same_in_the_one_collection_and_the_per_tenant_layouts
     """Every lab question's dense list (ids and cosines, bit for bit) and final list are identical between the
     layout before (one collection, tenant filtered), today's (one collection per tenant, no tenant filter) and
     two tenant buckets. The default tier (the learned judge) runs on every list."""
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None)
@@ -273,7 +272,7 @@ def test_a_layout_change_through_the_workbench_and_the_cli_status(tmp_path):
     from typer.testing import CliRunner
 
     from retrieval import cli
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     corpus = tmp_path / "c.jsonl"

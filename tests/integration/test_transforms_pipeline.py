@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from retrieval.pipeline import Workbench
+from retrieval.pipeline.workbench import Workbench
 
 pytestmark = pytest.mark.integration
 
@@ -109,7 +109,7 @@ def test_contextual_index_keeps_original_text_in_context(lab_bench):
 
 def test_a_document_holding_the_hyde_text_is_evidence_not_an_internal_error(settings, tmp_path):
     """Provenance by origin: the hypothesis is a query; a real chunk may contain its very words."""
-    from retrieval.transforms import local_hyde
+    from retrieval.stages.transforms import local_hyde
 
     question = "Qual o prazo de garantia do leitor PX-7?"
     corpus = tmp_path / "hyde.jsonl"

@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
+from _fuzz import HashEmbedder, assert_trace_invariants, budget
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from _fuzz import HashEmbedder, assert_trace_invariants, budget
 from retrieval import cli
-from retrieval.pipeline import Workbench
+from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
@@ -107,7 +108,7 @@ def test_ask_from_the_command_line_succeeds_or_fails_in_one_line(patched_open, m
     if as_json:
         data = json.loads(result.stdout)  # stdout holds the JSON and nothing else
         tenant = data["filters"]["tenant"]
-        from retrieval.tiers import TIERS
+        from retrieval.pipeline.tiers import TIERS
 
         assert data["tier"] in TIERS
         if tenant not in ("lumen", "ventura"):  # a tenant the corpus does not have: nothing at all is found

@@ -1,7 +1,7 @@
 """Provenance by origin, generated: a corpus document that holds HyDE's hypothesis text (the exact passage the
 local HyDE transform writes for the question, its template with or without the placeholders filled, or only its
 "not evidence" label) is evidence like any other when it is retrieved, and the hypothesis itself never becomes
-a context item, evidence or a citation (:func:`retrieval.pipeline._assert_from_index`). Before the fix a
+a context item, evidence or a citation (:func:`retrieval.pipeline.workbench._assert_from_index`). Before the fix a
 substring check refused such a document as "hypothesis-only text reached the context".
 
 A cheap hash embedder on one shared Chroma store; the gate is opened (``min_similarity=-1``, no learned gate,
@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
-
 from _fuzz import HashEmbedder, assert_trace_invariants, budget
-from retrieval.errors import InvalidQuestion, RetrievalError
-from retrieval.pipeline import Workbench, validate_question
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from retrieval.core.errors import InvalidQuestion, RetrievalError
+from retrieval.pipeline.workbench import Workbench, validate_question
 from retrieval.settings import Settings
-from retrieval.transforms import HYDE_TEMPLATE, local_hyde
+from retrieval.stages.transforms import HYDE_TEMPLATE, local_hyde
 
 WORDS = ["senha", "cofre", "prazo", "reembolso", "ativação", "não", "garantia", "cartão", "compra", "quando",
          "exceto", "пароль", "密码", "κωδικός", "cafe\u0301", "Ñandú", "HIPÓTESE", "evidência", "{question}",

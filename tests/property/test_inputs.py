@@ -10,19 +10,28 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
-
 from _fuzz import budget, typed
-from retrieval.corpus import chunk_documents, load_corpus, load_questions
-from retrieval.errors import CorpusError, InvalidFilter, InvalidGlossary, InvalidSetting, RetrievalError, TenantRequired
-from retrieval.filters import Filters, build_filters, field_types
-from retrieval.fusion import fuse
-from retrieval.lexical import LexicalIndex
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions
+from retrieval.backends.lexical import LexicalIndex
+from retrieval.backends.store import RESERVED_KEYS, RESERVED_PREFIXES
+from retrieval.core.codes import codes
+from retrieval.core.errors import (
+    CorpusError,
+    InvalidFilter,
+    InvalidGlossary,
+    InvalidSetting,
+    RetrievalError,
+    TenantRequired,
+)
+from retrieval.core.filters import Filters, build_filters, field_types
+from retrieval.core.text import tokenize
+from retrieval.core.types import Document, RankedList, ScoredItem
 from retrieval.settings import Settings
-from retrieval.store import RESERVED_KEYS, RESERVED_PREFIXES
-from retrieval.text import tokenize
-from retrieval.transforms import Glossary, codes
-from retrieval.types import Document, RankedList, ScoredItem
+from retrieval.stages.fusion import fuse
+from retrieval.stages.transforms import Glossary
 
 # Any Unicode text: other scripts, combining marks, symbols (surrogates are not text: JSON escapes them apart).
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)

@@ -8,11 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
-
 from _fuzz import budget
-from retrieval.errors import PathRefused
-from retrieval.roots import confine
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from retrieval.core.errors import PathRefused
+from retrieval.serving.roots import confine
 
 
 @pytest.fixture(scope="module")

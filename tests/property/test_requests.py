@@ -15,13 +15,14 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, event, given, settings, strategies as st
-
 from _fuzz import HashEmbedder, assert_trace_invariants, budget, lists_of, typed
-from retrieval.errors import RetrievalError
-from retrieval.pipeline import Workbench
+from hypothesis import assume, event, given, settings
+from hypothesis import strategies as st
+
+from retrieval.core.errors import RetrievalError
+from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
-from retrieval.transforms import TECHNIQUES
+from retrieval.stages.transforms import TECHNIQUES
 
 WORDS = ["senha", "cofre", "prazo", "reembolso", "ativação", "não", "PX-7", "PX-17", "E-mail", "NF-e", "garantia",
          "cartão", "virtual", "compra", "presencial", "quando", "exceto", "пароль", "密码", "كلمة", "κωδικός",

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-
 from _fuzz import HashEmbedder, assert_trace_invariants
 
 pytestmark = pytest.mark.stress
@@ -48,7 +47,7 @@ def _canonical(trace) -> str:
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     settings = Settings(chroma_path=tmp_path_factory.mktemp("stress") / "chroma", _env_file=None)
@@ -68,10 +67,10 @@ def _other_corpus(path, docs=400):
 
 
 def test_shared_workbench_under_threads_equals_each_request_alone(shared, tmp_path):
-    from retrieval.corpus import load_questions
-    from retrieval.evaluation import Config, evaluate_configs
-    from retrieval.pipeline import Workbench
-    from retrieval.settings import LAB_QUESTIONS
+    from retrieval.backends.corpus import load_questions
+    from retrieval.core.paths import LAB_QUESTIONS
+    from retrieval.offline.evaluation import Config, evaluate_configs
+    from retrieval.pipeline.workbench import Workbench
 
     requests = [(q, tenant, v) for tenant, qs in QUESTIONS.items() for q in qs for v in range(len(VARIANTS))]
     settings_of = [shared.settings.with_overrides(**v) for v in VARIANTS]

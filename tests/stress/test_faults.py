@@ -11,7 +11,6 @@ import sys
 import time
 
 import pytest
-
 from _fuzz import HashEmbedder
 from _paths import ROOT
 
@@ -27,8 +26,8 @@ def _corpus(path, docs, tag):
 
 
 def test_store_folder_removed_between_index_and_ask_gives_its_tier_and_reason(tmp_path):
-    from retrieval.pipeline import Workbench
-    from retrieval.tiers import TIERS
+    from retrieval.pipeline.tiers import TIERS
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     chroma = tmp_path / "chroma"
@@ -82,7 +81,7 @@ print("done", flush=True)
 
 
 def test_reindex_killed_half_way_leaves_the_previous_index_answering(tmp_path):
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     chroma, corpus = tmp_path / "chroma", tmp_path / "c.jsonl"

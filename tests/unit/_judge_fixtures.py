@@ -12,7 +12,7 @@ import numpy as np
 def hashed_bow(texts: list[str], dim: int = 64) -> np.ndarray:
     """A deterministic bag-of-words vector per text (token hashes into ``dim`` buckets): a stand-in embedder
     for tests, not a model; its cosines only reflect shared tokens."""
-    from retrieval.text import tokenize
+    from retrieval.core.text import tokenize
 
     out = np.zeros((len(texts), dim))
     for i, text in enumerate(texts):
@@ -22,7 +22,7 @@ def hashed_bow(texts: list[str], dim: int = 64) -> np.ndarray:
 
 
 def fake_embedder():
-    from retrieval.embedders import FunctionEmbedder
+    from retrieval.backends.embedders import FunctionEmbedder
 
     return FunctionEmbedder("hashed-bow-test", hashed_bow, hashed_bow)
 

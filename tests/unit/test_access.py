@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from retrieval import access
-from retrieval.access import AccessPolicy, allowed_tenants, load_policy, parse_policy
-from retrieval.errors import InvalidPolicy
-from retrieval.settings import PROJECT_ROOT, Settings
-from retrieval.types import Question
+from retrieval.core.errors import InvalidPolicy
+from retrieval.core.paths import PROJECT_ROOT
+from retrieval.core.types import Question
+from retrieval.serving import access
+from retrieval.serving.access import AccessPolicy, allowed_tenants, load_policy, parse_policy
+from retrieval.settings import Settings
 
 YAML = """users:
   alice@example.com: [lumen]
@@ -115,7 +116,7 @@ def test_the_setting_names_the_file_relative_to_the_project(tmp_path: Path, monk
 
 
 def test_the_user_header_setting_takes_a_header_name_only(monkeypatch) -> None:
-    from retrieval.errors import InvalidSetting
+    from retrieval.core.errors import InvalidSetting
 
     monkeypatch.setenv("RETRIEVAL_USER_HEADER", " X-Forwarded-User ")
     assert Settings(_env_file=None).user_header == "X-Forwarded-User"
@@ -146,7 +147,7 @@ def test_an_empty_policy_opens_nothing() -> None:
 @pytest.fixture(scope="module")
 def lab_state(tmp_path_factory: pytest.TempPathFactory):
     """The lab corpus' index without an embedder (BM25 only): enough for filter values and the search."""
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
 
     settings = Settings(_env_file=None, dense_enabled=False, chroma_path=tmp_path_factory.mktemp("chroma"))
     bench = Workbench(settings, embedder=None, progress=False)
@@ -155,7 +156,7 @@ def lab_state(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_filter_values_and_the_document_search_stay_inside_the_tenants(lab_state) -> None:
-    from retrieval import explain
+    from retrieval.explain import where as explain
 
     assert 2022 in lab_state.filter_values()["year"]
     ventura = lab_state.filter_values(["ventura"])
@@ -171,8 +172,8 @@ def test_filter_values_and_the_document_search_stay_inside_the_tenants(lab_state
 
 
 def test_the_self_query_draws_only_values_of_the_requests_tenant(lab_state) -> None:
-    from retrieval.expand import self_query
-    from retrieval.filters import Filters
+    from retrieval.core.filters import Filters
+    from retrieval.pipeline.expand import self_query
 
     s = Settings(_env_file=None, dense_enabled=False)
     lumen = Filters((("tenant", ("lumen",)),))

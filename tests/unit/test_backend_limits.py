@@ -8,9 +8,15 @@ import json
 
 import pytest
 
-from retrieval.corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
-from retrieval.errors import CorpusError
-from retrieval.pipeline import Workbench
+from retrieval.backends.corpus import (
+    MAX_ID_BYTES,
+    MAX_METADATA_TEXT_BYTES,
+    MAX_TENANT_BYTES,
+    chunk_documents,
+    load_corpus,
+)
+from retrieval.core.errors import CorpusError
+from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
 
 TEXT = "O prazo do PX-7 é de sete dias."

@@ -79,8 +79,9 @@ def test_markdown_row_per_corpus_and_failures_named():
 def test_tenant_layouts_bench_times_both_layouts_on_the_same_lists(tmp_path):
     """bench/tenants.py on 300 SYNTHETIC chunks: six tenants drawn independently of the year, both layouts built
     and timed, the same lists in both (exact at this size), the floor row at ×1.0, one README row per query."""
-    from bench.tenants import TENANTS, compare_layouts, markdown as tenants_markdown, with_tenants
-    from retrieval.corpus import chunk_documents, load_corpus
+    from bench.tenants import TENANTS, compare_layouts, with_tenants
+    from bench.tenants import markdown as tenants_markdown
+    from retrieval.backends.corpus import chunk_documents, load_corpus
 
     chunks = with_tenants(chunk_documents(load_corpus(synthetic_corpus(tmp_path / "c.jsonl", 300)), 120, 30))
     assert chunks == with_tenants(chunks) and {c.metadata["tenant"] for c in chunks} == {f"t{i}" for i in range(TENANTS)}

@@ -9,10 +9,10 @@ import typing
 
 import pytest
 
-from retrieval.errors import InvalidSetting
-from retrieval.fusion import MAX_WEIGHT, combsum, weighted_rrf
+from retrieval.core.errors import InvalidSetting
+from retrieval.core.types import RankedList, ScoredItem
 from retrieval.settings import Settings, load_settings
-from retrieval.types import RankedList, ScoredItem
+from retrieval.stages.fusion import MAX_WEIGHT, combsum, weighted_rrf
 
 #: Numeric settings without an upper bound, and why none is needed (each must still be finite).
 UNBOUNDED_ABOVE = {

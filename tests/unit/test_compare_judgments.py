@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from retrieval import compare, judgments
-from retrieval.corpus import load_questions
+from retrieval.backends.corpus import load_questions
+from retrieval.explain import compare
+from retrieval.offline import judgments
 
 
 def test_rbo_by_hand_equal_lengths() -> None:
@@ -102,7 +103,7 @@ def test_bad_grade_and_bad_file_write_nothing(tmp_path) -> None:
     path.write_text("not json\n", encoding="utf-8")
     with pytest.raises(ValueError):
         judgments.save(tmp_path / "x.jsonl", "q", {"p": 4})
-    from retrieval.errors import CorpusError
+    from retrieval.core.errors import CorpusError
 
     with pytest.raises(CorpusError):
         judgments.save(path, "q", {"p": 1})

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from retrieval.corpus import chunk_documents, load_corpus, load_questions
-from retrieval.errors import CorpusError, InvalidFilter, TenantRequired
-from retrieval.filters import build_filters, field_types
+from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions
+from retrieval.core.errors import CorpusError, InvalidFilter, TenantRequired
+from retrieval.core.filters import build_filters, field_types
 
 
 def _jsonl(path, rows):
@@ -135,7 +135,7 @@ def test_beir_folder(tmp_path):
 
 
 def test_chunks_carry_parent_metadata_and_ids():
-    from retrieval.types import Document
+    from retrieval.core.types import Document
 
     words = " ".join(f"palavra{i}." for i in range(50))
     chunks = chunk_documents([Document("p", "T", words, {"tenant": "A"})], 20, 5)
@@ -150,7 +150,8 @@ def test_chunks_carry_parent_metadata_and_ids():
 def test_lab_and_faquad_gold_spans_survive_chunking():
     from _paths import FAQUAD
 
-    from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS, Settings
+    from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
+    from retrieval.settings import Settings
 
     s = Settings(_env_file=None)
     sets = [(LAB_CORPUS, LAB_QUESTIONS)]
@@ -167,7 +168,7 @@ def test_lab_and_faquad_gold_spans_survive_chunking():
 
 
 def test_filters_typed_in_and_tenant_required():
-    from retrieval.types import Document
+    from retrieval.core.types import Document
 
     chunks = chunk_documents([Document("a", "", "x", {"tenant": "A", "year": 2024, "vip": True})], 50, 5)
     types = field_types(chunks)
@@ -185,8 +186,8 @@ def test_filters_typed_in_and_tenant_required():
 
 
 def test_trec_topics_and_qrels(tmp_path):
-    from retrieval.corpus import load_questions
-    from retrieval.errors import CorpusError
+    from retrieval.backends.corpus import load_questions
+    from retrieval.core.errors import CorpusError
 
     topics = tmp_path / "topics.tsv"
     topics.write_text("q1\tQual o prazo do PX-7?\nq2\tPergunta sem resposta\nq3\tNão julgada\n", encoding="utf-8")

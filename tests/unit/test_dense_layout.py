@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from retrieval.store import DenseLayout, collection_name, owned_by, tenant_digest
+from retrieval.backends.store import DenseLayout, collection_name, owned_by, tenant_digest
 
 
 def test_a_tenant_digest_is_sha1_of_its_type_and_value():

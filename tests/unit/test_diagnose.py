@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from retrieval.answer import Answer, abstention
-from retrieval.evaluation import diagnose
-from retrieval.fusion import rrf
-from retrieval.pipeline import Trace
-from retrieval.types import FinalItem, Question, RankedList, ScoredItem
+from retrieval.core.types import FinalItem, Question, RankedList, ScoredItem
+from retrieval.offline.evaluation import diagnose
+from retrieval.pipeline.workbench import Trace
+from retrieval.stages.answer import Answer, abstention
+from retrieval.stages.fusion import rrf
 
 
 def lst(stage: str, kind: str, ids: list[str]) -> RankedList:

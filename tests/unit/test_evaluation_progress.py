@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.evaluation.runner import evaluate_configs, progress_position
+from retrieval.offline.evaluation.runner import evaluate_configs, progress_position
 from ui.i18n import t
 
 
@@ -34,9 +34,10 @@ def test_every_count_stays_in_its_range() -> None:
 
 def test_the_line_of_a_real_run_moves_forward_and_stays_in_range() -> None:
     """Every call of a real run (the fake workbench of test_evaluation_reading), read as the page reads it."""
-    from retrieval.evaluation import Config
+    from test_evaluation_reading import FakeBench, Q
+
+    from retrieval.offline.evaluation import Config
     from retrieval.settings import Settings
-    from test_evaluation_reading import Q, FakeBench
 
     bench, calls = FakeBench(), []
     configs = [Config("base", {"dedup": "chunk"}), Config("other", {"dedup": "chunk", "top_k": 3}),

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 import pytest
 
 from retrieval import cli
-from retrieval.evaluation import Config, compare, evaluate_configs
-from retrieval.evaluation import scores as _scores
-from retrieval.evaluation.metrics import best_positions, parent_ranking, parent_run
-from retrieval.filters import field_types
-from retrieval.report import decision_record, trec_run
+from retrieval.core.filters import field_types
+from retrieval.core.types import Chunk, Document, Question, RankedList, ScoredItem
+from retrieval.offline.evaluation import Config, compare, evaluate_configs
+from retrieval.offline.evaluation import scores as _scores
+from retrieval.offline.evaluation.metrics import best_positions, parent_ranking, parent_run
+from retrieval.offline.report import decision_record, trec_run
 from retrieval.settings import Settings
-from retrieval.types import Chunk, Document, Question, RankedList, ScoredItem
 
 
 def Q(qid, relevant, filters=None, group="g"):
@@ -147,7 +147,7 @@ def test_under_a_policy_another_tenants_document_reads_as_an_id_not_in_the_corpu
                                                   {"id": "gone", "relevant": ["zz"]}]
     assert scoped["evidence_check"]["not_in_parent"] == [{"id": "elsewhere", "parents": ["b1"],
                                                           "span": "ativado em 48 horas"}]
-    from retrieval.report_html import evaluation_report
+    from retrieval.explain.report_html import evaluation_report
 
     for text in (json.dumps(scoped, ensure_ascii=False), decision_record(scoped), evaluation_report(scoped, "en")):
         assert "ventura" not in text.lower() and "VX-2" not in text

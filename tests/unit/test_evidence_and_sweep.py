@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.corpus import chunk_documents
-from retrieval.evaluation import evidence_check
-from retrieval.evaluation.sweep import SweepItem, jaccard, redundancy_flags, sweep_points
-from retrieval.types import Document, Question
+from retrieval.backends.corpus import chunk_documents
+from retrieval.core.types import Document, Question
+from retrieval.offline.evaluation import evidence_check
+from retrieval.offline.evaluation.sweep import SweepItem, jaccard, redundancy_flags, sweep_points
 
 
 def test_span_cut_by_the_chunking_is_listed():
@@ -30,8 +30,8 @@ def test_span_cut_by_the_chunking_is_listed():
 
 
 def test_lab_gold_spans_survive(lab_questions):
-    from retrieval.corpus import load_corpus
-    from retrieval.settings import LAB_CORPUS
+    from retrieval.backends.corpus import load_corpus
+    from retrieval.core.paths import LAB_CORPUS
 
     docs = load_corpus(LAB_CORPUS)
     out = evidence_check(lab_questions, chunk_documents(docs, 120, 30), docs)

@@ -1,4 +1,4 @@
-"""Where is my document: every reason of :func:`retrieval.explain.explain` on a small hand-built index."""
+"""Where is my document: every reason of :func:`retrieval.explain.where.explain` on a small hand-built index."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from retrieval import explain
-from retrieval.types import Chunk, RankedList, ScoredItem
+from retrieval.core.types import Chunk, RankedList, ScoredItem
+from retrieval.explain import where as explain
 
 
 def chunk(cid: str, text: str, tenant: str) -> Chunk:
@@ -140,7 +140,7 @@ def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> N
 
 
 def test_the_reader_scores_the_chunk_unless_the_filters_exclude_it() -> None:
-    from retrieval.reader.interaction import shared_reader
+    from retrieval.learned.reader.interaction import shared_reader
 
     assert explain.explain(STATE, TRACE, "d#0", query_vector=Q)["reader"] == {"status": "filtered"}
     reader, why = shared_reader()

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from retrieval.filters import Filters
-from retrieval.fusion import rrf
-from retrieval.types import RankedList, ScoredItem
+from retrieval.core.filters import Filters
+from retrieval.core.types import RankedList, ScoredItem
+from retrieval.stages.fusion import rrf
 
 
 def test_plain_fixture_matches_formula():
@@ -80,7 +80,7 @@ def scored(stage, kind, pairs):
 
 
 def test_weighted_rrf_matches_formula_and_inherits_generator_weight():
-    from retrieval.fusion import weighted_rrf
+    from retrieval.stages.fusion import weighted_rrf
 
     fused = weighted_rrf({"bm25": ["d1", "d3", "d2"], "dense": ["d2", "d1", "d4"], "bm25:rewrite": ["d3"]},
                          k=60, weights={"bm25": 1.0, "dense": 0.5})
@@ -92,7 +92,7 @@ def test_weighted_rrf_matches_formula_and_inherits_generator_weight():
 
 
 def test_combsum_over_min_max_normalized_scores():
-    from retrieval.fusion import combsum
+    from retrieval.stages.fusion import combsum
 
     bm25 = scored("lexical", "bm25", [("a", 12.0), ("b", 7.0), ("c", 2.0)])
     dense = scored("dense", "cosine", [("b", 0.90), ("c", 0.85), ("d", 0.80)])
@@ -109,7 +109,7 @@ def test_combsum_over_min_max_normalized_scores():
 
 
 def test_convex_combination_against_a_hand_computation():
-    from retrieval.fusion import convex, fuse
+    from retrieval.stages.fusion import convex, fuse
 
     bm25 = scored("lexical", "bm25", [("a", 12.0), ("b", 7.0), ("c", 2.0)])
     dense = scored("dense", "cosine", [("b", 0.90), ("c", 0.85), ("d", 0.80)])
@@ -132,9 +132,9 @@ def test_convex_combination_against_a_hand_computation():
 
 
 def test_convex_takes_one_weight_in_0_1():
-    from retrieval.errors import InvalidSetting
-    from retrieval.fusion import convex_weight
+    from retrieval.core.errors import InvalidSetting
     from retrieval.settings import Settings
+    from retrieval.stages.fusion import convex_weight
 
     assert convex_weight({}) == 0.5 and convex_weight({"bm25": 0.8}) == 0.8
     for bad in ({"dense": 0.5}, {"bm25": 1.5}):
@@ -146,7 +146,7 @@ def test_convex_takes_one_weight_in_0_1():
 
 
 def test_fuse_dispatch_and_weight_parsing():
-    from retrieval.fusion import fuse, parse_weights
+    from retrieval.stages.fusion import fuse, parse_weights
 
     assert parse_weights("bm25=1.0, dense=0.5") == {"bm25": 1.0, "dense": 0.5}
     for bad in ("bm25", "bm25=x", "dense=-1"):

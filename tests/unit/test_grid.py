@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from retrieval import grid
+from retrieval.explain import grid
 
 K = 60
 
@@ -205,7 +205,7 @@ def test_every_text_of_the_analyst_tab_is_in_both_languages() -> None:
     import re
     from pathlib import Path
 
-    from retrieval.judge.features import CANDIDATE_NAMES
+    from retrieval.learned.judge.features import CANDIDATE_NAMES
     from ui.i18n import FEATURE_LABELS, TEXTS, feature_label
 
     source = (Path(__file__).resolve().parents[2] / "ui" / "grid.py").read_text(encoding="utf-8")

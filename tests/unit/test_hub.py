@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.hub import DEFAULT_CROSS_ENCODER, FALLBACK_CROSS_ENCODER, HubUnreachable, check_hub
+from retrieval.backends.hub import DEFAULT_CROSS_ENCODER, FALLBACK_CROSS_ENCODER, HubUnreachable, check_hub
 
 
 def test_offline_mode_is_respected(monkeypatch):
@@ -27,8 +27,8 @@ def test_the_adr_models_are_the_defaults():
 
 
 def test_a_cross_encoder_not_on_disk_is_refused_before_loading(tmp_path, monkeypatch):
-    from retrieval.hub import on_disk
-    from retrieval.rerank import load_reranker
+    from retrieval.backends.hub import on_disk
+    from retrieval.stages.rerank import load_reranker
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # an empty cache: nothing is on disk
     import huggingface_hub.constants as constants

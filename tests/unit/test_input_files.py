@@ -10,11 +10,12 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from retrieval import cli, judgments
-from retrieval.corpus import load_corpus, load_questions
-from retrieval.errors import CorpusError, InvalidGlossary
-from retrieval.inputs import MAX_JSON_DEPTH, json_depth_problem
-from retrieval.transforms import Glossary
+from retrieval import cli
+from retrieval.backends.corpus import load_corpus, load_questions
+from retrieval.core.errors import CorpusError, InvalidGlossary
+from retrieval.core.inputs import MAX_JSON_DEPTH, json_depth_problem
+from retrieval.offline import judgments
+from retrieval.stages.transforms import Glossary
 
 DEEP = "[" * 100_000 + "]" * 100_000
 GOOD_DOC = json.dumps({"id": "a", "text": "O prazo do PX-7 é de sete dias."})

@@ -7,14 +7,29 @@ import math
 import numpy as np
 import pytest
 
-from retrieval.filters import Filters
-from retrieval.fusion import rrf
-from retrieval.judge.features import (CANDIDATE_FEATURES, CANDIDATE_NAMES, FEATURE_DOCS, GATE_NAMES, GATE_SIGNS,
-                                      JudgeInput, SENTENCE_NAMES, TextView, candidate_features, focus_missing_words,
-                                      focus_of, gate_features, holds, sentence_features, tenant_stats, word_forms)
-from retrieval.lexical import LexicalIndex
-from retrieval.text import tokenize
-from retrieval.types import Chunk, Document, RankedList, ScoredItem
+from retrieval.backends.lexical import LexicalIndex
+from retrieval.core.filters import Filters
+from retrieval.core.text import tokenize
+from retrieval.core.types import Chunk, Document, RankedList, ScoredItem
+from retrieval.learned.judge.features import (
+    CANDIDATE_FEATURES,
+    CANDIDATE_NAMES,
+    FEATURE_DOCS,
+    GATE_NAMES,
+    GATE_SIGNS,
+    SENTENCE_NAMES,
+    JudgeInput,
+    TextView,
+    candidate_features,
+    focus_missing_words,
+    focus_of,
+    gate_features,
+    holds,
+    sentence_features,
+    tenant_stats,
+    word_forms,
+)
+from retrieval.stages.fusion import rrf
 
 QUESTION = "Qual o prazo de garantia do leitor biométrico?"
 DOCS = [Document("a", "Alfa", "A garantia do leitor é de 12 meses. Vale para defeitos.", {}),
@@ -158,7 +173,7 @@ def test_gate_features_by_hand(case):
 def test_a_focus_word_is_held_by_its_stem_or_prefix():
     question = "A licença ativada pode ser reembolsada? How do I get a refund?"
     forms = word_forms("O reembolso de uma licença só vale antes da ativação.")
-    focus = focus_of(question, __import__("retrieval.judge.features", fromlist=["question_terms"]).question_terms(
+    focus = focus_of(question, __import__("retrieval.learned.judge.features", fromlist=["question_terms"]).question_terms(
         question, tenant_stats(LexicalIndex([], "tenant"))))
     held = {t: holds(f, forms) for t, f in zip(focus.tokens, focus.forms)}
     # "how", "do", "i", "get", "a" are question words or English stopwords; "refund" is not in the text.
@@ -170,7 +185,7 @@ def test_a_question_that_names_nothing_has_no_focus_and_no_support_from_focus(ca
     inp, rows = case
     from dataclasses import replace as dc_replace
 
-    from retrieval.judge.features import candidate_features as cf
+    from retrieval.learned.judge.features import candidate_features as cf
 
     for question in ("qual?", "Como faço?", "O que posso fazer?"):
         q_inp = dc_replace(inp, question=question)
@@ -182,7 +197,7 @@ def test_a_question_that_names_nothing_has_no_focus_and_no_support_from_focus(ca
 
 
 def test_english_function_words_only_leave_the_focus():
-    from retrieval.judge.features import question_terms
+    from retrieval.learned.judge.features import question_terms
 
     stats = tenant_stats(LexicalIndex([], "tenant"))
     # Content words that a long English stopword list would drop ("area", "face", "site", the code NF-e) stay.
@@ -191,7 +206,7 @@ def test_english_function_words_only_leave_the_focus():
 
 
 def test_short_stems_and_short_prefixes_do_not_match():
-    from retrieval.judge.features import question_terms
+    from retrieval.learned.judge.features import question_terms
 
     stats = tenant_stats(LexicalIndex([], "tenant"))
     for question, text in (("Qual a taxa?", "Chame um táxi."), ("A garantia é internacional?", "Use a internet."),
@@ -205,7 +220,7 @@ def test_short_stems_and_short_prefixes_do_not_match():
 
 # -- the executable registry ---------------------------------------------------------------------------------
 def test_a_table_has_one_column_per_declaration_in_declaration_order():
-    from retrieval.judge.features import _f, _table
+    from retrieval.learned.judge.features import _f, _table
 
     feats = (_f("first", "", "", lambda ctx, n: ctx[n] * 10), _f("second", "", "", lambda ctx, n: -ctx[n]))
     X = _table(feats, [1.0, 2.0, 3.0], 3)
@@ -221,7 +236,7 @@ def test_the_gate_signs_are_the_declared_ones():
 def test_the_feature_set_version_follows_every_declaration(monkeypatch):
     import dataclasses
 
-    from retrieval.judge import features as F
+    from retrieval.learned.judge import features as F
 
     now = F._feature_set_version()
     assert now == F.FEATURE_SET_VERSION and now.startswith("judge-features-")

@@ -9,10 +9,22 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from retrieval.judge.features import (CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIGNS,  # noqa: E402
-                                      SENTENCE_NAMES)
-from retrieval.judge.models import (BoosterModel, JudgeModelError, JudgeModels, LogisticModel, load_judge,  # noqa: E402
-                                    ndcg_at, read_models)
+from retrieval.learned.judge.features import (
+    CANDIDATE_NAMES,
+    FEATURE_SET_VERSION,
+    GATE_NAMES,
+    GATE_SIGNS,
+    SENTENCE_NAMES,
+)
+from retrieval.learned.judge.models import (
+    BoosterModel,
+    JudgeModelError,
+    JudgeModels,
+    LogisticModel,
+    load_judge,
+    ndcg_at,
+    read_models,
+)
 
 PARAMS = {"objective": "lambdarank", "num_leaves": 4, "min_data_in_leaf": 5, "verbose": -1, "deterministic": True,
           "force_col_wise": True, "num_threads": 1, "seed": 7}
@@ -123,8 +135,8 @@ def test_a_damaged_model_folder_is_refused_before_lightgbm_reads_it(tmp_path):
     import json
     import shutil
 
-    from retrieval.judge.models import load_judge
-    from retrieval.settings import PROJECT_ROOT
+    from retrieval.core.paths import PROJECT_ROOT
+    from retrieval.learned.judge.models import load_judge
 
     shipped = PROJECT_ROOT / "models" / "judge"
     cases = {}
@@ -205,8 +217,8 @@ def test_damaged_support_values_and_manifest_shapes_are_refused(tmp_path):
 def test_a_model_retrained_into_the_same_folder_is_loaded_anew(tmp_path):
     """Models were cached by their folder's path: "judge more, train again" then compared against the first
     model. The caches key on the folder's content (manifest hash and model files), so the new one loads."""
-    from retrieval.judge.models import folder_fingerprint
-    from retrieval.pipeline import Workbench
+    from retrieval.learned.judge.models import folder_fingerprint
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     folder = tmp_path / "judge"

@@ -10,14 +10,14 @@ pytest.importorskip("lightgbm")
 
 from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
 
-from retrieval.corpus import load_questions  # noqa: E402
-from retrieval.judge import train as T  # noqa: E402
-from retrieval.judge.features import GATE_NAMES  # noqa: E402
+from retrieval.backends.corpus import load_questions  # noqa: E402
+from retrieval.learned.judge.features import GATE_NAMES  # noqa: E402
+from retrieval.offline import training as T  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def bench_and_model(tmp_path_factory):
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     folder = tmp_path_factory.mktemp("judge-stage")
@@ -98,7 +98,7 @@ def test_support_gate_off_keeps_the_cosine_gate(bench_and_model):
 
 
 def test_feature_contribution_rows_for_the_panel():
-    from retrieval.views import feature_contribution_rows
+    from retrieval.explain.views import feature_contribution_rows
 
     item = {"feature_contributions": {"cov_parent": 0.5, "dense_gap": -0.8, "bm25_norm": 0.1, "bias": -2.0}}
     rows = feature_contribution_rows(item, 2)
@@ -107,7 +107,7 @@ def test_feature_contribution_rows_for_the_panel():
 
 
 def test_support_threshold_setting_takes_effect_or_is_refused(bench_and_model):
-    from retrieval.errors import InvalidSetting
+    from retrieval.core.errors import InvalidSetting
     from retrieval.settings import Settings
 
     bench, corpus, _ = bench_and_model
@@ -129,16 +129,17 @@ def test_support_threshold_setting_takes_effect_or_is_refused(bench_and_model):
 def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds():
     # c#0 is a lexical-only find beyond a window of 1: the window's input holds no vector for it, so a
     # widened run must read it from the store (cos 0.9), not leave the "unknown" 0.
-    import numpy as np
     from dataclasses import replace as dc_replace
 
+    import numpy as np
     from test_judge_features import DOCS, QUESTION  # the hand-built three-chunk case
-    from retrieval.filters import Filters
-    from retrieval.fusion import rrf
-    from retrieval.judge.features import JudgeInput, TextView, tenant_stats
-    from retrieval.judge.stage import JudgeRun
-    from retrieval.lexical import LexicalIndex
-    from retrieval.types import Chunk, RankedList, ScoredItem
+
+    from retrieval.backends.lexical import LexicalIndex
+    from retrieval.core.filters import Filters
+    from retrieval.core.types import Chunk, RankedList, ScoredItem
+    from retrieval.learned.judge.features import JudgeInput, TextView, tenant_stats
+    from retrieval.stages.fusion import rrf
+    from retrieval.stages.judge import JudgeRun
 
     chunks = [Chunk(f"{d.id}#0", d.id, 0, d.title, d.text, {}, d.id) for d in DOCS]
     lexical = LexicalIndex(chunks, "tenant")
@@ -161,7 +162,7 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
     # decision is not made (its gate drops, saying why) rather than scoring an unknown cosine as 0.
     from types import SimpleNamespace
 
-    from retrieval.judge.stage import support_decision
+    from retrieval.stages.judge import support_decision
 
     def fails(ids):
         raise ConnectionError("store gone")
@@ -192,7 +193,7 @@ def test_gate_features_of_chunks_beyond_the_window_read_their_stored_vectors(ben
 def test_without_the_reader_the_learned_stages_drop_with_its_reason(bench_and_model, monkeypatch):
     """The judge reads the reader's scores: a reader that cannot load drops the learned ranker and gate to
     rrf_only with the reason, and the request still answers."""
-    from retrieval.reader import interaction
+    from retrieval.learned.reader import interaction
 
     bench, corpus, _ = bench_and_model
     bench.load_corpus(corpus)

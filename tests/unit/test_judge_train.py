@@ -9,14 +9,14 @@ pytest.importorskip("lightgbm")
 
 from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
 
-from retrieval.corpus import load_questions  # noqa: E402
-from retrieval.judge import train as T  # noqa: E402
-from retrieval.types import RankedList, ScoredItem  # noqa: E402
+from retrieval.backends.corpus import load_questions  # noqa: E402
+from retrieval.core.types import RankedList, ScoredItem  # noqa: E402
+from retrieval.offline import training as T  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory):
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     folder = tmp_path_factory.mktemp("judge")
@@ -57,8 +57,8 @@ def test_leave_evidence_out_never_leaks_into_lists_or_rows(traced):
 
 
 def test_split_is_by_parent():
-    from retrieval.evaluation import split_of
-    from retrieval.types import Question
+    from retrieval.core.split import split_of
+    from retrieval.core.types import Question
 
     qs = [Question(f"q{i}", "x", "g", (f"p{i % 7}",)) for i in range(60)]
     splits = T.assign_splits(qs)

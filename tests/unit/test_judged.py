@@ -1,11 +1,11 @@
-"""judged@k (retrieval.evaluation.metrics.judged_share) on a case computed by hand, and its place in the report."""
+"""judged@k (retrieval.offline.evaluation.metrics.judged_share) on a case computed by hand, and its place in the report."""
 
 from __future__ import annotations
 
 import pytest
 
-from retrieval.evaluation.metrics import aggregate, judged_share
-from retrieval.report import question_rows
+from retrieval.offline.evaluation.metrics import aggregate, judged_share
+from retrieval.offline.report import question_rows
 
 
 def test_judged_share_by_hand():

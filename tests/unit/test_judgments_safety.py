@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from retrieval import judgments
-from retrieval import report as rep
-from retrieval.errors import CorpusError, InvalidId
+from retrieval.core.errors import CorpusError, InvalidId
+from retrieval.offline import judgments
+from retrieval.offline import report as rep
 
 #: Any code point, lone surrogates and line separators (U+0085, U+2028, U+2029, C0/C1) included.
 ANY_TEXT = st.text(st.one_of(st.characters(exclude_categories=()),
@@ -59,7 +59,7 @@ def test_jsonl_escapes_line_separators_and_reads_back() -> None:
         assert "\\u2028" in text and "\\u0085" in text and "\\u2029" in text
         assert len(text.splitlines()) == 2
         assert judgments.load(path, question, qid=qid) == {"p\u2028": 2}
-        from retrieval.corpus import load_questions
+        from retrieval.backends.corpus import load_questions
 
         assert {q.id for q in load_questions(str(path))} >= {qid}
 
@@ -217,7 +217,7 @@ def _save_many(path: str, prefix: str, n: int, start) -> None:
 # after an AppTest in the same session that is a Streamlit page script).
 _WRITER = """
 import os, sys, time
-from retrieval import judgments
+from retrieval.offline import judgments
 path, prefix, go = sys.argv[1], sys.argv[2], sys.argv[3]
 while not os.path.exists(go):
     time.sleep(0.005)
@@ -232,7 +232,7 @@ def test_two_processes_saving_at_once_lose_nothing(tmp_path, name) -> None:
     import sys
 
     path, go = str(tmp_path / name), tmp_path / "go"
-    root = Path(judgments.__file__).resolve().parents[1]
+    root = Path(judgments.__file__).resolve().parents[2]
     workers = [subprocess.Popen([sys.executable, "-c", _WRITER, path, p, str(go)], cwd=root)
                for p in ("A", "B")]
     go.touch()  # both start writing at once

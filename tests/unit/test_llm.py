@@ -14,11 +14,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from retrieval.answer import UNCITED_NOTE, LLMAnswerer, answer_stage
-from retrieval.llm import ChatClient, LLMFailure, redact_url, url_secrets
+from retrieval.core.llm import ChatClient, LLMFailure, redact_url, url_secrets
+from retrieval.core.types import FinalItem
 from retrieval.settings import Settings
-from retrieval.transforms import LLMTransformer
-from retrieval.types import FinalItem
+from retrieval.stages.answer import UNCITED_NOTE, LLMAnswerer, answer_stage
+from retrieval.stages.transforms import LLMTransformer
 
 SECRET = "sk-hostile-0123456789"
 QUESTION = "Quando o PX-7 é ativado?"
@@ -223,8 +223,8 @@ def test_an_http_error_is_recorded_by_status_never_by_its_body(server: HostileSe
 
 def test_the_base_url_credentials_never_reach_the_trace(server: HostileServer, tmp_path) -> None:
     """A whole request through the pipeline with ``http://user:secret@…/v1?api_key=zzz`` and an echoing server."""
-    from retrieval.index import build_index
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.index import build_index
+    from retrieval.pipeline.workbench import Workbench
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in [

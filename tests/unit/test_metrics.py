@@ -6,9 +6,10 @@ import math
 
 import pytest
 
-from retrieval.evaluation import Config, compare, split_of
-from retrieval.evaluation import scores as _scores
-from retrieval.types import Question
+from retrieval.core.split import split_of
+from retrieval.core.types import Question
+from retrieval.offline.evaluation import Config, compare
+from retrieval.offline.evaluation import scores as _scores
 
 
 def Q(qid, relevant, graded=None, group="g"):
@@ -76,7 +77,7 @@ def test_hit_rate_precision_and_mrr_cut_at_k():
 
 
 def test_abstention_accuracy_counts_both_sides():
-    from retrieval.evaluation import aggregate as _aggregate
+    from retrieval.offline.evaluation import aggregate as _aggregate
 
     rows = [{"id": "u1", "relevant": [], "abstained": True}, {"id": "u2", "relevant": [], "abstained": False},
             {"id": "a1", "relevant": ["d"], "abstained": False}, {"id": "a2", "relevant": ["d"], "abstained": True}]
@@ -110,7 +111,7 @@ def test_gains_losses_by_group_and_lost_relevant_on_a_constructed_pair():
 def test_a_config_file_entry_whose_settings_are_not_an_object_is_refused():
     import pytest
 
-    from retrieval.evaluation import resolve_configs
+    from retrieval.offline.evaluation import resolve_configs
     from retrieval.settings import Settings
 
     for bad in ("x", [1, 2], 3):

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from retrieval.errors import InvalidFilter
-from retrieval.filters import Filters
-from retrieval.lexical import lucene_idf
-from retrieval.milvus import Schema, doc_weights, literal, sparse_vector, tenant_key, term_id
+from retrieval.backends.lexical import lucene_idf
+from retrieval.backends.milvus import Schema, doc_weights, literal, sparse_vector, tenant_key, term_id
+from retrieval.core.errors import InvalidFilter
+from retrieval.core.filters import Filters
 
 HOSTILE = 'x" or 1==1 or doc_type == "\' \\ ) or (true'
 

@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from retrieval.embedders import FunctionEmbedder
-from retrieval.generate import QueryEncoder
-from retrieval.loadonce import LoadOnce
+from retrieval.backends.embedders import FunctionEmbedder
+from retrieval.core.loadonce import LoadOnce
+from retrieval.stages.generate import QueryEncoder
 
 
 def _vectors(texts: list[str]) -> np.ndarray:

@@ -3,7 +3,7 @@ so they agree with the chunks the answer used."""
 
 from __future__ import annotations
 
-from retrieval import views
+from retrieval.explain import views
 
 
 def _item(chunk_id: str, rank: int, **extra):

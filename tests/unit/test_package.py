@@ -6,13 +6,12 @@ import subprocess
 import sys
 
 import pytest
-from pydantic import ValidationError
-
 from _paths import ROOT
+from pydantic import ValidationError
 
 
 def test_import_does_not_load_torch_chromadb_or_streamlit():
-    code = ("import sys, retrieval, retrieval.pipeline, retrieval.cli, retrieval.evaluation, retrieval.views; "
+    code = ("import sys, retrieval, retrieval.pipeline.workbench, retrieval.cli, retrieval.offline.evaluation, retrieval.explain.views; "
             "print(sorted(m for m in ('torch', 'chromadb', 'streamlit', 'sentence_transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

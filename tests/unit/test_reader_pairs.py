@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrieval.reader.pairs import chunk_words, load_set, split_of_article
+from experiments.reader_pairs import chunk_words, load_set, split_of_article
 
 
 def _write(folder, corpus, questions):
@@ -58,7 +58,7 @@ def test_held_out_parents_are_never_a_training_negative(tmp_path):
 
 def test_span_support_is_best_span_minus_null():
     torch = pytest.importorskip("torch")
-    from retrieval.reader.model import span_support
+    from experiments.reader_model import span_support
 
     # two question tokens, three passage tokens; null = start[0] + end[0] = 1 + 1
     start = torch.tensor([[1.0, 0.0, 5.0, 0.0, 2.0]])

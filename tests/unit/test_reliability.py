@@ -8,14 +8,15 @@ import json
 
 import pytest
 
-from retrieval.corpus import chunk_documents, load_corpus
-from retrieval.errors import CorpusError, InvalidFilter, InvalidGlossary, InvalidSetting, RetrievalError
-from retrieval.filters import Filters, build_filters, field_types
-from retrieval.fusion import fuse, parse_weights, weighted_rrf
-from retrieval.lexical import LexicalIndex
+from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.backends.lexical import LexicalIndex
+from retrieval.core.codes import codes, corpus_codes, invariant_flags
+from retrieval.core.errors import CorpusError, InvalidFilter, InvalidGlossary, InvalidSetting, RetrievalError
+from retrieval.core.filters import Filters, build_filters, field_types
+from retrieval.core.types import Document, RankedList, ScoredItem
 from retrieval.settings import Settings
-from retrieval.transforms import Glossary, codes, corpus_codes, invariant_flags
-from retrieval.types import Document, RankedList, ScoredItem
+from retrieval.stages.fusion import fuse, parse_weights, weighted_rrf
+from retrieval.stages.transforms import Glossary
 
 
 def _jsonl(path, rows):
@@ -122,7 +123,7 @@ def test_metadata_values_the_stores_cannot_hold_are_refused(tmp_path, value):
 def test_malformed_squad_is_one_corpus_error(tmp_path, data):
     path = tmp_path / "squad.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    from retrieval.corpus import load_questions
+    from retrieval.backends.corpus import load_questions
 
     for load in (load_corpus, load_questions):
         with pytest.raises(CorpusError) as err:
@@ -241,7 +242,7 @@ class _TruncatingModel:
 
 
 def test_cross_encoder_records_truncation_per_item():
-    from retrieval.rerank import CrossEncoderReranker, truncation_of
+    from retrieval.stages.rerank import CrossEncoderReranker, truncation_of
 
     reranker = CrossEncoderReranker("fake", _TruncatingModel())
     passages = ["um dois", "um dois tres quatro cinco seis sete", "um dois tres quatro cinco seis oito"]
@@ -295,7 +296,7 @@ _TENANT_DOCS = [{"id": "a", "text": SECRET, "metadata": {"tenant": "t1"}},
 def _load(tmp_path, docs, **overrides):
     import threading
 
-    from retrieval.index import build_index
+    from retrieval.pipeline.index import build_index
 
     settings = Settings(_env_file=None, **overrides)
     path = _jsonl(tmp_path / "t.jsonl", docs) if docs is not None else None

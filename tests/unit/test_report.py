@@ -7,7 +7,7 @@ import io
 import re
 from datetime import datetime, timezone
 
-from retrieval import report as rep
+from retrieval.offline import report as rep
 
 
 def row(qid, group, relevant, ranked, scores, layer="ok", stage=None):
@@ -103,7 +103,7 @@ EVIL_LINK = "[y](http://evil/) a|b `c` **d**"
 def test_decision_record_escapes_every_text_the_run_did_not_write() -> None:
     """Configuration names, question and document ids, groups, the corpus path, the hypothesis, settings, tenants
     and gold spans as attacker text: the downloaded decision.md renders them as text (no image, link, HTML or
-    extra table cell), as the page does (retrieval.markdown)."""
+    extra table cell), as the page does (retrieval.core.markdown)."""
     from markdown_it import MarkdownIt
 
     r = report()

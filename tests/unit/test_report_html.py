@@ -8,10 +8,9 @@ import copy
 from html.parser import HTMLParser
 
 import pytest
-
-from retrieval import grid, report_html
-
 from test_grid import trace as grid_trace
+
+from retrieval.explain import grid, report_html
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -131,7 +130,7 @@ def test_report_module_does_not_import_streamlit() -> None:
 
 
 def test_the_label_caveat_counts_questions_not_the_kinds_of_problem():
-    from retrieval.report_html import _caveats
+    from retrieval.explain.report_html import _caveats
 
     base = {"configs": {"a": {"overall": {}}}, "questions": 200, "comparisons": []}
     none = {kind: [] for kind in ("tenant_not_in_corpus", "relevant_not_in_corpus", "relevant_in_other_tenant")}

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from retrieval import roots
-from retrieval.errors import PathRefused, RetrievalError
-from retrieval.settings import PROJECT_ROOT, Settings
+from retrieval.core.errors import PathRefused, RetrievalError
+from retrieval.core.paths import PROJECT_ROOT
+from retrieval.serving import roots
+from retrieval.settings import Settings
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from retrieval.serve import WORKER_COOKIE, Balancer, balancer_app, free_port
+from retrieval.serving.serve import WORKER_COOKIE, Balancer, balancer_app, free_port
 
 
 def test_pick_follows_a_valid_cookie_and_otherwise_the_least_busy_worker() -> None:
@@ -197,7 +197,7 @@ class _Stub:
 def test_a_worker_that_stops_answering_its_health_check_is_skipped_until_it_answers(monkeypatch) -> None:
     """A worker whose port is open but that no longer answers (stopped, deadlocked) is marked down after two
     failed health checks in a row, and up again once one answers; one failure alone changes nothing."""
-    import retrieval.serve as serving
+    from retrieval.serving import serve as serving
 
     monkeypatch.setattr(serving, "SUPERVISE_INTERVAL_S", 0.01)
     monkeypatch.setattr(serving, "HEALTH_TIMEOUT_S", 0.0)

@@ -8,20 +8,20 @@ import threading
 import numpy as np
 import pytest
 
-from retrieval.errors import InvalidSetting
-from retrieval.expand import Expansion, fuse_expanded, multi_hop
-from retrieval.filters import Filters, build_filters
-from retrieval.gate import Cosines, decide, question_cosines
-from retrieval.generate import QueryEncoder, generate
-from retrieval.index import build_index
-from retrieval.listcache import ListCache
-from retrieval.pipeline import Workbench
-from retrieval.rerank import RerankerSpec
-from retrieval.select import dedup, lost_by_reranker, select
+from retrieval.core.errors import InvalidSetting
+from retrieval.core.filters import Filters, build_filters
+from retrieval.core.listcache import ListCache
+from retrieval.core.timing import StageTimer
+from retrieval.core.types import Query, RankedList, RankerKey, ScoredItem
+from retrieval.pipeline.expand import Expansion, fuse_expanded, multi_hop
+from retrieval.pipeline.index import build_index
+from retrieval.pipeline.tiers import plan_tier
+from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
-from retrieval.tiers import plan_tier
-from retrieval.trace import StageTimer
-from retrieval.types import Query, RankedList, RankerKey, ScoredItem
+from retrieval.stages.gate import Cosines, decide, question_cosines
+from retrieval.stages.generate import QueryEncoder, generate
+from retrieval.stages.rerank import RerankerSpec
+from retrieval.stages.select import dedup, lost_by_reranker, select
 
 DOCS = [
     {"id": "a", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas após o pagamento.", "metadata": {"tenant": "t1"}},
@@ -163,7 +163,7 @@ def test_multi_hop_inserts_the_code_it_followed(state):
     fused = RankedList("fused", "rrf", items("b", "a"))
 
     def search(text, hyde):
-        from retrieval.generate import Generated
+        from retrieval.stages.generate import Generated
 
         found = items("c", "b") if text == "PX-9" else ()
         return Generated(RankedList("lexical", "bm25", found), RankedList("dense", "cosine", ()), None, None)
@@ -246,7 +246,7 @@ def test_index_key_names_every_index_setting():
 
 
 def test_every_millisecond_of_a_request_is_in_a_named_stage(state, tmp_path):
-    from retrieval.trace import TOP_LEVEL_STAGES
+    from retrieval.core.timing import TOP_LEVEL_STAGES
 
     bench = Workbench(Settings(_env_file=None), embedder=None, progress=False)
     bench.state = state
@@ -259,8 +259,8 @@ def test_every_millisecond_of_a_request_is_in_a_named_stage(state, tmp_path):
 
 
 def test_passage_templates_and_their_own_collections():
-    from retrieval.store import index_variant
-    from retrieval.types import Chunk
+    from retrieval.backends.store import index_variant
+    from retrieval.core.types import Chunk
 
     chunk = Chunk("p#0", "p", 0, "Prazo de entrega", "Chega em 5 dias.", {}, "h", context="Contexto.")
     assert [chunk.passage(t) for t in ("title-newline", "title-period", "text")] == [

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.answer import ExtractiveAnswerer
-from retrieval.filters import Filters
-from retrieval.index import build_index
-from retrieval.pipeline import Workbench
-from retrieval.select import select
+from retrieval.backends.store import StoreRead, guarded, read_vectors, read_window
+from retrieval.core.filters import Filters
+from retrieval.core.types import RankedList, ScoredItem
+from retrieval.pipeline.index import build_index
+from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
-from retrieval.store import StoreRead, guarded, read_vectors, read_window
-from retrieval.types import RankedList, ScoredItem
+from retrieval.stages.answer import ExtractiveAnswerer
+from retrieval.stages.select import select
 
 DOCS = [
     {"id": "a", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas após o pagamento.", "metadata": {"tenant": "t1"}},
@@ -158,7 +158,7 @@ class FailingLLM:
 
 
 def test_an_llm_transform_fallback_is_recorded_in_the_trace(tmp_path, monkeypatch):
-    monkeypatch.setattr("retrieval.expand.LLMTransformer", FailingLLM)
+    monkeypatch.setattr("retrieval.pipeline.expand.LLMTransformer", FailingLLM)
     bench, _ = _bench(tmp_path, reranker_model="none", support_gate=False, evidence_model=False,
                       llm_base_url="http://127.0.0.1:9/v1", llm_model="fake", transforms=("rewrite",))
     trace = bench.ask(QUESTION, {"tenant": "t1"}, answerer=ExtractiveAnswerer())
@@ -176,12 +176,12 @@ def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_
     import subprocess
     import sys
 
-    from retrieval.index import store_write_lock
+    from retrieval.pipeline.index import store_write_lock
     from retrieval.settings import Settings
 
     settings = Settings(chroma_path=tmp_path / "chroma")
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from retrieval.index import store_write_lock; "
+        [sys.executable, "-c", "import sys, time; from retrieval.pipeline.index import store_write_lock; "
          "from retrieval.settings import Settings\n"
          f"with store_write_lock(Settings(chroma_path={str(tmp_path / 'chroma')!r})):\n"
          "    print('held', flush=True); sys.stdin.readline()"],

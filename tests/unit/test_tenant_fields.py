@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _paths import ROOT
 from _tenant_corpus import ACME_FIELDS, write_corpus
-from retrieval.errors import InvalidFilter, TenantRequired
+
+from retrieval.core.errors import InvalidFilter, TenantRequired
 
 GLOBEX_ONLY = ("clearance", "secret", "alpha", "str")
 
@@ -26,7 +26,7 @@ GLOBEX_ONLY = ("clearance", "secret", "alpha", "str")
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory):
     """The two-tenant corpus, BM25 only (no embedder: the filters are checked before any search)."""
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
     folder = tmp_path_factory.mktemp("tenant_fields")
@@ -78,8 +78,8 @@ def test_the_tenant_is_read_before_any_other_field(bench) -> None:
 
 
 def test_pickers_and_the_self_query_offer_only_the_tenants_values(bench) -> None:
-    from retrieval.expand import self_query
-    from retrieval.filters import Filters
+    from retrieval.core.filters import Filters
+    from retrieval.pipeline.expand import self_query
 
     state = bench.state
     assert state.filter_values(["acme"]) == {"tenant": ["acme"], "doc_type": ["faq", "manual"],
@@ -99,7 +99,7 @@ def test_a_link_filter_on_another_tenants_field_or_value_is_said_once(bench) -> 
     """The app's link filters (``f.<field>=``): a field the tenant's documents lack is refused in the request's
     words (naming only the tenant's fields), a value they lack is named back as written; both leave the pending
     filters, and the rest stay for the pickers."""
-    from retrieval import views
+    from retrieval.explain import views
 
     state = bench.state
     pending = {"clearance": ("top",), "region": ("norte",), "doc_type": ("secret", "faq"), "tenant": ("acme",)}

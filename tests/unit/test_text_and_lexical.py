@@ -7,11 +7,11 @@ import unicodedata
 
 import pytest
 
-from retrieval.corpus import chunk_documents
-from retrieval.filters import Filters
-from retrieval.lexical import B, K1, LexicalIndex, lucene_idf
-from retrieval.text import tokenize
-from retrieval.types import Document
+from retrieval.backends.corpus import chunk_documents
+from retrieval.backends.lexical import K1, B, LexicalIndex, lucene_idf
+from retrieval.core.filters import Filters
+from retrieval.core.text import tokenize
+from retrieval.core.types import Document
 
 
 def _chunks(*docs):
@@ -26,7 +26,7 @@ def test_nfc_and_nfd_tokens_identical_and_accents_folded():
 
 
 def test_fold_removes_combining_marks_outside_the_latin_block_too():
-    from retrieval.text import fold
+    from retrieval.core.text import fold
 
     # U+0591 (Hebrew accent) and U+20D7 (combining arrow) are combining marks outside U+0300-U+036F.
     assert fold("x\u0591y\u20d7 Ação “ª” ﬁ") == "xy acao “a” fi"
@@ -95,8 +95,8 @@ def test_metadata_filter_inside_lexical_generator():
 def test_bm25s_engine_ranks_like_rank_bm25(corpus):
     from _paths import FAQUAD
 
-    from retrieval.corpus import load_corpus, load_questions
-    from retrieval.settings import LAB_CORPUS, LAB_QUESTIONS
+    from retrieval.backends.corpus import load_corpus, load_questions
+    from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 
     base = {"lab": (LAB_CORPUS, LAB_QUESTIONS), "faquad": (FAQUAD / "corpus.jsonl", FAQUAD / "questions.jsonl")}
     if not base[corpus][0].exists():
@@ -160,9 +160,9 @@ def test_every_scripts_letters_are_tokens_and_cjk_runs_are_bigrams():
 
 
 def test_an_answer_quotes_whole_sentences_never_a_clause_after_a_semicolon_or_colon():
-    from retrieval.answer import ExtractiveAnswerer
-    from retrieval.text import split_sentences, whole_sentences
-    from retrieval.types import FinalItem
+    from retrieval.core.text import split_sentences, whole_sentences
+    from retrieval.core.types import FinalItem
+    from retrieval.stages.answer import ExtractiveAnswerer
 
     text = ("Guarde a nota fiscal e o número de série; o suporte pede os dois. Não compre uma segunda licença: "
             "a primeira vale para dois aparelhos.\nGarantia: 12 meses.")

@@ -5,12 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.expand import variant_texts
-from retrieval.llm import LLMFailure
-from retrieval.mmr import mmr
-from retrieval.transforms import (Glossary, checked, codes, decompose, invariant_flags, local_hyde,
-                                  local_multi_query, local_rewrite, self_query_filters)
-from retrieval.types import ScoredItem
+from retrieval.core.codes import codes, invariant_flags
+from retrieval.core.llm import LLMFailure
+from retrieval.core.types import ScoredItem
+from retrieval.pipeline.expand import variant_texts
+from retrieval.stages.mmr import mmr
+from retrieval.stages.transforms import (
+    Glossary,
+    checked,
+    decompose,
+    local_hyde,
+    local_multi_query,
+    local_rewrite,
+    self_query_filters,
+)
 
 NEGATION_Q = "O PX-7 não foi ativado apesar do pagamento"
 GLOSSARY = Glossary({"pgto": "pagamento", "nf": "nota fiscal"}, {"ativacao": "ativação"},

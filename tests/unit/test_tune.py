@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.evaluation.configs import split_of
-from retrieval.evaluation.tune import Step, decide, markdown, tune, write_outputs
+from retrieval.core.split import split_of
+from retrieval.offline.tune import Step, decide, markdown, tune, write_outputs
 
 N = 36  # pairs: 36 questions, of which 11 fall in the fixed held-out split
 WEIGHTED = {"fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"}
@@ -25,7 +25,7 @@ def _embedder(decoy_weight: float):
     """Passages: one axis per document (``decoy`` in the title → the pair's first axis). Questions ``alphaN
     betaN``: ``decoy_weight`` on the decoy's axis, 1 − that on the right document's (a small constant
     everywhere, so no vector is zero)."""
-    from retrieval.embedders import FunctionEmbedder
+    from retrieval.backends.embedders import FunctionEmbedder
 
     def number(text: str) -> int | None:
         found = re.search(r"alpha(\d+)", text)
@@ -72,7 +72,7 @@ def _base(folder: Path):
 
 
 def _factory(corpus: Path, embedder):
-    from retrieval.pipeline import Workbench
+    from retrieval.pipeline.workbench import Workbench
 
     cache = {}
 
@@ -89,7 +89,7 @@ def _factory(corpus: Path, embedder):
 
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory):
-    from retrieval.corpus import load_questions
+    from retrieval.backends.corpus import load_questions
 
     folder = tmp_path_factory.mktemp("tune")
     corpus, qpath = _write(folder)
@@ -99,8 +99,8 @@ def pairs(tmp_path_factory):
 
 
 def test_a_clear_winner_is_found_on_dev_confirmed_on_heldout_and_adopted(pairs, tmp_path, monkeypatch):
-    from retrieval import tuned
-    from retrieval.evaluation.tune import adoption_record
+    from retrieval.offline import tuned
+    from retrieval.offline.tune import adoption_record
 
     folder, corpus, questions = pairs
     base = _base(folder)
@@ -194,8 +194,8 @@ def test_decision_needs_a_significant_heldout_gain_and_no_lost_document():
 
 
 def test_cli_commands_read_the_adopted_default_under_their_own_set(tmp_path, monkeypatch):
-    from retrieval import tuned
     from retrieval.cli import _tuned
+    from retrieval.offline import tuned
     from retrieval.settings import Settings
 
     monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(tmp_path / "chroma"))
@@ -211,14 +211,14 @@ def test_cli_commands_read_the_adopted_default_under_their_own_set(tmp_path, mon
     other = Settings(_env_file=None, embedding_model="minilm")  # another index of the corpus: its own key
     assert tuned.load_adopted(other, corpus) is None
     tuned.tuned_path(base, corpus).write_text("{not json", encoding="utf-8")
-    from retrieval.errors import RetrievalError
+    from retrieval.core.errors import RetrievalError
 
     with pytest.raises(RetrievalError, match="tune --remove"):
         tuned.load_adopted(base, corpus)
 
 
 def test_app_query_carries_what_a_link_can():
-    from retrieval.evaluation.tune import app_query
+    from retrieval.offline.tune import app_query
     from retrieval.settings import Settings
 
     query, outside = app_query({"rrf_k": 30, "reranker_model": "none", "fusion": "convex",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.whatif import Edit, FIXTURE_LABEL, manual_fusion, parse_mapping, parse_ranking, what_if
+from retrieval.explain.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 
 LISTS = {"bm25": ["d1", "d3", "d2"], "dense": ["d2", "d1", "d4"]}
 

@@ -1,0 +1,527 @@
+"""Reading corpora and question sets through the project's contracts, and splitting parents into subchunks.
+
+Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of ``.md`` /
+``.txt`` files with optional YAML front matter (``README.md`` skipped; id = relative path without extension,
+title from the first heading / front matter / file name, see :func:`_folder_documents`); a BEIR folder (``corpus.jsonl``,
+``queries.jsonl``, ``qrels/*.tsv``); a SQuAD JSON file. Every error names the file (and line).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..core.errors import CorpusError
+from ..core.inputs import check_json_depth, check_regular_file
+from ..core.text import fold, split_sentences
+from ..core.types import Chunk, Document, Question
+
+_SCALARS = (str, int, float, bool)
+_INT64 = (-(2**63), 2**63 - 1)
+
+#: Sizes every backend can store, checked at load for both alike (UTF-8 bytes, which no Milvus version counts
+#: as fewer than characters), so a corpus that loads on the local backend also syncs to Milvus: one value past
+#: a Milvus field's ``max_length`` fails the sync of the whole corpus (every request then ``lexical_only``).
+#: A document id: the chunk id ``{id}#{n}`` must fit Milvus's id field (1,024).
+MAX_ID_BYTES = 1000
+#: A tenant value (Milvus's partition key field).
+MAX_TENANT_BYTES = 1024
+#: A metadata string (Milvus's typed metadata fields).
+MAX_METADATA_TEXT_BYTES = 65_535
+#: The tenant field checked at load when the caller does not name another (RETRIEVAL_TENANT_FIELD's default).
+DEFAULT_TENANT_FIELD = "tenant"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "-", fold(text)).strip("-") or "doc"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON)
+        return False
+    return True
+
+
+def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
+    """Metadata as a dict of scalars whose keys the stores accept.
+
+    Raises:
+        CorpusError (with ``where``): not an object; a key empty, starting with ``$`` / ``#`` / ``chroma:`` or
+            reserved by the stores; a value that is not a string, boolean, 64-bit integer or finite number.
+    """
+    from .store import RESERVED_KEYS, RESERVED_PREFIXES
+
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{where}: 'metadata' must be an object")
+    for key, value in meta.items():
+        if not isinstance(key, str) or not key.strip():
+            raise CorpusError(f"{where}: metadata key {key!r} is empty")
+        if key.startswith(RESERVED_PREFIXES) or key in RESERVED_KEYS:
+            raise CorpusError(f"{where}: metadata key {key!r} is reserved by the stores (keys may not start "
+                              f"with {', '.join(RESERVED_PREFIXES)} nor be {', '.join(sorted(RESERVED_KEYS))})")
+        if not _encodable(key):
+            raise CorpusError(f"{where}: metadata key {key!r} is not valid Unicode text")
+        if not isinstance(value, _SCALARS):
+            raise CorpusError(f"{where}: metadata {key!r} must be a string, number or boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CorpusError(f"{where}: metadata {key!r} must be a finite number, got {value!r}")
+        if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+            raise CorpusError(f"{where}: metadata {key!r} is an integer beyond 64 bits ({value})")
+        if isinstance(value, str) and not _encodable(value):
+            raise CorpusError(f"{where}: metadata {key!r} is not valid Unicode text")
+        if isinstance(value, str) and len(value.encode("utf-8")) > MAX_METADATA_TEXT_BYTES:
+            raise CorpusError(f"{where}: metadata {key!r} holds {len(value.encode('utf-8')):,} bytes of text; the "
+                              f"limit is {MAX_METADATA_TEXT_BYTES:,} (UTF-8 bytes, what a Milvus text field holds)")
+    return dict(meta)
+
+
+def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    check_regular_file(path)
+    try:
+        # JSON Lines are separated by "\n" only: str.splitlines() would also cut at U+0085, U+2028 and other
+        # separators that a JSON string may hold unescaped.
+        lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        check_json_depth(line, path, number)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise CorpusError(f"{path}:{number}: each line must be a JSON object")
+        yield number, record
+
+
+def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Document:
+    doc_id = record.get(id_key)
+    if not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
+        raise CorpusError(f"{where}: missing or empty '{id_key}'")
+    text = record.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise CorpusError(f"{where}: document {doc_id!r} has an empty 'text'")
+    title = record.get("title") or ""
+    if not isinstance(title, str):
+        raise CorpusError(f"{where}: 'title' must be a string")
+    if not all(_encodable(x) for x in (str(doc_id), title, text)):
+        raise CorpusError(f"{where}: document {str(doc_id)!r} holds invalid Unicode (a lone surrogate)")
+    size = len(str(doc_id).encode("utf-8"))
+    if size > MAX_ID_BYTES:
+        raise CorpusError(f"{where}: document id {str(doc_id)[:40]!r}… is {size:,} bytes long; the limit is "
+                          f"{MAX_ID_BYTES:,} (UTF-8 bytes: its chunk ids must fit the vector store's id field)")
+    return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where))
+
+
+def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEFAULT_TENANT_FIELD,
+            source: Path | None = None) -> list[Document]:
+    """The documents, refusing duplicate ids and a tenant field that mixes JSON types.
+
+    Tenant identity is exact in type: a corpus whose tenant values are ``1`` and ``true`` (or ``1`` and
+    ``"1"``, or ``1`` and ``1.0``) is refused here, naming the first line of each type.
+    """
+    seen: dict[str, str] = {}
+    tenant_type: tuple[str, str] | None = None
+    out: list[Document] = []
+    for where, doc in docs:
+        if doc.id in seen:
+            raise CorpusError(f"{where}: duplicate id {doc.id!r} (first at {seen[doc.id]})")
+        seen[doc.id] = where
+        if tenant_field and tenant_field in doc.metadata:
+            tenant = doc.metadata[tenant_field]
+            if isinstance(tenant, str) and len(tenant.encode("utf-8")) > MAX_TENANT_BYTES:
+                raise CorpusError(f"{where}: tenant {tenant[:40]!r}… ({tenant_field!r}) is "
+                                  f"{len(tenant.encode('utf-8')):,} bytes long; the limit is {MAX_TENANT_BYTES:,} "
+                                  "(UTF-8 bytes, what the vector store's tenant field holds)")
+            kind = _json_type(tenant)
+            if tenant_type is None:
+                tenant_type = (kind, where)
+            elif kind != tenant_type[0]:
+                raise CorpusError(
+                    f"{where}: tenant field '{tenant_field}' is a {kind} here but a {tenant_type[0]} at "
+                    f"{tenant_type[1]}: a tenant field must hold one JSON type (tenants are exact in value and type)")
+        out.append(doc)
+    if not out:
+        raise CorpusError(f"{source}: the corpus holds no document" if source else "the corpus holds no document")
+    return out
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number with a fraction", str: "string"}.get(type(value), "value")
+
+
+def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise CorpusError(f"{where}: front matter opened with '---' is never closed")
+    import yaml
+
+    try:
+        meta = yaml.safe_load(text[3:end]) or {}
+        raw = yaml.load(text[3:end], Loader=yaml.BaseLoader) or {}  # the same scalars as written
+    except yaml.YAMLError as exc:
+        raise CorpusError(f"{where}: invalid YAML front matter ({exc})") from exc
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{where}: front matter must be a mapping")
+    # YAML 1.1 rewrites some integers (``007`` → 7, ``1:20`` → 80, ``0x1F`` → 31): two different values would
+    # become one (two tenants merged). An integer whose written form is not its own spelling stays text.
+    for key, value in meta.items():
+        written = raw.get(key) if isinstance(raw, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and isinstance(written, str):
+            if str(value) != written.strip().lstrip("+"):
+                meta[key] = written
+    return meta, text[end + 4 :].lstrip("\n")
+
+
+#: An ATX heading line (CommonMark: up to three spaces, one to six ``#``, a space, the text, optional closing ``#``s).
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def _split_title(body: str, markdown: bool) -> tuple[str | None, str]:
+    """The title line of a folder file's body and the body without it, or ``(None, body)`` when it has none.
+
+    Markdown: the first non-empty line when it is an ATX heading (any level), before any body text. Text: the
+    first non-empty line when more non-empty lines follow. A heading that is the file's only line is not a
+    title: its text (without the ``#`` marks) is the body.
+    """
+    lines = body.split("\n")
+    first = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None, body
+    rest = "\n".join(lines[first + 1 :]).lstrip("\r\n")
+    if markdown:
+        heading = _ATX.match(lines[first].rstrip("\r"))
+        if heading is None or not heading.group(1).strip():
+            return None, body
+        if not rest.strip():
+            return None, heading.group(1).strip()
+        return heading.group(1).strip(), rest
+    if not rest.strip():
+        return None, body
+    return lines[first].strip(), rest
+
+
+def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
+    """The ``.md`` / ``.txt`` files under ``root`` as documents (``README.md`` and hidden parts skipped).
+
+    Id: the path relative to ``root`` without its extension (``sub/tcu-432``); two files with one id
+    (``a.md`` and ``a.txt``) are refused naming both. Title: a Markdown file's first ATX heading (before any
+    body text), else the front matter's ``title``, else the file name without extension; a text file's front
+    matter ``title``, else its first non-empty line when more follow, else the file name. A title read from the
+    body is removed from the text.
+    """
+    ids: dict[str, Path] = {}
+    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".txt"}):
+        relative = path.relative_to(root)
+        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in relative.parts) \
+                or path.is_dir():  # a folder named like a file: rglob walks its files anyway
+            continue
+        check_regular_file(path)  # a FIFO or a device named x.md would block the reader
+        where = str(path)
+        doc_id = relative.with_suffix("").as_posix()
+        if doc_id in ids:
+            raise CorpusError(f"{ids[doc_id]} and {path} both give the document id {doc_id!r} (the id is the path "
+                              f"without its extension): rename or remove one")
+        ids[doc_id] = path
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CorpusError(f"{where}: cannot read ({exc.__class__.__name__})") from exc
+        meta, body = _front_matter(raw, where)
+        declared = str(meta.pop("title", "") or "")
+        if path.suffix.lower() == ".md":
+            heading, text = _split_title(body, markdown=True)
+            title = heading or declared or path.stem
+        elif declared:
+            title, text = declared, body
+        else:
+            first, text = _split_title(body, markdown=False)
+            title = first or path.stem
+        record = {"id": doc_id, "title": title, "text": text, "metadata": meta}
+        yield where, _document(record, where)
+
+
+def _squad(path: Path) -> tuple[list[Document], list[Question]]:
+    text = _read_text(path)
+    check_json_depth(text, path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{path}: not a readable SQuAD JSON file ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise CorpusError(f"{path}: a SQuAD file needs a top-level 'data' list")
+    docs: list[tuple[str, Document]] = []
+    questions: list[Question] = []
+    for a, article in enumerate(data["data"]):
+        if not isinstance(article, dict):
+            raise CorpusError(f"{path}: data[{a}] must be an object with 'title' and 'paragraphs'")
+        title = str(article.get("title", f"article-{a}"))
+        paragraphs = article.get("paragraphs", [])
+        if not isinstance(paragraphs, list):
+            raise CorpusError(f"{path}: data[{a}].paragraphs must be a list")
+        for p, paragraph in enumerate(paragraphs):
+            doc_id = f"{_slug(title)}-p{p}"
+            where = f"{path}: data[{a}].paragraphs[{p}]"
+            if not isinstance(paragraph, dict) or not isinstance(paragraph.get("context", ""), str):
+                raise CorpusError(f"{where} must be an object with a 'context' string")
+            docs.append((where, _document({"id": doc_id, "title": title.replace("_", " "),
+                                           "text": paragraph.get("context", ""),
+                                           "metadata": {"article": title}}, where)))
+            qas = paragraph.get("qas", [])
+            if not isinstance(qas, list):
+                raise CorpusError(f"{where}.qas must be a list")
+            for n, qa in enumerate(qas):
+                spot = f"{where}.qas[{n}]"
+                if not isinstance(qa, dict) or "id" not in qa or not isinstance(qa.get("question"), str) \
+                        or not qa["question"].strip():
+                    raise CorpusError(f"{spot} must be an object with an 'id' and a non-empty 'question'")
+                raw_answers = qa.get("answers", [])
+                if not isinstance(raw_answers, list) or not all(isinstance(x, dict) for x in raw_answers):
+                    raise CorpusError(f"{spot}.answers must be a list of objects")
+                answers = tuple(dict.fromkeys(str(x["text"]) for x in raw_answers if x.get("text")))
+                impossible = bool(qa.get("is_impossible"))
+                questions.append(Question(str(qa["id"]), qa["question"], "squad",
+                                          () if impossible else (doc_id,), {}, None, answers))
+    return _unique(docs, None, path), questions
+
+
+def _is_beir(path: Path) -> bool:
+    return path.is_dir() and (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file()
+
+
+def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIELD) -> list[Document]:
+    """Read parent documents from ``path`` (JSONL file, folder, BEIR folder or SQuAD JSON).
+
+    Args:
+        tenant_field: the metadata field naming the tenant (``RETRIEVAL_TENANT_FIELD``); its values must all
+            have one JSON type.
+
+    Raises:
+        CorpusError: unreadable file, a path that is not a regular file (a FIFO, a device), invalid JSON or JSON
+            nested more than 64 levels deep (with file:line; checked before parsing), missing/empty id or text, duplicate id
+            (naming both places), non-scalar metadata, a metadata key that is empty, starts with ``$`` or is
+            reserved by the stores, a tenant field mixing JSON types, a malformed SQuAD file, an empty corpus,
+            or a value larger than every backend can store: an id over :data:`MAX_ID_BYTES`, a tenant over
+            :data:`MAX_TENANT_BYTES`, a metadata string over :data:`MAX_METADATA_TEXT_BYTES` (UTF-8 bytes).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    if _is_beir(path):
+        source = path / "corpus.jsonl"
+        return _unique(((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source)),
+                       tenant_field, source)
+    if path.is_dir():
+        return _unique(_folder_documents(path), tenant_field, path)
+    if path.suffix.lower() == ".json":
+        return _squad(path)[0]
+    return _unique(((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path)), tenant_field,
+                   path)
+
+
+def _beir_doc(record: dict[str, Any], where: str) -> Document:
+    record = dict(record)
+    record.setdefault("id", record.pop("_id", None))
+    return _document(record, where)
+
+
+def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Question]:
+    """Read labeled questions: our JSONL, a BEIR folder (queries + ``qrels/test.tsv`` or the first tsv),
+    a SQuAD JSON file, or TREC topics with a TREC qrels file (``qrels`` given; see :func:`load_trec`).
+
+    Raises:
+        CorpusError: unreadable file, a path that is not a regular file, invalid JSON or JSON nested more than
+            64 levels deep (file:line), a question without ``id`` or text, duplicate ids.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or folder")
+    if qrels is not None:
+        questions = load_trec(path, Path(qrels))
+    elif _is_beir(path):
+        questions = _beir_questions(path)
+    elif path.suffix.lower() == ".json":
+        questions = _squad(path)[1]
+    else:
+        questions = []
+        for number, rec in _read_jsonl(path):
+            where = f"{path}:{number}"
+            if not rec.get("id") or not isinstance(rec.get("question"), str) or not rec["question"].strip():
+                raise CorpusError(f"{where}: a question needs 'id' and a non-empty 'question'")
+            relevant = rec.get("relevant") or []
+            filters = rec.get("filters") or {}
+            if not isinstance(relevant, list) or not isinstance(filters, dict):
+                raise CorpusError(f"{where}: 'relevant' must be a list and 'filters' an object")
+            graded = rec.get("graded")
+            if graded is not None and (not isinstance(graded, dict) or not all(
+                    type(v) is int and 0 <= v <= 3 for v in graded.values())):
+                raise CorpusError(f"{where}: 'graded' must be an object of parent id → grade 0-3")
+            answers = rec.get("answers") or []
+            if not isinstance(answers, list) or not all(isinstance(x, str) for x in answers):
+                raise CorpusError(f"{where}: 'answers' must be a list of strings")
+            questions.append(Question(str(rec["id"]), rec["question"], str(rec.get("group") or "default"),
+                                      tuple(str(r) for r in relevant), dict(filters),
+                                      {str(k): int(v) for k, v in graded.items()} if graded else None,
+                                      tuple(rec.get("answers") or ())))
+    seen: set[str] = set()
+    for q in questions:
+        if q.id in seen:
+            raise CorpusError(f"{path}: duplicate question id {q.id!r}")
+        seen.add(q.id)
+    return questions
+
+
+def _read_text(path: Path) -> str:
+    check_regular_file(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+
+
+def load_trec(topics: Path, qrels: Path) -> list[Question]:
+    """TREC topics plus a TREC qrels file as labeled questions (group ``trec``, no filters).
+
+    Topics: either a tab-separated file, ``qid<TAB>query text`` per line (MS MARCO / Anserini style), or the
+    classic SGML form (``<top> <num> Number: 401 <title> text … </top>``; the title is the query). Qrels:
+    ``qid iteration docno relevance`` per line, whitespace-separated. Grades > 0 are relevant (and feed
+    nDCG as gains); a topic whose judgments are all 0 has an empty ``relevant`` (an abstention); topics
+    without any judgment are left out, as ``trec_eval`` does.
+
+    Raises:
+        CorpusError: an unreadable file, a qrels line without four fields or with a non-integer grade
+            (file:line), or a topics line without a tab.
+    """
+    if not qrels.exists():
+        raise CorpusError(f"{qrels}: no such file")
+    judged: dict[str, dict[str, int]] = {}
+    for number, line in enumerate(_read_text(qrels).splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
+            raise CorpusError(f"{qrels}:{number}: a qrels line is 'qid iteration docno relevance'")
+        judged.setdefault(parts[0], {})[parts[2]] = int(parts[3])
+    text = _read_text(topics)
+    pairs: list[tuple[str, str]] = []
+    if "<top>" in text:
+        for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S):
+            num = re.search(r"<num>\s*(?:Number:)?\s*(\S+)", block)
+            title = re.search(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|<[a-z]+>|$)", block, flags=re.S)
+            if num and title and title.group(1).strip():
+                pairs.append((num.group(1), " ".join(title.group(1).split())))
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            qid, sep, query = line.partition("\t")
+            if not sep or not qid.strip() or not query.strip():
+                raise CorpusError(f"{topics}:{number}: a topics line is 'qid<TAB>query'")
+            pairs.append((qid.strip(), query.strip()))
+    out = []
+    for qid, query in pairs:
+        if qid not in judged:
+            continue
+        grades = {d: g for d, g in judged[qid].items() if g > 0}
+        out.append(Question(qid, query, "trec", tuple(grades), {}, grades or None))
+    return out
+
+
+def _beir_questions(root: Path) -> list[Question]:
+    qrels_dir = root / "qrels"
+    tsvs = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
+    chosen = next((t for t in tsvs if t.stem == "test"), tsvs[0] if tsvs else None)
+    graded: dict[str, dict[str, int]] = {}
+    if chosen is not None:
+        check_regular_file(chosen)
+        with chosen.open(encoding="utf-8") as handle:
+            for row in csv.reader(handle, delimiter="\t"):
+                if len(row) < 3 or not row[2].lstrip("-").isdigit():
+                    continue  # header line
+                graded.setdefault(row[0], {})[row[1]] = int(row[2])
+    out = []
+    for number, rec in _read_jsonl(root / "queries.jsonl"):
+        qid = str(rec.get("_id", rec.get("id", "")))
+        if qid not in graded and chosen is not None:
+            continue
+        grades = {d: g for d, g in graded.get(qid, {}).items() if g > 0}
+        out.append(Question(qid, rec.get("text", ""), "beir", tuple(grades), {}, grades or None))
+    return out
+
+
+def content_hash(*parts: object) -> str:
+    """SHA-1 over the JSON of ``parts`` (stable key order): the identity of a chunk's indexed content."""
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _windows(sentences: list[str], size: int, overlap: int) -> list[list[str]]:
+    """Pack sentences into windows of at most ``size`` words; consecutive windows share trailing sentences
+    of at most ``overlap`` words. A sentence longer than ``size`` is cut into word runs."""
+    pieces: list[str] = []
+    for sentence in sentences:
+        words = sentence.split()
+        if len(words) <= size:
+            pieces.append(sentence)
+        else:
+            step = size - overlap
+            pieces.extend(" ".join(words[i : i + size]) for i in range(0, len(words) - overlap, step))
+    counts = [len(p.split()) for p in pieces]
+    windows: list[list[str]] = []
+    start = 0
+    while start < len(pieces):
+        end, total = start, 0
+        while end < len(pieces) and (total + counts[end] <= size or end == start):
+            total += counts[end]
+            end += 1
+        windows.append(pieces[start:end])
+        if end >= len(pieces):
+            break
+        back, shared = end, 0
+        while back - 1 > start and shared + counts[back - 1] <= overlap:
+            back -= 1
+            shared += counts[back]
+        start = back
+    return windows
+
+
+def context_line(doc: Document, max_words: int = 40) -> str:
+    """Contextual retrieval's line for every chunk of ``doc`` (local adapter, no LLM): the parent's title and
+    its first sentence as a summary, cut to ``max_words`` words."""
+    sentences = split_sentences(doc.text)
+    summary = " ".join((sentences[0] if sentences else "").split()[:max_words])
+    return f"Documento: {doc.title or doc.id}. Resumo: {summary}"
+
+
+def chunk_documents(docs: Iterable[Document], chunk_tokens: int, chunk_overlap: int,
+                    contextual: bool = False) -> list[Chunk]:
+    """Split parents into subchunks of at most ``chunk_tokens`` words on sentence boundaries.
+
+    Args:
+        contextual: attach :func:`context_line` to each chunk, stored apart from its text (the indexes read
+            it; the context sent to the answer and the citations show the original text only).
+
+    Returns:
+        Chunks with ids ``"{parent_id}#{n}"`` (n from 0), each carrying its parent's metadata and title.
+    """
+    chunks: list[Chunk] = []
+    for doc in docs:
+        context = context_line(doc) if contextual else ""
+        for n, window in enumerate(_windows(split_sentences(doc.text), chunk_tokens, chunk_overlap)):
+            text = " ".join(window)
+            chunk_id = f"{doc.id}#{n}"
+            chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, dict(doc.metadata),
+                                content_hash(chunk_id, doc.title, text, dict(doc.metadata), context), context))
+    return chunks

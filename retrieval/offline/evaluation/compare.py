@@ -1,0 +1,112 @@
+"""Comparisons of configurations: paired Fisher randomization tests (ranx), per-group deltas, and the
+questions that lost a relevant document the baseline had found."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Mapping, Sequence
+
+from ...core.types import Question
+from .configs import Config
+from .metrics import RANX_LOCK, parent_ranking, parent_run, quiet_ranx, relevant_grades
+
+
+def observed(report: Mapping[str, Any]) -> list[str]:
+    """One line per candidate: what the run showed on the headline metrics (to set beside the hypothesis)."""
+    kmax = report["k"][-1]
+    lines = []
+    rows = report.get("comparisons") or []
+    for candidate in dict.fromkeys(r["candidate"] for r in rows):
+        parts = []
+        for metric in (f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}"):
+            row = next((r for r in rows if r["candidate"] == candidate and r["metric"] == metric), None)
+            if row:
+                parts.append(f"{metric} {row['delta']:+.4f} ({_fmt_p(row['p_value'])})")
+        head = next(r for r in rows if r["candidate"] == candidate and r["metric"] == f"ndcg@{kmax}")
+        lost = len(head["lost_relevant"])
+        lines.append(f"{candidate} vs {head['baseline']}: " + ", ".join(parts)
+                     + f"; {len(head['improved'])} questions improved, {len(head['worsened'])} worsened"
+                     + (f"; {lost} lost a relevant document the baseline had in its top {kmax}" if lost else ""))
+    return lines
+
+
+def _fmt_p(p: Any) -> str:
+    from ..report import p_text
+
+    return p_text(p)
+
+
+def _metric_k(metric: str) -> int:
+    return int(metric.rsplit("@", 1)[1])
+
+
+#: Permutations of the paired Fisher randomization test.
+PERMUTATIONS = 10_000
+
+
+def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Mapping[str, Mapping[str, list[str]]],
+            per_q: Mapping[str, Mapping[str, Mapping[str, float]]], names: list[str],
+            runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> list[dict[str, Any]]:
+    """Each config against the first (the baseline), per metric.
+
+    Every list is read as its parent ranking (each parent once, at its best rank: :func:`.metrics.parent_run`,
+    the run the metrics read); ``runs`` (config name → that run) saves building it again.
+
+    Each row: ``delta`` of the means, ``p_value`` of ranx's paired Fisher randomization test, the questions
+    that ``improved`` or ``worsened``, the same counted ``by_group``, and ``lost_relevant``: the questions
+    where a relevant parent the baseline had in its top K (K of the metric) is missing from the candidate's
+    top K, whatever the mean says. ``wins_on_mean_but_lost_relevant`` flags a positive delta with losses.
+    """
+    answerable = [q for q in questions if q.relevant]
+    if len(configs) < 2 or not answerable:
+        return []
+    quiet_ranx()
+    with RANX_LOCK:  # ranx builds numba structures and compiles on first use: one thread at a time
+        from ranx import Qrels, Run
+        from ranx import compare as ranx_compare
+
+        qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
+        ranx_runs = []
+        for config in configs:
+            run = (runs or {}).get(config.name)
+            if run is None:
+                run = parent_run(answerable, finals[config.name])
+            ranx_runs.append(Run({q.id: dict(run.get(q.id) or {"__none__": 0.0}) for q in answerable},
+                                 name=config.name))
+        # 10,000 permutations: ranx draws them in parallel threads that its seed does not reach, so p varies
+        # between runs; at 10,000 by about ±0.005 (±0.02 at ranx's default 1,000).
+        report = ranx_compare(qrels, ranx_runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
+                              n_permutations=PERMUTATIONS, make_comparable=True).to_dict()
+    base = configs[0].name
+    groups = sorted({q.group for q in answerable})
+    out = []
+    for config in configs[1:]:
+        for metric in names:
+            k = _metric_k(metric)
+            b = [per_q[base][q.id][metric] for q in answerable]
+            c = [per_q[config.name][q.id][metric] for q in answerable]
+            lost = []
+            for q in answerable:
+                had = set(q.relevant) & set(parent_ranking(finals[base].get(q.id) or [])[:k])
+                missing = sorted(had - set(parent_ranking(finals[config.name].get(q.id) or [])[:k]))
+                if missing:
+                    lost.append({"id": q.id, "group": q.group, "lost": missing})
+            by_group = {}
+            for g in groups:
+                idx = [i for i, q in enumerate(answerable) if q.group == g]
+                by_group[g] = {"questions": len(idx),
+                               "delta": round(statistics.fmean(c[i] - b[i] for i in idx), 4),
+                               "improved": [answerable[i].id for i in idx if c[i] > b[i]],
+                               "worsened": [answerable[i].id for i in idx if c[i] < b[i]]}
+            delta = round(statistics.fmean(c) - statistics.fmean(b), 4)
+            out.append({
+                "baseline": base, "candidate": config.name, "metric": metric,
+                "delta": delta,
+                "p_value": report[base]["comparisons"][config.name][metric],
+                "improved": [q.id for q, x, y in zip(answerable, b, c) if y > x],
+                "worsened": [q.id for q, x, y in zip(answerable, b, c) if y < x],
+                "by_group": by_group,
+                "lost_relevant": lost,
+                "wins_on_mean_but_lost_relevant": bool(delta > 0 and lost),
+            })
+    return out

@@ -1,0 +1,78 @@
+"""Evaluation configurations and the fixed dev / held-out split.
+
+A configuration is a name plus settings overrides over the base settings; the named ones are those of
+DESIGN.md ("Command line") plus a few interventions, each one change away from ``hybrid``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from ...core.split import split_of
+from ...core.types import Question
+from ...settings import Settings
+
+#: Named configurations (DESIGN.md, "Command line"): settings overrides over the base settings.
+NAMED_CONFIGS: dict[str, dict[str, Any]] = {
+    "bm25": {"dense_enabled": False, "hybrid_enabled": True, "reranker_model": "none"},
+    "dense": {"hybrid_enabled": False, "reranker_model": "none"},
+    "hybrid": {"reranker_model": "none"},
+    "hybrid+rerank": {},
+    "hybrid+ltr": {"reranker_model": "ltr"},
+    "hybrid+reader": {"reranker_model": "reader"},
+    # Further interventions, each one change away from ``hybrid``:
+    "hybrid-rrf30": {"reranker_model": "none", "rrf_k": 30},
+    "weighted-rrf": {"reranker_model": "none", "fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"},
+    "combsum": {"reranker_model": "none", "fusion": "combsum"},
+    "hybrid-use-m3": {"reranker_model": "none", "embedding_model": "use-m3"},
+    "hybrid-minilm": {"reranker_model": "none", "embedding_model": "minilm"},
+}
+
+
+
+
+def select_split(questions: Iterable[Question], split: str) -> list[Question]:
+    if split not in {"dev", "heldout", "all"}:
+        raise ValueError("split must be dev, heldout or all")
+    return [q for q in questions if split == "all" or split_of(q.id) == split]
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    overrides: Mapping[str, Any]
+
+
+def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mapping[str, Any]] = ()) -> list[Config]:
+    """Named configs plus ``{"name", "settings"}`` entries from a config file.
+
+    Raises:
+        ValueError: an unknown name, an entry without ``name``, a name given twice (their rows would merge),
+            or ``top_k`` in a configuration (the evaluation sets it: the largest ``--k``).
+    """
+    out = []
+    for name in names:
+        if name not in NAMED_CONFIGS:
+            raise ValueError(f"unknown config '{name}' (named configs: {', '.join(NAMED_CONFIGS)})")
+        overrides = dict(NAMED_CONFIGS[name])
+        if name == "hybrid+rerank":
+            overrides["reranker_model"] = base.reranker_model
+        out.append(Config(name, overrides))
+    for entry in extra:
+        if not isinstance(entry, Mapping) or not entry.get("name"):
+            raise ValueError("each config-file entry needs a 'name' and a 'settings' object")
+        overrides = entry.get("settings") or {}
+        if not isinstance(overrides, Mapping):
+            raise ValueError(f"config '{entry['name']}': 'settings' must be an object of name: value, "
+                             f"got {type(overrides).__name__}")
+        if "top_k" in overrides:
+            raise ValueError(f"config '{entry['name']}': top_k is set by the evaluation (the largest k); "
+                             "choose the cut-offs with --k")
+        out.append(Config(str(entry["name"]), dict(overrides)))
+    seen: set[str] = set()
+    for config in out:
+        if config.name in seen:
+            raise ValueError(f"config '{config.name}' is given twice: each configuration needs its own name")
+        seen.add(config.name)
+    return out

@@ -1,0 +1,165 @@
+"""Per-corpus defaults adopted by ``python -m retrieval tune --adopt``: where they live, how a request reads them.
+
+A tuned configuration is a set of settings overrides that won on a corpus' own labels (chosen on the dev split,
+confirmed on the held-out split: :mod:`retrieval.offline.tune`). It is stored beside the corpus' index, in
+``<store folder>/tuned/<key>.json`` (``.retrieval/tuned/`` by default: the folder that holds ``chroma/``), keyed
+the way the index is: the corpus' absolute path and the index-level settings it is loaded with
+(:func:`corpus_key`; the tuned settings themselves are left out of the key, so a tuned ``passage_template`` does
+not move the file it is read from).
+
+A request reads it through :func:`apply_adopted`: an adopted value replaces a setting the request holds at the
+base value (the environment's, or the built-in default); a setting the request chose itself (``--set``, an app
+control moved away from its default) is kept. The trace says so in its notes (:func:`trace_note`): "tuned for
+this corpus on N questions, held-out nDCG@10 +x".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..core.errors import RetrievalError
+from ..core.paths import LAB_CORPUS
+from ..settings import INDEX_SETTINGS, Settings
+
+#: The settings a tuned configuration may hold: those that change rankings (and the passage template).
+TUNABLE = ("overfetch", "rrf_k", "fusion", "fusion_weights", "reranker_model", "reranker_max_input",
+           "passage_template")
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """A per-corpus default: the overrides and what justified them.
+
+    Attributes:
+        overrides: setting name → value (names of :data:`TUNABLE`).
+        questions: labeled questions the tuner read (dev and held-out together).
+        heldout_delta: held-out nDCG@10 of the tuned configuration minus the default's.
+        p_value: the paired Fisher randomization test's p on held-out nDCG@10.
+        metric: the metric those figures are of (``ndcg@10``).
+        path: the file it was read from.
+    """
+
+    overrides: Mapping[str, Any]
+    questions: int
+    heldout_delta: float
+    p_value: float | None
+    metric: str
+    path: Path
+
+    def note(self) -> str:
+        """One line for the trace: ``tuned for this corpus on 44 questions, held-out ndcg@10 +0.031 (p=0.012):
+        rrf_k=30, reranker_max_input=50``."""
+        from .report import p_text
+
+        shown = ", ".join(f"{k}={v}" for k, v in self.overrides.items())
+        return (f"tuned for this corpus on {self.questions} questions, held-out {self.metric} "
+                f"{self.heldout_delta:+.3f} ({p_text(self.p_value)}): {shown}")
+
+
+def tuned_dir(settings: Settings) -> Path:
+    """The folder of per-corpus defaults: beside the vector store's folder (``.retrieval/tuned``)."""
+    return Path(settings.chroma_path).resolve().parent / "tuned"
+
+
+def corpus_key(settings: Settings, corpus: str | Path | None) -> str:
+    """The key of a corpus' tuned file: a hash of its absolute path and its index-level settings (as the index
+    is keyed: :meth:`Settings.index_settings`), without the tunable ones."""
+    path = str(Path(corpus or LAB_CORPUS).resolve())
+    index = {k: v for k, v in settings.index_settings().items() if k not in TUNABLE}
+    text = json.dumps({"corpus": path, "index": index}, sort_keys=True, default=str)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def tuned_path(settings: Settings, corpus: str | Path | None) -> Path:
+    """``<tuned_dir>/<corpus_key>.json``."""
+    return tuned_dir(settings) / f"{corpus_key(settings, corpus)}.json"
+
+
+def load_adopted(settings: Settings, corpus: str | Path | None) -> Adopted | None:
+    """The corpus' adopted configuration, or ``None`` when none is stored.
+
+    Raises:
+        RetrievalError: a stored file that cannot be read, or whose overrides are not valid settings (one line
+            naming the file; ``tune --remove`` deletes it).
+    """
+    path = tuned_path(settings, corpus)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        overrides = dict(data["overrides"])
+        unknown = sorted(set(overrides) - set(TUNABLE))
+        if unknown:
+            raise ValueError(f"settings that are not tunable: {', '.join(unknown)}")
+        settings.with_overrides(**overrides)
+        adopted = Adopted(overrides, int(data["questions"]), float(data["heldout"]["delta"]),
+                          data["heldout"].get("p_value"), str(data["heldout"].get("metric", "ndcg@10")), path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RetrievalError(f"{path}: the corpus' tuned configuration cannot be used ({exc}); remove it with "
+                             "python -m retrieval tune --remove --corpus …") from None
+    return adopted
+
+
+def adopt(settings: Settings, corpus: str | Path | None, record: Mapping[str, Any]) -> Path:
+    """Store ``record`` (``{"overrides", "questions", "heldout": {"delta", "p_value", "metric"}, …}``) as the
+    corpus' default, atomically (a reader sees the old file or the new one). Returns its path."""
+    path = tuned_path(settings, corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"corpus": str(Path(corpus or LAB_CORPUS).resolve()), "key": corpus_key(settings, corpus), **record}
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".tuned-", suffix=".tmp",
+                                     delete=False) as handle:
+        json.dump(data, handle, ensure_ascii=False, indent=2)
+    os.replace(handle.name, path)
+    return path
+
+
+def remove(settings: Settings, corpus: str | Path | None) -> Path | None:
+    """Delete the corpus' tuned file; its path, or ``None`` when there was none."""
+    path = tuned_path(settings, corpus)
+    if not path.is_file():
+        return None
+    path.unlink()
+    return path
+
+
+def apply_adopted(request: Settings, base: Settings, adopted: Adopted | None,
+                  loaded: Settings | None = None) -> tuple[Settings, str | None]:
+    """``request`` with the adopted overrides, and the note for the trace (``None`` when nothing is adopted).
+
+    An adopted value replaces a setting that ``request`` holds at ``base``'s value; a setting the request
+    changed itself is kept (and the note says which). With ``loaded`` (the settings of an already loaded
+    Workbench), an index-level override (``passage_template``) that the loaded index does not have is not
+    applied (a request cannot change it) and the note says so.
+    """
+    if adopted is None:
+        return request, None
+    applied, kept, skipped = {}, [], []
+    for name, value in adopted.overrides.items():
+        if getattr(request, name) != getattr(base, name):
+            kept.append(name)
+        elif name in INDEX_SETTINGS and loaded is not None and getattr(loaded, name) != value:
+            skipped.append(f"{name}={value}")
+        else:
+            applied[name] = value
+    note = adopted.note()
+    if kept:
+        note += f"; this request's own {', '.join(kept)} kept"
+    if skipped:
+        note += f"; not applied (index-level, the loaded index was built without it): {', '.join(skipped)}"
+    return (request.with_overrides(**applied) if applied else request), note
+
+
+def trace_note(trace: Any, note: str | None) -> Any:
+    """``trace`` (a :class:`~retrieval.pipeline.trace.Trace` or its dict) with ``{"stage": "settings", "note"}`` added."""
+    if not note:
+        return trace
+    entry = {"stage": "settings", "note": note}
+    if isinstance(trace, dict):
+        return {**trace, "notes": [*(trace.get("notes") or []), entry]}
+    return replace(trace, notes=[*trace.notes, entry])

@@ -1,0 +1,156 @@
+"""Building an index: read and chunk a corpus, build its BM25 indexes, sync its vector store.
+
+:func:`build_index` returns a frozen :class:`IndexState`; the caller makes it current only once it is
+complete, so a failed load leaves the previous index usable. A vector store that cannot be opened or
+synced is not an error: the state records why (the request then runs ``lexical_only``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from ..backends.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
+from ..backends.embedders import Embedder
+from ..backends.lexical import LexicalIndex
+from ..backends.state import IndexState
+from ..backends.store import VectorStore, index_variant
+from ..core.errors import CorpusError
+from ..core.filters import field_types
+from ..core.paths import LAB_CORPUS
+from ..core.types import Document
+from ..settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+
+
+def check_tenant_field(docs: Sequence[Document], tenant_field: str, source: Path) -> None:
+    """Refuse a tenant field that would silently change who sees what.
+
+    * A field other than the default ``tenant`` that no document carries, while the documents carry other
+      metadata: a misspelled ``RETRIEVAL_TENANT_FIELD`` (``tennant``) would make a multi-tenant corpus
+      single-tenant, every request searching every tenant. The refusal names the keys the documents carry.
+    * A field some documents carry and others do not: every request names one tenant, so the documents
+      without one could never be found. The refusal names how many, and the first.
+
+    A corpus without any tenant field under the default name is single-tenant, as are documents with no
+    metadata at all: both load.
+
+    Raises:
+        CorpusError: one of the two cases above, in one line naming ``source``.
+    """
+    carrying = sum(1 for d in docs if tenant_field in d.metadata)
+    if carrying == 0:
+        keys = sorted({k for d in docs for k in d.metadata})
+        if tenant_field != DEFAULT_TENANT_FIELD and keys:
+            shown = ", ".join(repr(k) for k in keys[:20]) + (f" and {len(keys) - 20} more" if len(keys) > 20 else "")
+            raise CorpusError(f"{source}: the tenant field {tenant_field!r} (RETRIEVAL_TENANT_FIELD) is in no "
+                              f"document; their metadata keys are {shown}")
+        return
+    if carrying < len(docs):
+        first = next(d for d in docs if tenant_field not in d.metadata)
+        raise CorpusError(f"{source}: {len(docs) - carrying} of {len(docs)} documents have no tenant field "
+                          f"{tenant_field!r} (first: {first.id!r}); every request names a tenant, so they could "
+                          "never be found: give each document its tenant")
+
+
+@contextmanager
+def store_write_lock(settings: Settings) -> Iterator[None]:
+    """Held while a corpus' store is synced: one writer at a time across the processes of one machine (the
+    workers of ``retrieval serve``, a ``retrieval index`` beside a running app), by ``flock`` on a file beside
+    the store (``<chroma_path>.write.lock``). The second writer waits, then finds the store synced and writes
+    nothing. Where the file cannot be created (a read-only folder), or on a system without ``flock``, the sync
+    goes on under the process' own lock only."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    path = Path(settings.chroma_path).resolve()  # "" or "." names the folder it resolves to
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_name(path.name + ".write.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    except (OSError, ValueError) as exc:  # ValueError: a path with no name to put a lock beside ("/")
+        log.debug("no cross-process store lock (%s); syncing under the process lock only", exc)
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
+                embedder_reason: str, client: Callable[[], tuple[Any, str]], lock: threading.RLock,
+                progress: bool = True, on_progress: Callable[[int, int], None] | None = None) -> IndexState:
+    """Read, chunk and index a corpus (BM25 rebuilt, vectors synced).
+
+    Args:
+        settings: the index-level settings are read (chunking, contextual, engine, model, HNSW).
+        corpus_path: the corpus (default: the lab corpus).
+        embedder: the loaded embedder, or ``None`` (then no vector store: ``embedder_reason`` says why).
+        client: returns ``(vector store client or None, reason)``.
+        lock: held while the store is synced (one writer per process; :func:`store_write_lock` is held too,
+            one writer per machine).
+        on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
+
+    Raises:
+        CorpusError: the corpus cannot be read, or its tenant field is misspelled or partial
+            (:func:`check_tenant_field`).
+    """
+    started = time.perf_counter()
+    path = Path(corpus_path or LAB_CORPUS).resolve()
+    docs = load_corpus(path, settings.tenant_field)  # the tenant field's types are checked at load
+    check_tenant_field(docs, settings.tenant_field, path)
+    s = settings
+    chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
+    variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
+    if s.backend == "milvus":  # both indexes in one Milvus collection (retrieval/milvus.py)
+        from ..backends.milvus import open_backend
+
+        with lock, store_write_lock(s):
+            lexical, store, reason, report = open_backend(s, chunks, embedder, str(path), variant, progress,
+                                                          on_progress)
+        if embedder is None:
+            reason = "no embedder: " + embedder_reason
+        return _state(path, docs, chunks, lexical, store, reason, report, embedder, started)
+    lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
+    store, reason, report = None, "no embedder: " + embedder_reason, None
+    if embedder is not None:
+        store_client, client_reason = client()
+        if store_client is None:
+            reason = client_reason
+        else:
+            try:
+                with lock, store_write_lock(s):
+                    store = VectorStore(store_client, str(path), embedder.name, variant,
+                                        ef_search=s.hnsw_ef_search, passage_template=s.passage_template,
+                                        tenant_field=s.tenant_field, tenant_buckets=s.tenant_buckets)
+                    report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32),
+                                        progress, on_progress)
+                reason = "ok"
+            except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
+                store, reason = None, f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
+                log.warning(reason)
+    return _state(path, docs, chunks, lexical, store, reason, report, embedder, started)
+
+
+def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason: str, report: Any,
+           embedder: Embedder | None, started: float) -> IndexState:
+    """The frozen state; its id hashes the chunks' contents and the embedder's name."""
+    digest = hashlib.sha1()
+    for chunk in chunks:
+        digest.update(chunk.content_hash.encode())
+    digest.update(str(embedder.name if embedder else None).encode())
+    return IndexState(path, tuple(docs), tuple(chunks), {c.chunk_id: c for c in chunks}, lexical,
+                      field_types(chunks), store, reason, report, digest.hexdigest()[:16],
+                      (time.perf_counter() - started) * 1000)
