@@ -18,10 +18,11 @@ import streamlit as st  # noqa: E402
 
 from retrieval.core.errors import CorpusError, PathRefused, RetrievalError  # noqa: E402
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
+from retrieval.core.tenants import may_open, visible_questions, visible_tenants
 from retrieval.explain import report_html, views
 from retrieval.explain import where as explain
 from retrieval.offline import judgments  # noqa: E402
-from retrieval.serving import access, roots
+from retrieval.serving import roots
 from retrieval.stages.transforms import TECHNIQUES  # noqa: E402
 from ui import lang as ui_lang  # noqa: E402
 from ui import layout, resources  # noqa: E402
@@ -105,7 +106,7 @@ if "_seeded" not in ss:
     ss.judgments_path = confined_url_path("judgments", params.judgments,
                                           lambda raw: roots.confine_output(raw, BASE)) or str(DEFAULT_JUDGMENTS)
     ss.question, ss.tenant = params.q, params.tenant
-    if params.tenant and not access.may_open(params.tenant, ACCESS.allowed):
+    if params.tenant and not may_open(params.tenant, ACCESS.allowed):
         # The same words whether or not the tenant exists: the page never confirms another tenant's name.
         ss.url_problems.append("tenant: not one of the tenants you may open")
         ss.tenant = NO_TENANT
@@ -209,7 +210,7 @@ with st.sidebar:
         ss.active_corpus = active if active != requested else ""
     state = wb.state
     # Under a policy the sizes are those of the user's tenants: the page says nothing of the others.
-    n_docs, n_chunks = resources.corpus_size(state, access.visible_tenants(state.tenants, ACCESS.allowed)
+    n_docs, n_chunks = resources.corpus_size(state, visible_tenants(state.tenants, ACCESS.allowed)
                                              if ACCESS.restricted and state.tenants else None)
     st.caption(t("corpus_line", lang, docs=n_docs, chunks=n_chunks, index=code(state.index_id),
                  store=reason(state.store_reason, lang)))
@@ -248,9 +249,9 @@ with st.sidebar:
     tenant_field = BASE.tenant_field
     multi_tenant = bool(state.tenants)
     # The corpus' tenants this user may open (all of them in single-user mode), as the corpus writes them.
-    tenant_values = access.visible_tenants(state.tenants, ACCESS.allowed)
+    tenant_values = visible_tenants(state.tenants, ACCESS.allowed)
     tenants = [str(t) for t in tenant_values]
-    questions = access.visible_questions(questions, tenant_field, ACCESS.allowed, multi_tenant)
+    questions = visible_questions(questions, tenant_field, ACCESS.allowed, multi_tenant)
     by_id = {q.id: q for q in questions}
 
     def pick_question() -> None:

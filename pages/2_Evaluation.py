@@ -18,14 +18,16 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.core.split import split_of
+from retrieval.core.tenants import visible_questions
 from retrieval.explain import compare as cmp
-from retrieval.explain import report_html, views
+from retrieval.explain import views
+from retrieval.offline import report_html as evaluation_html
 from retrieval.explain.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from retrieval.offline import report as rep
 from retrieval.offline.evaluation import NAMED_CONFIGS, evaluate_configs, resolve_configs
 from retrieval.offline.evaluation import select_split as select
 from retrieval.offline.evaluation.runner import progress_position
-from retrieval.serving import access, roots
+from retrieval.serving import roots
 from retrieval.stages.rerank import RerankerSpec
 from ui import lang as ui_lang
 from ui import layout, resources
@@ -128,7 +130,7 @@ if run_clicked:
         base = BASE.with_overrides(reranker_model=ss.ev_reranker)
         if ACCESS.restricted:  # the questions of the user's tenants only (a tenantless corpus keeps them all)
             tenants_here = open_bench(corpus)(base).state.tenants
-            questions = access.visible_questions(questions, base.tenant_field, ACCESS.allowed, bool(tenants_here))
+            questions = visible_questions(questions, base.tenant_field, ACCESS.allowed, bool(tenants_here))
             if not questions:
                 raise ValueError(t("ev_no_tenant_questions", lang))
         configs = resolve_configs(ss.ev_configs, base)
@@ -511,7 +513,7 @@ e[2].download_button(t("ex_record", lang), rep.decision_record(report), "decisio
                      on_click="ignore")
 e[3].download_button(t("ex_per_question", lang, config=table_config), rep.question_csv(report, table_config),
                      f"questions-{table_config}.csv", "text/csv", on_click="ignore")
-st.download_button(t("ex_html", lang), report_html.evaluation_report(report, lang), "evaluation-report.html",
+st.download_button(t("ex_html", lang), evaluation_html.evaluation_report(report, lang), "evaluation-report.html",
                    "text/html", on_click="ignore", help=t("ex_html_help", lang), icon=":material/download:")
 runs = st.columns(max(1, len(names)))
 for col, name in zip(runs, names):

@@ -336,7 +336,8 @@ def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[A
 def _print_report(report: dict[str, Any], split: str) -> None:
     """The evaluation report as text: metrics per config and group, comparisons, layers, evidence check, and
     the questions with problems (labels no configuration can satisfy)."""
-    from .offline.report import p_text, problem_lines
+    from .offline.evaluation.compare import p_text
+    from .offline.report import problem_lines
 
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]

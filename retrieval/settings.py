@@ -16,6 +16,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .core.errors import InvalidSetting
 from .core.llm import redact_url
 from .core.paths import PROJECT_ROOT
+from .stages.fusion import check_weight_names, convex_weight, parse_weights, variant_technique
+from .stages.rerank import RerankerSpec
+from .stages.transforms import TECHNIQUES
 
 #: Upper bounds of settings that would otherwise make a request unbounded in time or memory, or not computable
 #: (``rrf_k=10**400`` overflows a float): a value above is refused in one line naming the setting and the rule.
@@ -156,7 +159,6 @@ class Settings(BaseSettings):
     def _split_transforms(cls, value: object) -> object:
         if isinstance(value, str):
             value = [v.strip() for v in value.strip("[]").replace('"', "").split(",") if v.strip()]
-        from .stages.transforms import TECHNIQUES
 
         unknown = [v for v in value or () if v not in TECHNIQUES]
         if unknown:
@@ -166,7 +168,6 @@ class Settings(BaseSettings):
     @field_validator("fusion_weights")
     @classmethod
     def _valid_weights(cls, value: str) -> str:
-        from .stages.fusion import check_weight_names, parse_weights
 
         check_weight_names(parse_weights(value))
         return value
@@ -174,7 +175,6 @@ class Settings(BaseSettings):
     @property
     def fusion_weight_map(self) -> dict[str, float]:
         """``fusion_weights`` parsed: ranker name → weight (absent rankers weigh 1)."""
-        from .stages.fusion import parse_weights
 
         return parse_weights(self.fusion_weights)
 
@@ -184,7 +184,6 @@ class Settings(BaseSettings):
         """The app's extra rerankers are cross-encoder names: its other kinds are offered anyway."""
         if not value.strip():
             return value
-        from .stages.rerank import RerankerSpec  # only when set: the parser's module loads numpy
 
         for name in (n.strip() for n in value.split(",")):
             if name and RerankerSpec.parse(name).kind != "cross-encoder":
@@ -237,14 +236,12 @@ class Settings(BaseSettings):
     def _weights_take_effect(self) -> "Settings":
         """A weight either takes effect or is refused: weights need a weighted fusion, and a weight named for a
         transform's lists (``bm25:hyde``) needs that transform."""
-        from .stages.fusion import variant_technique
 
         weights = self.fusion_weight_map
         if weights and self.fusion == "rrf":
             raise ValueError(f"fusion_weights={self.fusion_weights!r}: weights need fusion=weighted_rrf, "
                              "combsum or convex (plain rrf ignores them)")
         if self.fusion == "convex":
-            from .stages.fusion import convex_weight
 
             convex_weight(weights)  # one weight, bm25=w in [0, 1]
         for name in weights:

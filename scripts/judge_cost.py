@@ -40,7 +40,7 @@ def main() -> None:
     assert models is not None, why
     state = bench.state
     text_view(state)
-    from retrieval.learned.reader.interaction import shared_reader
+    from retrieval.learned.reader.loader import shared_reader
 
     reader = shared_reader()[0]
     reader.store = None  # cold here means encoded; reading states from disk is bench/reader.py's 'disk' column

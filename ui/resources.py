@@ -79,7 +79,7 @@ def build_workbench(corpus: str, index_settings: str,
     embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
     bench = Workbench(settings, embedder=embedder, progress=True)
     bench.load_corpus(corpus or None, on_progress=on_progress)
-    from retrieval.learned.reader.interaction import warm_in_background
+    from retrieval.learned.reader.loader import warm_in_background
 
     warm_in_background([c.text for c in bench.state.chunks])  # the judge's reader: first questions read fast
     return bench
@@ -152,7 +152,7 @@ def corpus_size(state: Any, tenants: list[Any] | None) -> tuple[int, int]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _tenant_size(index_id: str, tenants: tuple[str, ...], _state: Any) -> tuple[int, int]:
-    from retrieval.serving.access import may_open
+    from retrieval.core.tenants import may_open
 
     field, allowed = _state.lexical.tenant_field, frozenset(tenants)
     docs = sum(1 for d in _state.documents if field in d.metadata and may_open(d.metadata[field], allowed))

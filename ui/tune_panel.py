@@ -16,7 +16,7 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import tuned
-from retrieval.offline.report import p_text
+from retrieval.offline.evaluation.compare import p_text
 from retrieval.settings import Settings
 
 from .escape import code, md

@@ -20,6 +20,7 @@ from ..core.errors import CorpusError
 from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
 from ..core.types import Chunk, Document, Question
+from .store import RESERVED_KEYS, RESERVED_PREFIXES
 
 _SCALARS = (str, int, float, bool)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -56,7 +57,6 @@ def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
         CorpusError (with ``where``): not an object; a key empty, starting with ``$`` / ``#`` / ``chroma:`` or
             reserved by the stores; a value that is not a string, boolean, 64-bit integer or finite number.
     """
-    from .store import RESERVED_KEYS, RESERVED_PREFIXES
 
     if meta is None:
         return {}

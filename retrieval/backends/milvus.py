@@ -53,9 +53,9 @@ from ..core.errors import InvalidFilter
 from ..core.filters import Filters, field_types
 from ..core.text import tokenize
 from ..core.types import Chunk, RankedList, ScoredItem
-from .corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES
+from .corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
 from .lexical import K1, B, LexicalIndex, lucene_idf
-from .store import SyncReport, embed_chunks
+from .store import SyncReport, embed_chunks, index_variant
 
 log = logging.getLogger(__name__)
 
@@ -796,8 +796,6 @@ def collection_for(settings: Any, corpus_path: Path, model_name: str | None = No
         MilvusUnavailable: the server is unreachable or too old.
         CorpusError: the corpus cannot be read.
     """
-    from .corpus import chunk_documents, load_corpus
-    from .store import index_variant
 
     chunks = chunk_documents(load_corpus(corpus_path), settings.chunk_tokens, settings.chunk_overlap,
                              settings.contextual)

@@ -14,7 +14,13 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..core.errors import RetrievalError
+from ..core.filters import build_filters
 from ..core.text import tokenize
+from ..learned.judge.features import FEATURE_DOCS
+from ..stages.judge import MAX_NAMED_WORDS, readable_pair
+from ..stages.rerank import RerankerSpec
+from ..stages.transforms import TECHNIQUES
 
 #: The four ranked lists of a trace, in pipeline order, as (trace key, ranker name used by the fusion).
 LISTS = ("lexical", "dense", "fused", "reranked")
@@ -196,7 +202,6 @@ def support_rows(trace: Mapping[str, Any], lang: str = "en") -> list[dict[str, A
     """Rows for the support gate's bar chart: one per gate feature that moved the log-odds, strongest first,
     then the model's baseline (bias), so the bars visibly sum to the log-odds. Each row has the feature id,
     a plain-word label in ``lang``, its value and what it measures. Empty when the learned gate did not run."""
-    from ..learned.judge.features import FEATURE_DOCS
 
     support = (trace.get("gate") or {}).get("support") or {}
     values = support.get("features") or {}
@@ -229,7 +234,6 @@ _SUPPORT_TEXTS = {
 def support_summary(trace: Mapping[str, Any], lang: str = "en") -> str | None:
     """One line, in ``lang`` (en / pt): P(support) against the threshold and the verdict, with the words no
     selected chunk mentions; ``None`` when the learned gate did not run (its note then says why)."""
-    from ..stages.judge import MAX_NAMED_WORDS, readable_pair
 
     support = (trace.get("gate") or {}).get("support") or {}
     if support.get("best") is None:
@@ -422,7 +426,6 @@ def app_rerankers(settings: Any) -> tuple[str, ...]:
     Returns:
         Reranker specs (``RETRIEVAL_RERANKER_MODEL`` values), without repeats.
     """
-    from ..stages.rerank import RerankerSpec
 
     server = canonical_reranker(settings.reranker_model)
     kind = RerankerSpec.parse(server).kind
@@ -518,8 +521,6 @@ def link_filter_problems(pending: Mapping[str, Sequence[str]], offered: Mapping[
     Returns:
         ``(the pending filters left for the pickers, one "f.<field>: <why>" line per refusal)``.
     """
-    from ..core.errors import RetrievalError
-    from ..core.filters import build_filters
 
     where = f" with {tenant_field}={tenant[0]!r}" if tenant else ""
     kept: dict[str, tuple[str, ...]] = {}
@@ -604,7 +605,6 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
         elif name in {"dense_only", "ab"}:
             values[stored] = _to_bool(raw)
         elif key == "transforms":
-            from ..stages.transforms import TECHNIQUES
 
             chosen = tuple(dict.fromkeys(t.strip() for t in raw.split(",") if t.strip()))
             unknown = [t for t in chosen if t not in TECHNIQUES]
@@ -650,7 +650,6 @@ def params_to_query(params: ViewParams, defaults: ViewParams) -> dict[str, str |
 def feature_contribution_rows(item: Mapping[str, Any], n: int = 6) -> list[dict[str, Any]]:
     """The ``n`` largest (by magnitude) feature contributions of a learned-ranker item, largest first:
     ``{feature, contribution, meaning}`` (raw LambdaMART units; the bias is left out)."""
-    from ..learned.judge.features import FEATURE_DOCS
 
     contributions = {k: v for k, v in (item.get("feature_contributions") or {}).items() if k != "bias"}
     top = sorted(contributions.items(), key=lambda kv: -abs(kv[1]))[:n]

@@ -33,6 +33,7 @@ from ..backends.store import read_vectors, read_window
 from ..core.codes import codes
 from ..core.filters import Filters, typed
 from ..core.text import tokenize
+from ..learned.reader.loader import shared_reader
 
 #: The picked chunks whose stored vectors one "Where is my document?" reads at most (one store call).
 MAX_WHERE_CHUNKS = 64
@@ -313,7 +314,6 @@ def _reader_entry(chunk: Any, question: str, blocked: Any) -> dict[str, Any]:
     chunk reads as an answer, beside where the rankers put it. Never for a chunk the request's filters exclude."""
     if blocked:
         return {"status": "filtered"}
-    from ..learned.reader.interaction import shared_reader
 
     reader, why = shared_reader()
     if reader is None:

@@ -18,6 +18,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import InvalidId
 from ..core.markdown import code, md
+from ..core.paths import LAB_CORPUS
+from .evaluation.compare import p_text
 from .evaluation.metrics import best_positions
 from .judgments import trec_field_problem
 
@@ -47,19 +49,8 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def fmt_p(p: Any) -> str:
-    """A p-value as text: ``n/a`` when absent, ``<0.001`` for 0 (the resolution of 1,000 permutations)."""
-    if p is None:
-        return "n/a"
-    if p == 0:
-        return "<0.001"  # no permutation out of ranx's 1,000 reached the observed difference
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
 
 
-def p_text(p: Any) -> str:
-    """``p=0.0312``, or ``p<0.001`` when no permutation reached the observed difference."""
-    text = fmt_p(p)
-    return f"p{text}" if text.startswith("<") else f"p={text}"
 
 
 def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
@@ -193,7 +184,6 @@ def trec_run(report: Mapping[str, Any], config: str) -> str:
 
 
 def _is_fixture(report: Mapping[str, Any]) -> bool:
-    from ..core.paths import LAB_CORPUS
 
     return str(report.get("corpus") or "") == str(LAB_CORPUS.resolve())
 

@@ -33,8 +33,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..backends.corpus import load_questions
+from ..core.split import split_of
 from ..core.text import fold
-from ..core.types import Question, RankedList, ScoredItem
+from ..core.types import FinalItem, Question, RankedList, ScoredItem
 from ..learned.judge.features import (
     CANDIDATE_NAMES,
     FEATURE_SET_VERSION,
@@ -52,8 +54,11 @@ from ..learned.judge.features import (
     tenant_stats,
 )
 from ..learned.judge.models import FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, JudgeModels, LogisticModel, ndcg_at
+from ..pipeline.workbench import Workbench
+from ..stages.answer import ExtractiveAnswerer
 from ..stages.fusion import fuse
 from ..stages.judge import reader_scores
+from .evaluation import Config, evaluate_configs
 from .evaluation.metrics import relevant_grades
 
 SEED = 20261201
@@ -64,7 +69,6 @@ TOP_K = 5
 
 
 def _heldout_split(question_id: str) -> str:
-    from ..core.split import split_of  # the evaluation's fixed split
 
     return split_of(question_id)
 
@@ -390,8 +394,6 @@ def choose_evidence(models: JudgeModels, sent: SentenceRows, question: str = "",
 
 
 def _extractive_cited(case: Case, ctx_ids: Sequence[str]) -> list[str]:
-    from ..core.types import FinalItem
-    from ..stages.answer import ExtractiveAnswerer
 
     view = case.inp.view
     final = [FinalItem(cid, view.chunks[cid].parent_id, r, 0.0, None, view.chunks[cid].text)
@@ -749,8 +751,6 @@ def train(pairs: Sequence[tuple[Path, Path]], out: Path | None, settings: Any, s
     model folder to ``out`` (when given)."""
     from tqdm import tqdm
 
-    from ..backends.corpus import load_questions
-    from ..pipeline.workbench import Workbench
 
     say = log or (lambda m: print(m, file=sys.stderr))
     started = time.perf_counter()
@@ -818,8 +818,6 @@ def train_and_compare(corpus: Path | str, questions: Path | str, out: Path, sett
     Raises:
         ValueError: too little to train on; CorpusError: a file cannot be read.
     """
-    from ..backends.corpus import load_questions
-    from .evaluation import Config, evaluate_configs
 
     result = train([(Path(corpus), Path(questions))], Path(out), settings, progress=False, log=lambda m: None)
     configs = [Config("default", {}), Config("trained", {"reranker_model": f"ltr:{Path(out).resolve()}"})]

@@ -25,7 +25,9 @@ from urllib.parse import urlencode
 
 from ..core.listcache import ListCache
 from ..core.types import Question
+from ..explain.views import ViewParams, canonical_reranker, params_to_query
 from ..settings import Settings
+from .evaluation.compare import p_text
 from .evaluation.configs import Config, select_split
 from .evaluation.runner import evaluate_configs
 
@@ -214,7 +216,6 @@ def decide(row: Mapping[str, Any] | None, alpha: float = ALPHA) -> tuple[bool, s
         ``(recommended, why)``: recommended only when ``delta > 0``, ``p_value < alpha`` and no relevant
         document is lost; ``why`` names every condition that failed.
     """
-    from .report import p_text
 
     if row is None:
         return False, "the default was the best configuration on dev: nothing to confirm on held-out"
@@ -303,7 +304,6 @@ def app_query(overrides: Mapping[str, Any], base: Settings, corpus: str | None) 
     the corpus), and the overrides a link cannot carry (set them with ``tune --adopt`` or the environment)."""
     from dataclasses import replace
 
-    from ..explain.views import ViewParams, canonical_reranker, params_to_query
 
     defaults = ViewParams(top_k=base.top_k, overfetch=min(base.overfetch, 20), rrf_k=base.rrf_k,
                           reranker=canonical_reranker(base.reranker_model))
@@ -327,7 +327,6 @@ def app_query(overrides: Mapping[str, Any], base: Settings, corpus: str | None) 
 def markdown(record: Mapping[str, Any], corpus: str, questions: str, top: int = 8) -> str:
     """The tuning report: the search's size and time, the top dev candidates, the held-out comparison with
     time per request, and the decision."""
-    from .report import p_text
 
     metric = record["metric"]
     s = record["search"]

@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from ..core.errors import RetrievalError
 from ..core.paths import LAB_CORPUS
 from ..settings import INDEX_SETTINGS, Settings
+from .evaluation.compare import p_text
 
 #: The settings a tuned configuration may hold: those that change rankings (and the passage template).
 TUNABLE = ("overfetch", "rrf_k", "fusion", "fusion_weights", "reranker_model", "reranker_max_input",
@@ -55,7 +56,6 @@ class Adopted:
     def note(self) -> str:
         """One line for the trace: ``tuned for this corpus on 44 questions, held-out ndcg@10 +0.031 (p=0.012):
         rrf_k=30, reranker_max_input=50``."""
-        from .report import p_text
 
         shown = ", ".join(f"{k}={v}" for k, v in self.overrides.items())
         return (f"tuned for this corpus on {self.questions} questions, held-out {self.metric} "

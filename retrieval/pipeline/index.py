@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..backends.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from ..backends.embedders import Embedder
 from ..backends.lexical import LexicalIndex
+from ..backends.milvus import open_backend
 from ..backends.state import IndexState
 from ..backends.store import VectorStore, index_variant
 from ..core.errors import CorpusError
@@ -115,7 +116,6 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
     if s.backend == "milvus":  # both indexes in one Milvus collection (retrieval/milvus.py)
-        from ..backends.milvus import open_backend
 
         with lock, store_write_lock(s):
             lexical, store, reason, report = open_backend(s, chunks, embedder, str(path), variant, progress,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..backends.state import IndexState
-from ..core.filters import Filters
+from ..core.filters import Filters, typed, typed_set
 from ..settings import Settings
 
 #: The five tiers, best first.
@@ -46,7 +46,6 @@ def plan_tier(state: IndexState, flt: Filters, s: Settings, embedder_ok: bool, e
 
 def unknown_tenants(state: IndexState, flt: Filters, s: Settings) -> list[Any]:
     """The requested tenant values that no chunk of the corpus has (a misspelled ``Lumen`` for ``lumen``)."""
-    from ..core.filters import typed, typed_set
 
     known = typed_set(state.tenants)
     return [t for t in (flt.get(s.tenant_field) or []) if typed(t) not in known]

@@ -32,12 +32,13 @@ from ..core.loadonce import LoadOnce
 from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
+from ..learned.judge.models import folder_fingerprint, load_judge
 from ..learned.reader.states import use_state_store
 from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
 from ..stages.gate import decide, question_cosines
 from ..stages.generate import Generated, QueryEncoder, generate
-from ..stages.judge import LearnedEvidenceAnswerer
+from ..stages.judge import LearnedEvidenceAnswerer, apply_support_gate, judge_window, ltr_rerank
 from ..stages.rerank import Reranker, RerankerSpec, load_reranker, rerank, reranker_key
 from ..stages.select import lost_by_reranker, select
 from .expand import expand, fuse_expanded, multi_hop, self_query, variants
@@ -141,7 +142,6 @@ class Workbench:
         if RerankerSpec.parse(s.reranker_model).kind == "ltr":
             reranker, why = self.reranker(s.reranker_model)
             return (reranker.models if reranker is not None else None), why
-        from ..learned.judge.models import folder_fingerprint, load_judge
 
         key = f"{s.judge_path}@{folder_fingerprint(s.judge_path)}"  # retrained in place → loaded anew
         return self._judges.get(key, lambda: load_judge(s.judge_path))
@@ -291,7 +291,6 @@ class Workbench:
         models, _ = self.judge(s)
         if models is None:
             return None, None
-        from ..stages.judge import judge_window
 
         run, why = judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
                                 c.vector, s.reranker_max_input)
@@ -303,7 +302,6 @@ class Workbench:
         ``judge_why`` is why the judge has no run although its models loaded (a failed store read)."""
         if not s.support_gate:
             return gate, gate.to_dict()
-        from ..stages.judge import apply_support_gate
 
         return apply_support_gate(gate, judged, selected, question, judge_why or self.judge(s)[1],
                                   s.support_threshold)
@@ -318,7 +316,6 @@ class Workbench:
             return tier, reason, RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
         reranker, _ = self.reranker(s.reranker_model)
         if reranker.kind == "ltr":  # the learned ranker reads the window's feature rows
-            from ..stages.judge import ltr_rerank
 
             if judged is None:
                 why = f"learned ranker: {judge_why or 'no feature rows for this request'}"

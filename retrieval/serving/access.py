@@ -32,10 +32,11 @@ import tomllib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Mapping, TypeVar
 
 from ..core.errors import InvalidPolicy
 from ..core.paths import PROJECT_ROOT
+from ..core.tenants import written
 from ..settings import Settings
 
 #: The largest policy file read (a policy of ten thousand users is a few hundred KiB).
@@ -100,40 +101,10 @@ def allowed_tenants(policy: AccessPolicy | None, user: str | None) -> frozenset[
     return None if policy is None else policy.allowed_tenants(user)
 
 
-def may_open(tenant: object, allowed: frozenset[str] | None) -> bool:
-    """True when a tenant value (of any JSON type) is among ``allowed`` (always, in single-user mode)."""
-    return allowed is None or _written(tenant) in allowed
 
 
-def visible_tenants(tenants: Iterable[T], allowed: frozenset[str] | None) -> list[T]:
-    """The corpus' tenants the user may open, in the corpus' order (all of them in single-user mode)."""
-    return [tenant for tenant in tenants if may_open(tenant, allowed)]
 
 
-def visible_questions(questions: Sequence[T], tenant_field: str, allowed: frozenset[str] | None,
-                      multi_tenant: bool) -> list[T]:
-    """The labeled questions a user may see: those whose tenant filter names a tenant they may open.
-
-    On a multi-tenant corpus a question that names no tenant is left out under a policy (its text and its
-    relevant ids could belong to any tenant); on a corpus without tenants every question is kept.
-
-    Args:
-        questions: objects with a ``filters`` mapping (:class:`retrieval.core.types.Question`).
-        tenant_field: the corpus' tenant field (``RETRIEVAL_TENANT_FIELD``).
-        allowed: :func:`allowed_tenants` (``None``: keep all).
-        multi_tenant: whether the corpus has tenants.
-    """
-    if allowed is None:
-        return list(questions)
-    kept = []
-    for question in questions:
-        filters = getattr(question, "filters", None) or {}
-        if tenant_field in filters:
-            if may_open(filters[tenant_field], allowed):
-                kept.append(question)
-        elif not multi_tenant:
-            kept.append(question)
-    return kept
 
 
 def policy_path(settings: Settings) -> Path | None:
@@ -202,16 +173,16 @@ def parse_policy(data: Any, source: str = "<policy>") -> AccessPolicy:
     if not isinstance(users, Mapping):
         raise InvalidPolicy(f"{where}: 'users' must be a mapping of user to a list of tenants")
     table: dict[str, frozenset[str]] = {}
-    written: dict[str, str] = {}
+    spelled: dict[str, str] = {}
     for user, tenants in users.items():
         key = normalize_user(user)
         if key is None:
             raise InvalidPolicy(f"{where}: user {_short(user)} is not a user name (a non-empty string of at most "
                                 f"{MAX_USER_CHARS} characters without control characters)")
         if key in table:
-            raise InvalidPolicy(f"{where}: user {_short(user)} is listed twice (as {_short(written[key])}; names "
+            raise InvalidPolicy(f"{where}: user {_short(user)} is listed twice (as {_short(spelled[key])}; names "
                                 "are compared without case)")
-        table[key], written[key] = _tenants(tenants, f"{where}: users.{_short(user)}"), str(user)
+        table[key], spelled[key] = _tenants(tenants, f"{where}: users.{_short(user)}"), str(user)
     default = _tenants(data.get("default", []), f"{where}: default")
     return AccessPolicy(table, default, source)
 
@@ -224,16 +195,13 @@ def _tenants(value: Any, where: str) -> frozenset[str]:
         if isinstance(tenant, bool) or not isinstance(tenant, (str, int)):
             raise InvalidPolicy(f"{where}: tenant {_short(tenant)} is a {_kind(tenant)}; a tenant is a string "
                                 "(or an integer)")
-        name = _written(tenant)
+        name = written(tenant)
         if not name.strip():
             raise InvalidPolicy(f"{where}: an empty tenant name")
         out.add(name)
     return frozenset(out)
 
 
-def _written(tenant: object) -> str:
-    """A tenant's written form: the string itself, or an integer's digits."""
-    return tenant if isinstance(tenant, str) else str(tenant)
 
 
 def _kind(value: Any) -> str:

@@ -37,6 +37,7 @@ from ..learned.judge.features import (
     tenant_stats,
 )
 from ..learned.judge.models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
+from ..learned.reader.loader import shared_reader
 from .answer import EXTRACTIVE_NOTES, Answer, abstention
 
 _views: LoadOnce[str, TextView] = LoadOnce(limit=8)
@@ -116,7 +117,6 @@ def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
                   known: ReaderScores | None = None) -> tuple[ReaderScores | None, str | None]:
     """The reader's scores of each chunk (its text) and of its sentences, added to ``known``; or
     ``(None, reason)`` when the reader cannot load or fails (the judge's reader features would be unknown)."""
-    from ..learned.reader.interaction import shared_reader
 
     chunks = dict(known.chunks) if known else {}
     sentences = dict(known.sentences) if known else {}

@@ -23,8 +23,13 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 
 from ..backends.embedders import load_embedder, offline_hub_env
+from ..backends.hub import cache_folder, looks_like_path, model_folder_problem, on_disk
 from ..core.errors import first_line
+from ..core.paths import PROJECT_ROOT
 from ..core.types import RankedList, ScoredItem
+from ..learned.judge.models import folder_fingerprint
+from ..learned.reader.loader import load_reader, shared_reader
+from .judge import load_learned_reranker
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +171,6 @@ def reranker_key(spec: str, judge_path: str | Path | None = None) -> str:
     parsed = RerankerSpec.parse(spec)
     if parsed.kind != "ltr":
         return parsed.text
-    from ..core.paths import PROJECT_ROOT
-    from ..learned.judge.models import folder_fingerprint
 
     folder = Path(parsed.name.strip() or judge_path or PROJECT_ROOT / "models" / "judge")
     return f"{parsed.text}@{folder_fingerprint(folder)}"
@@ -193,12 +196,9 @@ def load_reranker(spec: str, allow_downloads: bool = False,
     if not parsed.configured:
         return None, "no reranker configured (RETRIEVAL_RERANKER_MODEL=none)"
     if parsed.kind == "ltr":
-        from ..core.paths import PROJECT_ROOT
-        from .judge import load_learned_reranker
 
         return load_learned_reranker(spec, judge_path or PROJECT_ROOT / "models" / "judge")
     if parsed.kind == "reader":
-        from ..learned.reader.interaction import load_reader, shared_reader
 
         # The plain fp32 reader ('reader', 'READER', 'reader:') is the one the judge reads: loaded once.
         return shared_reader() if not parsed.name.strip() else load_reader(spec)
@@ -209,7 +209,6 @@ def load_reranker(spec: str, allow_downloads: bool = False,
         if embedder is None:
             return None, f"reranker '{spec}' could not load: {reason}"
         return BiEncoderReranker(spec, embedder), "loaded"
-    from ..backends.hub import cache_folder, looks_like_path, model_folder_problem, on_disk
 
     problem = None
     if looks_like_path(spec):  # a path: it must be a model folder, whatever allow_downloads says

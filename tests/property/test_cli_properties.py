@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _fuzz import HashEmbedder, assert_trace_invariants, budget
+from _fuzz import HashEmbedder, budget
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from pathlib import Path
 
-import pytest
 from _fuzz import budget, typed
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -26,7 +24,7 @@ from retrieval.core.errors import (
     RetrievalError,
     TenantRequired,
 )
-from retrieval.core.filters import Filters, build_filters, field_types
+from retrieval.core.filters import Filters, build_filters
 from retrieval.core.text import tokenize
 from retrieval.core.types import Document, RankedList, ScoredItem
 from retrieval.settings import Settings

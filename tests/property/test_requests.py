@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from pathlib import Path
 
 import pytest
 from _fuzz import HashEmbedder, assert_trace_invariants, budget, lists_of, typed

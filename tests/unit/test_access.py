@@ -11,6 +11,7 @@ import pytest
 
 from retrieval.core.errors import InvalidPolicy
 from retrieval.core.paths import PROJECT_ROOT
+from retrieval.core.tenants import visible_questions, visible_tenants
 from retrieval.core.types import Question
 from retrieval.serving import access
 from retrieval.serving.access import AccessPolicy, allowed_tenants, load_policy, parse_policy
@@ -66,7 +67,7 @@ def test_yaml_scalars_are_read_as_written(tmp_path: Path) -> None:
 
 def test_without_a_policy_every_tenant_is_open() -> None:
     assert allowed_tenants(None, "anyone") is None
-    assert access.visible_tenants(["lumen", "ventura"], None) == ["lumen", "ventura"]
+    assert visible_tenants(["lumen", "ventura"], None) == ["lumen", "ventura"]
     assert access.policy_from_settings(Settings(_env_file=None)) is None
 
 
@@ -128,20 +129,20 @@ def test_the_user_header_setting_takes_a_header_name_only(monkeypatch) -> None:
 def test_tenants_and_questions_a_user_may_see() -> None:
     policy = parse_policy({"users": {"alice": ["lumen", "7"]}})
     allowed = policy.allowed_tenants("alice")
-    assert access.visible_tenants(["lumen", "ventura"], allowed) == ["lumen"]
-    assert access.visible_tenants([7, 8], allowed) == [7]  # an integer tenant by its written form
+    assert visible_tenants(["lumen", "ventura"], allowed) == ["lumen"]
+    assert visible_tenants([7, 8], allowed) == [7]  # an integer tenant by its written form
     questions = [Question("q1", "a?", "g", ("d1",), filters={"tenant": "lumen"}),
                  Question("q2", "b?", "g", ("d2",), filters={"tenant": "ventura"}),
                  Question("q3", "c?", "g", ("d3",))]
-    assert [q.id for q in access.visible_questions(questions, "tenant", allowed, True)] == ["q1"]
-    assert [q.id for q in access.visible_questions(questions, "tenant", allowed, False)] == ["q1", "q3"]
-    assert [q.id for q in access.visible_questions(questions, "tenant", None, True)] == ["q1", "q2", "q3"]
+    assert [q.id for q in visible_questions(questions, "tenant", allowed, True)] == ["q1"]
+    assert [q.id for q in visible_questions(questions, "tenant", allowed, False)] == ["q1", "q3"]
+    assert [q.id for q in visible_questions(questions, "tenant", None, True)] == ["q1", "q2", "q3"]
 
 
 def test_an_empty_policy_opens_nothing() -> None:
     policy = AccessPolicy({})
     assert allowed_tenants(policy, "alice") == frozenset()
-    assert access.visible_tenants(["lumen"], frozenset()) == []
+    assert visible_tenants(["lumen"], frozenset()) == []
 
 
 @pytest.fixture(scope="module")

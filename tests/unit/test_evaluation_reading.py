@@ -147,7 +147,7 @@ def test_under_a_policy_another_tenants_document_reads_as_an_id_not_in_the_corpu
                                                   {"id": "gone", "relevant": ["zz"]}]
     assert scoped["evidence_check"]["not_in_parent"] == [{"id": "elsewhere", "parents": ["b1"],
                                                           "span": "ativado em 48 horas"}]
-    from retrieval.explain.report_html import evaluation_report
+    from retrieval.offline.report_html import evaluation_report
 
     for text in (json.dumps(scoped, ensure_ascii=False), decision_record(scoped), evaluation_report(scoped, "en")):
         assert "ventura" not in text.lower() and "VX-2" not in text

@@ -140,7 +140,7 @@ def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> N
 
 
 def test_the_reader_scores_the_chunk_unless_the_filters_exclude_it() -> None:
-    from retrieval.learned.reader.interaction import shared_reader
+    from retrieval.learned.reader.loader import shared_reader
 
     assert explain.explain(STATE, TRACE, "d#0", query_vector=Q)["reader"] == {"status": "filtered"}
     reader, why = shared_reader()

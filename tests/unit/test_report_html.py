@@ -11,6 +11,7 @@ import pytest
 from test_grid import trace as grid_trace
 
 from retrieval.explain import grid, report_html
+from retrieval.offline import report_html as evaluation_html
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -111,7 +112,7 @@ def an_evaluation() -> dict:
 
 @pytest.mark.parametrize("lang", ["en", "pt"])
 def test_evaluation_report_holds_the_decision_judged_coverage_and_escapes(lang: str) -> None:
-    document = report_html.evaluation_report(an_evaluation(), lang)
+    document = evaluation_html.evaluation_report(an_evaluation(), lang)
     assert EVIL not in document and "&lt;img src=x onerror=alert(1)&gt;" in document
     parser = parse(document)
     assert_safe(parser)
@@ -130,7 +131,7 @@ def test_report_module_does_not_import_streamlit() -> None:
 
 
 def test_the_label_caveat_counts_questions_not_the_kinds_of_problem():
-    from retrieval.explain.report_html import _caveats
+    from retrieval.offline.report_html import _caveats
 
     base = {"configs": {"a": {"overall": {}}}, "questions": 200, "comparisons": []}
     none = {kind: [] for kind in ("tenant_not_in_corpus", "relevant_not_in_corpus", "relevant_in_other_tenant")}

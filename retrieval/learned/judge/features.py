@@ -27,7 +27,8 @@ import numpy as np
 
 from ...backends.lexical import LexicalIndex, lucene_idf
 from ...core.codes import CONDITIONS, NEGATIONS, codes
-from ...core.text import fold, tokenize, whole_sentences
+from ...core.filters import typed
+from ...core.text import KEPT_WORDS, fold, tokenize, whole_sentences
 from ...core.types import Chunk, Document, RankedList
 
 
@@ -304,7 +305,6 @@ def tenant_stats(lexical: LexicalIndex, tenant: Any = None) -> TenantStats:
     Reads the bm25s posting lists directly (their lengths are the document frequencies); for the rank-bm25
     engine counts each token's chunks once and keeps the counts on the index.
     """
-    from ...core.filters import typed  # tenant indexes are keyed by the tenant's exact identity (type and value)
 
     own = getattr(lexical, "document_frequencies", None)
     if callable(own):  # a backend that keeps each tenant's statistics itself (Milvus)
@@ -783,7 +783,6 @@ class Focus:
 
 def focus_of(question: str, q: QuestionTerms) -> Focus:
     """The focus tokens of ``question`` (see :data:`GATE_FEATURES`)."""
-    from ...core.text import KEPT_WORDS
 
     drop = QUESTION_WORDS | (ENGLISH_FUNCTION_WORDS - KEPT_WORDS)
     raw = {}

@@ -21,19 +21,13 @@ def observed(report: Mapping[str, Any]) -> list[str]:
         for metric in (f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}"):
             row = next((r for r in rows if r["candidate"] == candidate and r["metric"] == metric), None)
             if row:
-                parts.append(f"{metric} {row['delta']:+.4f} ({_fmt_p(row['p_value'])})")
+                parts.append(f"{metric} {row['delta']:+.4f} ({p_text(row['p_value'])})")
         head = next(r for r in rows if r["candidate"] == candidate and r["metric"] == f"ndcg@{kmax}")
         lost = len(head["lost_relevant"])
         lines.append(f"{candidate} vs {head['baseline']}: " + ", ".join(parts)
                      + f"; {len(head['improved'])} questions improved, {len(head['worsened'])} worsened"
                      + (f"; {lost} lost a relevant document the baseline had in its top {kmax}" if lost else ""))
     return lines
-
-
-def _fmt_p(p: Any) -> str:
-    from ..report import p_text
-
-    return p_text(p)
 
 
 def _metric_k(metric: str) -> int:
@@ -110,3 +104,18 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
                 "wins_on_mean_but_lost_relevant": bool(delta > 0 and lost),
             })
     return out
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value as text: ``n/a`` when absent, ``<0.001`` for 0 (the resolution of 1,000 permutations)."""
+    if p is None:
+        return "n/a"
+    if p == 0:
+        return "<0.001"  # no permutation out of ranx's 1,000 reached the observed difference
+    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+
+
+def p_text(p: Any) -> str:
+    """``p=0.0312``, or ``p<0.001`` when no permutation reached the observed difference."""
+    text = fmt_p(p)
+    return f"p{text}" if text.startswith("<") else f"p={text}"

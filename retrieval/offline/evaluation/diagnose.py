@@ -8,9 +8,9 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from ...core.errors import RetrievalError
 from ...core.filters import build_filters, field_types, typed
+from ...core.tenants import may_open
 from ...core.types import Chunk, Document, Question
 from ...pipeline.trace import Trace
-from ...serving.access import may_open
 from ...stages.select import dedup
 from .metrics import relevant_grades
 

@@ -19,11 +19,13 @@ from ...core.listcache import ListCache
 from ...core.split import split_of
 from ...core.types import Question
 from ...pipeline.trace import SCHEMA_VERSION, Trace
+from ...pipeline.workbench import Workbench
 from ...settings import Settings
 from .compare import compare, observed
 from .configs import Config, select_split
 from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems, visible_corpus
 from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
+from .sweep import run_sweep
 
 #: ``(done, total, config name)`` after each request.
 Progress = Callable[[int, int, str], None]
@@ -143,7 +145,6 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
         report["configs"][plan.config.name] = _entry(plan, a, per_q, names, split)
         per_q_by_config[plan.config.name] = per_q
         if sweep == plan.config.name:
-            from .sweep import run_sweep
 
             report["sweep"] = {"config": plan.config.name, **run_sweep(plan.bench, chosen, plan.settings, sweep_max_k)}
     finals_by_config = {name: a.finals for name, a in acc.items()}
@@ -293,7 +294,6 @@ def _sum_or_none(values: Any) -> int | None:
 
 def bench_factory(corpus: Any, progress: bool = True) -> Callable[[Settings], Any]:
     """A Workbench factory for :func:`evaluate_configs`: one Workbench per ``Settings.index_key()``."""
-    from ...pipeline.workbench import Workbench
 
     cache: dict[tuple, Any] = {}
 

