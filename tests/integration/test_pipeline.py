@@ -205,8 +205,8 @@ def test_spans_per_stage_carry_hybrid_path(lab_bench):
     otel.set_tracer_provider(provider)
     lab_bench.ask(NEGATION_Q, {"tenant": "lumen"})
     spans = {s.name: s for s in exporter.get_finished_spans()}
-    assert {"retrieval.backends.lexical", "retrieval.dense", "retrieval.stages.fusion", "retrieval.dedup", "retrieval.stages.gate",
-            "retrieval.stages.answer", "retrieval.ask"} <= set(spans)
+    assert {"retrieval.lexical", "retrieval.dense", "retrieval.fusion", "retrieval.dedup", "retrieval.gate",
+            "retrieval.answer", "retrieval.ask"} <= set(spans)
     assert spans["retrieval.ask"].attributes["agent.hybrid_path"] == "full"
 
 
