@@ -19,7 +19,7 @@ import streamlit as st  # noqa: E402
 from retrieval.core.errors import CorpusError, PathRefused, RetrievalError  # noqa: E402
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
 from retrieval.core.tenants import may_open, visible_questions, visible_tenants
-from retrieval.explain import report_html, views
+from retrieval.explain import links, report_html, tables
 from retrieval.explain import where as explain
 from retrieval.offline import judgments  # noqa: E402
 from retrieval.serving import roots
@@ -40,12 +40,12 @@ BASE = resources.base_settings()
 # Who may see what (README, "Deploying for several users"): under an access policy, only the user's tenants;
 # a request without a user, or whose user may open none, ends here with one line.
 ACCESS = gate(BASE, ui_lang.first_language(ss, st.query_params))
-DEFAULTS = views.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
-                            reranker=views.canonical_reranker(BASE.reranker_model),
+DEFAULTS = links.ViewParams(top_k=BASE.top_k, overfetch=min(BASE.overfetch, 20), rrf_k=BASE.rrf_k,
+                            reranker=links.canonical_reranker(BASE.reranker_model),
                             dense_only=not BASE.hybrid_enabled, min_similarity=BASE.min_similarity)
 # The app's rerankers are a list (README, "Data roots"): the learned ranker, off, the reader, the bi-encoder
 # and the cross-encoders the deployer configured. No link or box names a model path.
-LTR_SPEC, _, READER_SPEC, BI_SPEC, *CROSS_SPECS = views.app_rerankers(BASE)
+LTR_SPEC, _, READER_SPEC, BI_SPEC, *CROSS_SPECS = links.app_rerankers(BASE)
 RERANK_MODES = ["ltr", "off", "reader", "bi"] + (["cross"] if CROSS_SPECS else [])  # labels: t("rr_<mode>")
 NO_TENANT = ""
 DEFAULT_JUDGMENTS = roots.JUDGMENTS_DIR / "judgments.jsonl"
@@ -54,8 +54,8 @@ LANG_NAMES = ui_lang.LANG_NAMES
 
 def reranker_mode(spec: str) -> tuple[str, str]:
     """(mode of the Reranker radio, cross-encoder name) of one of the app's rerankers."""
-    spec = views.canonical_reranker(spec)
-    if spec == views.RERANKER_OFF:
+    spec = links.canonical_reranker(spec)
+    if spec == links.RERANKER_OFF:
         return "off", ""
     if spec == LTR_SPEC:
         return "ltr", ""
@@ -97,7 +97,7 @@ def confined_url_path(name: str, raw: str, check) -> str:
 
 # -- 1. seed the widgets from the URL, once per session -----------------------------------------------------
 if "_seeded" not in ss:
-    params, problems = views.params_from_query({k: st.query_params.get_all(k) for k in st.query_params}, DEFAULTS)
+    params, problems = links.params_from_query({k: st.query_params.get_all(k) for k in st.query_params}, DEFAULTS)
     ss._seeded, ss.url_problems, ss.pending_filters = True, problems, dict(params.filters)
     # Paths in the link pass the data roots before anything reads them; a refused one is dropped here.
     ss.corpus_input = confined_url_path("corpus", params.corpus, lambda raw: roots.confine_input(raw, BASE))
@@ -119,16 +119,16 @@ if "_seeded" not in ss:
     ss.cmp_overfetch = params.b_overfetch or params.overfetch
     ss.cmp_min_similarity = (params.min_similarity if params.b_min_similarity is None
                              else params.b_min_similarity)
-    wanted_reranker = views.canonical_reranker(params.reranker)
-    if wanted_reranker not in views.app_rerankers(BASE):
+    wanted_reranker = links.canonical_reranker(params.reranker)
+    if wanted_reranker not in links.app_rerankers(BASE):
         ss.url_problems.append(f"reranker={params.reranker[:80]!r} is not one of this app's rerankers "
-                               f"({', '.join(views.app_rerankers(BASE))}); using {DEFAULTS.reranker}")
+                               f"({', '.join(links.app_rerankers(BASE))}); using {DEFAULTS.reranker}")
         wanted_reranker = DEFAULTS.reranker
     ss.rerank_mode, ss.rerank_cross = reranker_mode(wanted_reranker)
-    b_reranker = views.canonical_reranker(params.b_reranker) if params.b_reranker else wanted_reranker
-    if b_reranker not in views.app_rerankers(BASE):
+    b_reranker = links.canonical_reranker(params.b_reranker) if params.b_reranker else wanted_reranker
+    if b_reranker not in links.app_rerankers(BASE):
         ss.url_problems.append(f"b_reranker={params.b_reranker[:80]!r} is not one of this app's rerankers "
-                               f"({', '.join(views.app_rerankers(BASE))}); using {wanted_reranker}")
+                               f"({', '.join(links.app_rerankers(BASE))}); using {wanted_reranker}")
         b_reranker = wanted_reranker
     ss.cmp_reranker = b_reranker
     ss.transforms, ss.mmr_on, ss.mmr_lambda = list(params.transforms), params.mmr is not None, params.mmr or 0.7
@@ -152,7 +152,7 @@ for key in KEPT:
         ss[key] = ss[f"_kept_{key}"]
     if key in ss:
         ss[f"_kept_{key}"] = ss[key]
-lang = ss.lang if ss.get("lang") in views.LANGUAGES else "en"
+lang = ss.lang if ss.get("lang") in links.LANGUAGES else "en"
 
 st.markdown("<style>code{white-space:nowrap}</style>", unsafe_allow_html=True)  # ids never wrap mid-id
 st.title(t("title", lang))
@@ -280,7 +280,7 @@ with st.sidebar:
     values = state.filter_values((chosen_tenant or tenant_values) if multi_tenant else None)
     if (chosen_tenant or not multi_tenant) and not ss.get("_link_filters_checked"):
         # The link's filters, once its tenant is known: a field or value this tenant lacks is said, not dropped.
-        ss.pending_filters, problems = views.link_filter_problems(ss.pending_filters, values, chosen_tenant,
+        ss.pending_filters, problems = links.link_filter_problems(ss.pending_filters, values, chosen_tenant,
                                                                   state.field_types, tenant_field,
                                                                   state.field_types_of)
         ss.url_problems.extend(problems)
@@ -289,13 +289,13 @@ with st.sidebar:
     for name, options in values.items():
         if name == tenant_field:
             continue
-        if len(options) > views.PICKER_MAX_VALUES:  # too many for a picker: typed, and checked against the tenant's
+        if len(options) > links.PICKER_MAX_VALUES:  # too many for a picker: typed, and checked against the tenant's
             key = f"flt_text_{name}"
             if key not in ss:
                 ss[key] = ", ".join(ss.pending_filters.get(name, ()))
             st.text_input(md(name), key=key, placeholder=t("any", lang),
                           help=t("typed_values_help", lang, n=len(options)))
-            chosen_filters[name], unknown = views.typed_filter_values(ss[key], options)
+            chosen_filters[name], unknown = links.typed_filter_values(ss[key], options)
             if unknown:
                 st.warning(t("typed_values_unknown", lang, field=md(name), values=", ".join(map(code, unknown))))
             continue
@@ -332,7 +332,7 @@ with st.sidebar:
         st.slider("MMR λ", 0.0, 1.0, step=0.05, key="mmr_lambda")
     st.toggle(t("ab_toggle", lang), key="ab")
 
-reranker_spec = ({"off": views.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC, "reader": READER_SPEC}.get(ss.rerank_mode)
+reranker_spec = ({"off": links.RERANKER_OFF, "bi": BI_SPEC, "ltr": LTR_SPEC, "reader": READER_SPEC}.get(ss.rerank_mode)
                  or ss.rerank_cross)
 
 
@@ -370,7 +370,7 @@ def b_fields() -> dict:
                           else round(float(ss.cmp_min_similarity), 2)))
 
 
-current = views.ViewParams(
+current = links.ViewParams(
     q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
     tenant=ss.get("tenant", NO_TENANT),
     filters={k: tuple(str(v) for v in vs) for k, vs in chosen_filters.items() if vs},
@@ -383,8 +383,8 @@ current = views.ViewParams(
 
 
 # -- 3. the URL mirrors the view ----------------------------------------------------------------------------
-def mirror_url(params: views.ViewParams) -> None:
-    wanted_query = views.params_to_query(params, DEFAULTS)
+def mirror_url(params: links.ViewParams) -> None:
+    wanted_query = links.params_to_query(params, DEFAULTS)
     present = {k: (st.query_params.get_all(k) if len(st.query_params.get_all(k)) > 1 else st.query_params[k])
                for k in st.query_params}
     if present != wanted_query:
@@ -474,7 +474,7 @@ labeled = next((q for q in questions if nfc(q.question) == nfc(question)
                 and str(q.filters.get(tenant_field, current.tenant)) == str(current.tenant)), None)
 relevant = list(labeled.relevant) if labeled else None
 graded = dict(labeled.graded or {}) if labeled else None
-terms = views.query_terms(question)
+terms = tables.query_terms(question)
 chunk_text = {cid: chunk.text for cid, chunk in state.chunk_by_id.items()}
 
 # -- 5. the trace -------------------------------------------------------------------------------------------
@@ -582,11 +582,11 @@ def compare_panel() -> None:
     st.markdown(t("config_b", lang))
     for key, value in b_defaults().items():
         restore(key, value)  # B as it was left (ui/keep.py), else its default
-    if ss.cmp_reranker not in views.app_rerankers(BASE):
+    if ss.cmp_reranker not in links.app_rerankers(BASE):
         remember("cmp_reranker", current.reranker)
     b1, b2, b3, b4, b5, b6 = st.columns(6)
     b1.toggle(t("b_dense_only", lang), key="cmp_dense_only", on_change=keep, args=("cmp_dense_only",))
-    b2.selectbox(t("b_reranker", lang), list(views.app_rerankers(BASE)), key="cmp_reranker", on_change=keep,
+    b2.selectbox(t("b_reranker", lang), list(links.app_rerankers(BASE)), key="cmp_reranker", on_change=keep,
                  args=("cmp_reranker",))
     b3.number_input("B: top_k", 1, 50, key="cmp_top_k", on_change=keep, args=("cmp_top_k",))
     b4.number_input("B: rrf_k", 1, 1000, key="cmp_rrf_k", on_change=keep, args=("cmp_rrf_k",))
@@ -605,7 +605,7 @@ def compare_panel() -> None:
             with st.spinner(t("running_ab", lang)):
                 # Like with like: A and B measured after the first request above, so both reuse the loaded
                 # models and the cached query vector; a reranker only B uses is loaded by one unmeasured B run.
-                if ss.cmp_reranker not in (views.RERANKER_OFF, current.reranker):
+                if ss.cmp_reranker not in (links.RERANKER_OFF, current.reranker):
                     run(other_settings, "cmp-warmup")
                 warm_a = run(request, "cmp-a")
                 warm_b = run(other_settings, "cmp-b")
@@ -613,7 +613,7 @@ def compare_panel() -> None:
             layout.compare_block(warm_a, warm_b, t("a_sidebar", lang), "B", relevant, graded,
                                  t("warm_note", lang, cold=layout.fmt_ms(cold_total, lang),
                                    embed=layout.fmt_ms((trace.get("timings_ms") or {}).get("embed_query"), lang),
-                                   outside=layout.fmt_ms(views.unattributed_ms(trace), lang)), lang)
+                                   outside=layout.fmt_ms(tables.unattributed_ms(trace), lang)), lang)
         except (RetrievalError, ValueError) as exc:
             st.error(t("b_failed", lang, error=reason(str(exc), lang)))
     else:
@@ -622,9 +622,9 @@ def compare_panel() -> None:
 
 def lists_tab() -> None:
     """The four lists as cards, side by side."""
-    shown = [name for name in views.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
+    shown = [name for name in tables.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
     if "reranked" not in shown:  # an empty Reranked column would take a quarter of the width for one line
-        st.caption(f"{t('reranked_empty', lang)} — {reason(views.empty_reason(trace, 'reranked'), lang)}")
+        st.caption(f"{t('reranked_empty', lang)} — {reason(tables.empty_reason(trace, 'reranked'), lang)}")
     panels = st.columns(len(shown), gap="medium")
     for column, name in zip(panels, shown):
         with column:
@@ -647,12 +647,12 @@ def timings_tab() -> None:
     d1, d2, d3, d4, d5 = st.columns(5)
     d1.download_button(t("dl_trace", lang), json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
                        "application/json", on_click="ignore")
-    for col, (name, text) in zip((d2, d3, d4, d5), views.lists_csv(trace, relevant, graded).items()):
+    for col, (name, text) in zip((d2, d3, d4, d5), tables.lists_csv(trace, relevant, graded).items()):
         col.download_button(f"{name} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
 
 
 #: The tabs under the answer, by their label's key in ui/i18n.py; ``view_tab`` holds the open one's label.
-TABS = tuple(f"tab_{name}" for name in views.VIEW_TABS)
+TABS = tuple(f"tab_{name}" for name in links.VIEW_TABS)
 TAB_KEY = "view_tab"
 timing_slot = main_ms = None
 

@@ -20,7 +20,7 @@ from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.core.split import split_of
 from retrieval.core.tenants import visible_questions
 from retrieval.explain import compare as cmp
-from retrieval.explain import views
+from retrieval.explain import links
 from retrieval.offline import report_html as evaluation_html
 from retrieval.explain.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from retrieval.offline import report as rep
@@ -47,7 +47,7 @@ FAQUAD = resources.faquad_dir()
 resources.warm_metrics()  # ranx compiles on first use: start that now, not after the click
 LANG_NAMES = ui_lang.LANG_NAMES
 # The interface language: the link's lang=, else the one chosen on the main page (kept there as _kept_lang).
-if ss.get("lang") not in views.LANGUAGES:
+if ss.get("lang") not in links.LANGUAGES:
     ss.lang = ui_lang.first_language(ss, st.query_params)
 with st.sidebar:
     lang = ss.lang
@@ -63,7 +63,7 @@ SETS = {"lab": t("ev_set_lab", lang), "faquad": t("ev_set_faquad", lang), "custo
 if FAQUAD is None:  # offer only what exists on this machine
     SETS.pop("faquad")
 # The app's rerankers (README, "Data roots"): a list, never a path typed on the page. The bi-encoder first.
-_LTR, _OFF, _READER, _BI, *_CROSS = views.app_rerankers(BASE)
+_LTR, _OFF, _READER, _BI, *_CROSS = links.app_rerankers(BASE)
 RERANKERS = {_BI: t("ev_rr_bi", lang, name=_BI), _OFF: t("none", lang), _LTR: t("ev_rr_ltr", lang, name=_LTR),
              _READER: t("ev_rr_reader", lang, name=_READER),
              **{name: t("ev_rr_cross", lang, name=name) for name in _CROSS}}

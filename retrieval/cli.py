@@ -57,14 +57,6 @@ def _settings(sets: list[str], **extra: Any):
         _fail(str(exc))
 
 
-def _store_fail(settings, exc: BaseException) -> NoReturn:
-    """One line for a vector store that cannot be opened or read (a path that is a file, a read-only folder,
-    an unreachable server)."""
-    where = f"server {settings.chroma_host}" if settings.chroma_host else f"path {settings.chroma_path}"
-    first = (str(exc).strip().splitlines() or [""])[0][:200]
-    _fail(f"vector store unavailable ({where}): {exc.__class__.__name__}" + (f": {first}" if first else ""))
-
-
 def _filters(items: list[str]) -> list[tuple[str, str]]:
     pairs = []
     for item in items:
@@ -113,8 +105,10 @@ def index(
         from .core.paths import LAB_CORPUS
 
         path = (corpus or LAB_CORPUS).resolve()
-        if status or drop:
-            (_milvus_status if settings.backend == "milvus" else _chroma_status)(settings, path, drop)
+        if status or drop:  # the store backend's own line (retrieval.backends.BACKENDS)
+            from .backends import BACKENDS
+
+            typer.echo(BACKENDS.get(settings.backend).status(settings, path, drop))
             return
         bench = _open(settings, path)
     except RetrievalError as exc:
@@ -130,65 +124,10 @@ def index(
               if report.layout else "")
            + (f" ({len(report.created)} created, {len(report.dropped)} dropped)"
               if report.created or report.dropped else "")
-           if report else f"no vectors: {state.store_reason}")
+           if report else f"no vectors: {state.store_reason.text()}")
     )
     if report is None:  # an index that failed to build its vectors is a failed index
-        _fail(f"the index has no vectors ({state.store_reason}); requests would run lexical_only")
-
-
-def _milvus_status(settings: Any, path: Path, drop: bool) -> None:
-    """``index --status`` / ``--drop`` on the Milvus backend (one line, exit 2, when it is unreachable)."""
-    from .backends.milvus import MilvusUnavailable, collection_for
-
-    try:
-        _, store = collection_for(settings, path)
-        exists = store.client.has_collection(store.name)
-        if drop:
-            store.drop()
-            typer.echo(f"dropped {store.name}" if exists else f"no index for {path}")
-        elif not exists:
-            typer.echo(f"{path}: not indexed (collection {store.name} absent)")
-        else:
-            typer.echo(f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
-                       f"store milvus {settings.milvus_uri}")
-    except MilvusUnavailable as exc:
-        _fail(str(exc))
-    except RetrievalError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-        _fail(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}")
-
-
-def _chroma_status(settings: Any, path: Path, drop: bool) -> None:
-    """``index --status`` / ``--drop`` on the local backend's Chroma store: the index's collections in any
-    layout (one per tenant, buckets, or one), counted or dropped together (any store failure: one line)."""
-    from .backends.corpus import load_corpus
-    from .backends.store import VectorStore, index_variant, open_client
-
-    load_corpus(path, settings.tenant_field)  # a clear error for an unreadable corpus
-    variant = index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
-                            settings.passage_template)
-    try:
-        store = VectorStore(open_client(settings.chroma_path, settings.chroma_host), str(path),
-                            settings.embedding_model, variant)
-        name = store.name
-        owned = store.owned()
-        if drop:
-            store.drop()
-            typer.echo(f"dropped {name}" + (f" ({len(owned)} collections)" if len(owned) > 1 else "")
-                       if owned else f"no index for {path}")
-            return
-        if not owned:
-            typer.echo(f"{path}: not indexed (collection {name} absent)")
-            return
-        count = sum(col.count() for col in owned.values())
-        metas = [col.metadata or {} for col in owned.values()]
-    except Exception as exc:  # noqa: BLE001 - any store failure is one line, exit 2
-        _store_fail(settings, exc)
-    layouts = sorted({str(m.get("layout", "one collection")) for m in metas})
-    where = name if len(owned) == 1 else f"{len(owned)} collections of {name}"
-    typer.echo(f"{path}: {count} chunks in {where} ({', '.join(layouts)}), model "
-               f"{metas[0].get('embedding_model')}, store {settings.chroma_host or settings.chroma_path}")
+        _fail(f"the index has no vectors ({state.store_reason.text()}); requests would run lexical_only")
 
 
 @app.command()
@@ -581,9 +520,11 @@ def serve(
         _fail(f"--workers {count}: must be between 1 and {serving.MAX_WORKERS}")
     if not 1 <= port <= 65535:
         _fail(f"--port {port}: must be between 1 and 65535")
-    if count > 1 and settings.backend == "milvus" and "://" not in settings.milvus_uri:
-        _fail(f"RETRIEVAL_MILVUS_URI={settings.milvus_uri} is a Milvus Lite file, which one process at a time may "
-              "open: use --workers 1, or a Milvus server URI (http://host:19530) for several workers")
+    from .backends import BACKENDS
+
+    alone = BACKENDS.get(settings.backend).processes(settings) if count > 1 else None
+    if alone is not None:  # a store that one process at a time may open (a Milvus Lite file)
+        _fail(alone.text())
     try:
         serving.serve(count, address, port, PROJECT_ROOT / "app.py", PROJECT_ROOT, index_first=not no_index,
                       say=lambda line: typer.echo(line, err=True))

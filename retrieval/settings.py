@@ -16,7 +16,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .core.errors import InvalidSetting
 from .core.llm import redact_url
 from .core.paths import PROJECT_ROOT
-from .stages.fusion import check_weight_names, convex_weight, parse_weights, variant_technique
+from .backends import BACKENDS
+from .stages.fusion import check_weight_names, parse_weights, variant_technique
+from .stages.fusion import method as fusion_method
 from .stages.rerank import RerankerSpec
 from .stages.transforms import TECHNIQUES
 
@@ -52,9 +54,10 @@ class Settings(BaseSettings):
     dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
     rrf_k: int = Field(60, ge=1, le=MAX_RRF_K, description="RRF constant k (Cormack et al., 2009); ranks start "
                        "at 1.")
-    fusion: Literal["rrf", "weighted_rrf", "combsum", "convex"] = Field(
-        "rrf", description="'rrf', 'weighted_rrf' (per-ranker weights), 'combsum' (min-max normalized scores) or "
-        "'convex' (w·BM25 + (1−w)·cosine, both min-max normalized; w from fusion_weights 'bm25=w', default 0.5).")
+    fusion: str = Field(
+        "rrf", description="The fusion method, one of those declared in retrieval/stages/fusion/ (shipped: 'rrf', "
+        "'weighted_rrf' with per-ranker weights, 'combsum' over min-max normalized scores, 'convex' w·BM25 + "
+        "(1−w)·cosine with w from fusion_weights 'bm25=w', default 0.5).")
     fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5' "
                                 "(each a finite number from 0 to 1,000,000); for convex one weight 'bm25=w', w in "
                                 "[0, 1].")
@@ -114,9 +117,9 @@ class Settings(BaseSettings):
         "text), 'title-period' (title. text) or 'text' (no title). BM25 always reads title and text.")
     chroma_path: Path = Path(".retrieval/chroma")
     chroma_host: str | None = None
-    backend: Literal["local", "milvus"] = Field(
-        "local", description="'local' (in-process BM25 + Chroma) or 'milvus' (both indexes in Milvus: README, "
-        "\"Larger deployments\").")
+    backend: str = Field(
+        "local", description="The store backend, one of those declared in retrieval/backends/ (shipped: 'local', "
+        "in-process BM25 + Chroma; 'milvus', both indexes in Milvus: docs, \"Larger deployments\").")
     milvus_uri: str = Field(".retrieval/milvus.db", description="A file path (Milvus Lite, embedded) or a server "
                             "URI such as http://host:19530 (Milvus standalone or cluster).")
     milvus_token: SecretStr | None = Field(None, description="Milvus token ('user:password' or an API key).")
@@ -168,8 +171,28 @@ class Settings(BaseSettings):
     @field_validator("fusion_weights")
     @classmethod
     def _valid_weights(cls, value: str) -> str:
-
         check_weight_names(parse_weights(value))
+        return value
+
+    @field_validator("fusion")
+    @classmethod
+    def _declared_fusion(cls, value: str) -> str:
+        """A fusion method :data:`retrieval.stages.fusion.METHODS` declares."""
+        return fusion_method(value).name
+
+    @field_validator("backend")
+    @classmethod
+    def _declared_backend(cls, value: str) -> str:
+        """A store backend :data:`retrieval.backends.BACKENDS` declares."""
+        if value not in BACKENDS:
+            raise ValueError(f"unknown store backend '{value}' (use {', '.join(BACKENDS.names())})")
+        return value
+
+    @field_validator("reranker_model")
+    @classmethod
+    def _declared_reranker(cls, value: str) -> str:
+        """A spec some declared reranker kind reads (the catch-all kind reads a cross-encoder name)."""
+        RerankerSpec.parse(value)
         return value
 
     @property
@@ -186,7 +209,7 @@ class Settings(BaseSettings):
             return value
 
         for name in (n.strip() for n in value.split(",")):
-            if name and RerankerSpec.parse(name).kind != "cross-encoder":
+            if name and RerankerSpec.parse(name).declaration.extra_offers is None:
                 raise ValueError(f"{name!r} is not a cross-encoder name (the learned ranker, off and the "
                                  "bi-encoder are always offered)")
         return value
@@ -234,16 +257,13 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _weights_take_effect(self) -> "Settings":
-        """A weight either takes effect or is refused: weights need a weighted fusion, and a weight named for a
-        transform's lists (``bm25:hyde``) needs that transform."""
-
+        """A weight either takes effect or is refused: the fusion method must take it (its declaration's
+        ``check_weights``), and a weight named for a transform's lists (``bm25:hyde``) needs that transform."""
         weights = self.fusion_weight_map
-        if weights and self.fusion == "rrf":
-            raise ValueError(f"fusion_weights={self.fusion_weights!r}: weights need fusion=weighted_rrf, "
-                             "combsum or convex (plain rrf ignores them)")
-        if self.fusion == "convex":
-
-            convex_weight(weights)  # one weight, bm25=w in [0, 1]
+        try:
+            fusion_method(self.fusion).check_weights(weights)
+        except InvalidSetting as exc:
+            raise ValueError(f"fusion_weights={self.fusion_weights!r}: {exc}") from None
         for name in weights:
             technique = variant_technique(name)
             if technique is not None and technique not in self.transforms:
@@ -307,6 +327,21 @@ class Settings(BaseSettings):
         data["llm_api_key_set"] = self.llm_api_key is not None
         data["milvus_token_set"] = self.milvus_token is not None
         return data
+
+
+def bounds(name: str) -> tuple[Any, Any]:
+    """``(low, high)`` the settings model declares for ``name`` (its ``ge``/``gt`` and ``le``/``lt``; ``None``
+    where it declares none): the one source of a setting's bounds, read by the app's widgets and links, the CLI
+    and the tuner.
+
+    Raises:
+        KeyError: no such setting.
+    """
+    low = high = None
+    for rule in Settings.model_fields[name].metadata:
+        low = next((v for v in (getattr(rule, "ge", None), getattr(rule, "gt", None)) if v is not None), low)
+        high = next((v for v in (getattr(rule, "le", None), getattr(rule, "lt", None)) if v is not None), high)
+    return low, high
 
 
 def describe_validation_error(exc: ValidationError, given: Mapping[str, object] | None = None) -> str:

@@ -70,7 +70,7 @@ def trace_chunk_ids(data: dict[str, Any]) -> list[str]:
 def assert_trace_invariants(trace: Any, chunk_by_id: dict[str, Any], filters: dict[str, Iterable[Any]]) -> None:
     """The tier is one of the five; every chunk the trace names exists and satisfies every filter exactly
     (value and type: no item of another tenant anywhere); citations name only final chunks."""
-    from retrieval.pipeline.tiers import TIERS
+    from retrieval.stages.tiers import TIERS
 
     data = trace.to_dict()
     assert data["tier"] in TIERS, data["tier"]

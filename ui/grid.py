@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from retrieval.explain import grid
-from retrieval.explain.views import empty_reason
+from retrieval.explain.tables import empty_reason
 
 from .escape import code, md
 from .i18n import feature_label, t

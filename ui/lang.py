@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from retrieval.explain.views import LANGUAGES
+from retrieval.explain.links import LANGUAGES
 
 LANG_NAMES = {"en": "English", "pt": "Português"}
 

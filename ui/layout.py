@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from retrieval.explain import views
+from retrieval.explain import support, tables
 
 from .escape import code, md, md_text
 from .i18n import TEXTS, header, t
@@ -27,7 +27,7 @@ LIST_KEYS = {"lexical": "list_lexical", "dense": "list_dense", "fused": "list_fu
 
 
 def relevance_badge(mark: str | None, lang: str = "en") -> str:
-    """A relevance mark (``views.relevance_of``) as a coloured badge in ``lang``; '' for none."""
+    """A relevance mark (``tables.relevance_of``) as a coloured badge in ``lang``; '' for none."""
     if not mark or mark not in RELEVANCE_KEYS:
         return ""
     color, sign, key = RELEVANCE_KEYS[mark]
@@ -47,7 +47,7 @@ def md_escape(text: str) -> str:
 def highlighted(text: str, terms: Iterable[str]) -> str:
     """Markdown of ``text`` with the question's terms on a yellow background."""
     parts = []
-    for segment, hit in views.highlight_segments(text, terms):
+    for segment, hit in tables.highlight_segments(text, terms):
         parts.append(f":orange-background[**{md_escape(segment)}**]" if hit else md_escape(segment))
     return "".join(parts)
 
@@ -206,7 +206,7 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
 # -- the four lists --------------------------------------------------------------------------------------------
 def _labels(relevant: Sequence[str] | None, graded: Mapping[str, int] | None, parent_id: str,
             lang: str = "en") -> str:
-    return relevance_badge(views.relevance_of(parent_id, relevant, graded), lang)
+    return relevance_badge(tables.relevance_of(parent_id, relevant, graded), lang)
 
 
 def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str], terms: frozenset[str],
@@ -222,7 +222,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
     items = block.get("items") or []
     st.caption(t("list_count", lang, n=len(items), kind=score_kind_label(kind, lang)))
     if not items:
-        st.info(f"{t('empty', lang)} — {reason(views.empty_reason(trace, name), lang)}")
+        st.info(f"{t('empty', lang)} — {reason(tables.empty_reason(trace, name), lang)}")
         return
     if block.get("note"):
         st.caption(reason(block["note"], lang))
@@ -247,11 +247,11 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
                 arrow = f"▲{move}" if move > 0 else (f"▼{-move}" if move < 0 else "=")
                 detail += f" · {t('stage_fused', lang)} #{item['fused_rank']} → #{item['rank']} ({arrow})"
             st.caption(f"{t('parent', lang)} {code(item['parent_id'])} · {detail}")
-            text, cut_before, cut_after = views.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
+            text, cut_before, cut_after = tables.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             if name == "reranked" and item.get("feature_contributions"):
                 with st.expander(t("why_moved", lang)):
-                    why_rows = views.feature_contribution_rows(item, 6)
+                    why_rows = tables.feature_contribution_rows(item, 6)
 
                     def why_bars() -> alt.Chart:
                         return alt.Chart(pd.DataFrame(why_rows)).mark_bar().encode(
@@ -274,7 +274,7 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
 
 
 def contribution_chart(trace: Mapping[str, Any], rows: int, lang: str = "en") -> None:
-    contribution = views.contribution_rows(trace, limit=rows)
+    contribution = tables.contribution_rows(trace, limit=rows)
     data = pd.DataFrame(contribution)
     if data.empty:
         return
@@ -296,10 +296,10 @@ def contribution_chart(trace: Mapping[str, Any], rows: int, lang: str = "en") ->
 
 def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     """The learned support gate: P against the threshold, the reason, and what pushed the log-odds."""
-    summary = views.support_summary(trace, lang)
+    summary = support.support_summary(trace, lang)
     if summary is None:
         return
-    rows = views.support_rows(trace, lang)
+    rows = support.support_rows(trace, lang)
     if ((trace.get("gate") or {}).get("support") or {}).get("best") is None:  # the gate did not run: its note
         summary = (reader_line(summary.removeprefix("not applied: "), trace.get("tier") or "", lang)
                    or reason(summary, lang))
@@ -336,9 +336,9 @@ def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:
 # -- movement and losses ---------------------------------------------------------------------------------------
 def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
     st.subheader(t("rank_movement", lang))
-    rows = views.movement_rows(trace)
+    rows = tables.movement_rows(trace)
     if not rows:
-        st.info(t("nothing_moved", lang) + reason(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "),
+        st.info(t("nothing_moved", lang) + reason(tables.empty_reason(trace, "reranked").removeprefix("no rerank ran: "),
                                                   lang))
         return
     data = pd.DataFrame(rows)
@@ -372,10 +372,10 @@ def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded:
                lang: str = "en") -> None:
     st.subheader(t("lost_title", lang))
     if not (trace.get("reranked") or {}).get("items"):
-        st.info(t("nothing_lost", lang) + reason(views.empty_reason(trace, "reranked").removeprefix("no rerank ran: "),
+        st.info(t("nothing_lost", lang) + reason(tables.empty_reason(trace, "reranked").removeprefix("no rerank ran: "),
                                                  lang))
         return
-    rows = views.lost_rows(trace, relevant, graded)
+    rows = tables.lost_rows(trace, relevant, graded)
     if not rows:
         st.success(t("dropped_nothing", lang))
         return
@@ -397,13 +397,13 @@ def queries_block(trace: Mapping[str, Any], lang: str = "en") -> None:
     """The original and transformed queries, what each lost, and the lists each fed into the fusion."""
     st.subheader(t("queries", lang))
     st.caption(t("queries_caption", lang))
-    table(pd.DataFrame(views.query_rows(trace)), lang, dash=False)
-    for row in views.query_rows(trace):
+    table(pd.DataFrame(tables.query_rows(trace)), lang, dash=False)
+    for row in tables.query_rows(trace):
         if row["flags"]:
             st.error(t("query_lost", lang, kind=code(row["kind"]), flags=md(row["flags"])))
-    if views.technique_rows(trace):
+    if tables.technique_rows(trace):
         st.markdown(t("cost_per_technique", lang))
-        table(pd.DataFrame(views.technique_rows(trace)), lang, dash=False)
+        table(pd.DataFrame(tables.technique_rows(trace)), lang, dash=False)
     with st.expander(t("variant_lists", lang, n=len(trace.get("variants") or []))):
         for variant in trace.get("variants") or []:
             q = variant["query"]
@@ -419,13 +419,13 @@ def timings_and_costs(trace: Mapping[str, Any], lang: str = "en") -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(f"**{t('timings_per_stage', lang)}**")
-        frame = pd.DataFrame([{"stage": t("outside_stages", lang) if r["stage"] == views.UNATTRIBUTED
-                               else r["stage"], "time": fmt_ms(r["ms"], lang)} for r in views.timing_rows(trace)])
+        frame = pd.DataFrame([{"stage": t("outside_stages", lang) if r["stage"] == tables.UNATTRIBUTED
+                               else r["stage"], "time": fmt_ms(r["ms"], lang)} for r in tables.timing_rows(trace)])
         table(frame, lang, dash=False)
     with right:
         st.markdown(f"**{t('costs', lang)}**")
         frame = pd.DataFrame([{"cost": r["cost"], "value": t("not_measured", lang) if r["value"] is None
-                               else str(r["value"])} for r in views.cost_rows(trace)])
+                               else str(r["value"])} for r in tables.cost_rows(trace)])
         table(frame, lang, dash=False)
 
 
@@ -448,7 +448,7 @@ def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, labe
             total = (trace.get("timings_ms") or {}).get("total")
             st.markdown(f"**{md_escape(label)}** :{TIER_COLORS.get(trace['tier'], 'gray')}-badge[{trace['tier']}] · "
                         + t("compare_times", lang, total=fmt_ms(total, lang),
-                            outside=fmt_ms(views.unattributed_ms(trace), lang)))
+                            outside=fmt_ms(tables.unattributed_ms(trace), lang)))
             if not trace.get("final"):
                 st.caption(t("final_empty", lang) + reason(trace.get("tier_reason"), lang))
             for item in trace.get("final") or []:
@@ -493,7 +493,7 @@ def judge_block(trace: Mapping[str, Any], pooled: Sequence[Mapping[str, Any]], t
             if not blind:
                 head += " · " + ", ".join(f"{n} #{r}" for n, r in entry["lists"].items())
             st.markdown(head)
-            text, cut_before, cut_after = views.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
+            text, cut_before, cut_after = tables.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
             st.radio(f"{t('grade', lang)} · {code(pid)}", GRADE_OPTIONS, key=key, horizontal=True,
                      help=t("grade_help", lang), on_change=keep, args=(key,),

@@ -2,7 +2,7 @@
 
 The trace keeps its reasons in English: they are what the logs, the CLI and the tests read. This module
 translates the ones the app shows, at display time, by the known prefix of each reason (``tiers.plan_tier``,
-``rerank.load_reranker``, ``gate.apply_gate``, the learned support gate, ``views.empty_reason``). A reason no
+``rerank.load_reranker``, ``gate.apply_gate``, the learned support gate, ``tables.empty_reason``). A reason no
 pattern knows is shown as it was recorded, in a code span and labeled as the trace's own text, so a
 Portuguese page never passes an English sentence off as its own words. A reader that could not load is said in
 one plain line (:func:`reader_line`).

@@ -1,0 +1,8 @@
+"""Where data lives: corpora read in (:mod:`.corpus`), the lexical side (:mod:`.lexical`), the dense store
+(:mod:`.store`), the embedders and the model hub, and the store backends, each declared once in :data:`BACKENDS`
+(:mod:`.local`, :mod:`.milvus`)."""
+
+from . import local, milvus  # noqa: F401 - each module declares its backend
+from .base import BACKENDS, Backend, Opened, OpenRequest, StoreStatusError
+
+__all__ = ["BACKENDS", "Backend", "Opened", "OpenRequest", "StoreStatusError"]

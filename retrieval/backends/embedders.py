@@ -26,7 +26,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..core.errors import first_line
+from ..core.reasons import Reason, declare, error
 
 log = logging.getLogger(__name__)
 
@@ -117,20 +117,25 @@ def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
     return _sentence_transformer(name, allow_downloads)
 
 
-def load_embedder(name: str, allow_downloads: bool = False, threads: int = 2) -> tuple[Embedder | None, str]:
+LOADED = declare("embedder.loaded", en="loaded", pt="carregado")
+COULD_NOT_LOAD = declare("embedder.could_not_load", en="embedder {name!q} could not load: {error}",
+                         pt="o modelo de embeddings {name!q} não carregou: {error}")
+
+
+def load_embedder(name: str, allow_downloads: bool = False, threads: int = 2) -> tuple[Embedder | None, Reason]:
     """Load an embedding model by name.
 
     Returns:
-        ``(embedder, "loaded")``, or ``(None, reason)`` on any failure (missing package or files, no
+        ``(embedder, LOADED)``, or ``(None, reason)`` on any failure (missing package or files, no
         network, out of memory): the pipeline then runs ``lexical_only``. Never raises.
     """
     try:
         embedder = _build(name, allow_downloads, threads)
         embedder.embed_queries(["ok"])  # fail here, not on the first user request
-        return embedder, "loaded"
+        return embedder, LOADED()
     except BaseException as exc:  # noqa: BLE001 - a loader degrades, it never crashes the request
         if isinstance(exc, KeyboardInterrupt):
             raise
-        reason = f"embedder '{name}' could not load: {exc.__class__.__name__}: {first_line(exc)}"
-        log.warning(reason)
+        reason = COULD_NOT_LOAD(name=name, error=error(exc))
+        log.warning(reason.text())
         return None, reason

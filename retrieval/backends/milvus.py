@@ -49,12 +49,15 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..core.errors import InvalidFilter
+from ..core.errors import InvalidFilter, RetrievalError
+from ..core.kinds import Text
+from ..core.reasons import Reason, declare, raw
 from ..core.filters import Filters, field_types
 from ..core.text import tokenize
 from ..core.types import Chunk, RankedList, ScoredItem
 from .corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
 from .lexical import K1, B, LexicalIndex, lucene_idf
+from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from .store import SyncReport, embed_chunks, index_variant
 
 log = logging.getLogger(__name__)
@@ -750,7 +753,7 @@ class InProcessLexical(LexicalIndex):
 # -- the factory ------------------------------------------------------------------------------------------
 def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_key: str, variant: str,
                  progress: bool = True, on_progress: Callable[[int, int], None] | None = None,
-                 client: Any = None) -> tuple[Any, MilvusStore | None, str, SyncReport | None]:
+                 client: Any = None) -> tuple[Any, MilvusStore | None, Reason, SyncReport | None]:
     """Build the lexical index and the vector store of a corpus on Milvus.
 
     Returns ``(lexical, store, reason, sync_report)`` as ``Workbench.load_corpus`` uses them. When Milvus
@@ -761,14 +764,14 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
     """
     local = lambda: LexicalIndex(chunks, settings.tenant_field, settings.bm25_engine)  # noqa: E731
     if embedder is None:
-        return local(), None, "no embedder", None
+        return local(), None, NO_EMBEDDER(why=raw("no embedder")), None
     token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
     try:
         client = client or open_client(settings.milvus_uri, token, settings.milvus_timeout)
         features = server_features(client, settings.milvus_uri, settings.milvus_timeout)
     except MilvusUnavailable as exc:
         log.warning(str(exc))
-        return local(), None, f"vector store unavailable: {exc}", None
+        return local(), None, UNAVAILABLE(error=raw(str(exc))), None
     stats = (tenant_stats if features.sparse else tenant_names)(chunks, settings.tenant_field)
     store = MilvusStore(client, corpus_key, embedder.name, variant, tenant_field=settings.tenant_field,
                         types=field_types(chunks), ef_search=settings.hnsw_ef_search,
@@ -778,14 +781,14 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
         report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32), progress,
                             on_progress, stats=stats)
     except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
-        reason = f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
-        log.warning(reason)
+        reason = SYNC_FAILED(error=raw(f"{exc.__class__.__name__}: {str(exc)[:200]}"))
+        log.warning(reason.text())
         return local(), None, reason, None
     if not features.sparse:
         log.info(features.lexical_reason)
         return (InProcessLexical(chunks, settings.tenant_field, settings.bm25_engine, features.lexical_reason),
-                store, "ok", report)
-    return MilvusLexical(store, chunks, settings.tenant_field, stats, settings.bm25_engine), store, "ok", report
+                store, OK(), report)
+    return MilvusLexical(store, chunks, settings.tenant_field, stats, settings.bm25_engine), store, OK(), report
 
 
 def collection_for(settings: Any, corpus_path: Path, model_name: str | None = None) -> tuple[Any, MilvusStore]:
@@ -808,3 +811,49 @@ def collection_for(settings: Any, corpus_path: Path, model_name: str | None = No
                         timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri),
                         features=server_features(client, settings.milvus_uri, settings.milvus_timeout))
     return client, store
+
+
+def _open(req: OpenRequest) -> Opened:
+    with req.write_lock():
+        lexical, store, reason, report = open_backend(req.settings, req.chunks, req.embedder, req.corpus_key,
+                                                      req.variant, req.progress, req.on_progress)
+    if req.embedder is None:
+        reason = NO_EMBEDDER(why=req.embedder_reason)
+    return Opened(lexical, store, reason, report)
+
+
+def status(settings: Any, path: Path, drop: bool) -> str:
+    """``index --status`` / ``--drop`` on the Milvus backend.
+
+    Raises:
+        CorpusError: the corpus cannot be read. StoreStatusError: Milvus is unreachable or fails (one line).
+    """
+    try:
+        _, store = collection_for(settings, path)
+        exists = store.client.has_collection(store.name)
+        if drop:
+            store.drop()
+            return f"dropped {store.name}" if exists else f"no index for {path}"
+        if not exists:
+            return f"{path}: not indexed (collection {store.name} absent)"
+        return (f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
+                f"store milvus {settings.milvus_uri}")
+    except MilvusUnavailable as exc:
+        raise StoreStatusError(str(exc)) from None
+    except RetrievalError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        raise StoreStatusError(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}") from None
+
+
+LITE_ONE_PROCESS = declare("milvus.lite_one_process",
+                           en="RETRIEVAL_MILVUS_URI={uri} is a Milvus Lite file, which one process at a time may open: "
+                              "use --workers 1, or a Milvus server URI (http://host:19530) for several workers",
+                           pt="RETRIEVAL_MILVUS_URI={uri} é um arquivo do Milvus Lite, que só um processo por vez pode "
+                              "abrir: use --workers 1, ou a URI de um servidor Milvus (http://host:19530) para vários "
+                              "processos")
+
+MILVUS = BACKENDS.declare(Backend(
+    name="milvus", label=Text("Milvus (both indexes)", "Milvus (os dois índices)"), open=_open,
+    store_label=lambda s: "milvus", engine_label=lambda s: "milvus sparse (our BM25)", status=status,
+    processes=lambda s: None if "://" in s.milvus_uri else LITE_ONE_PROCESS(uri=s.milvus_uri)))

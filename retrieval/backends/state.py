@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping
 
 from ..core.codes import corpus_codes
 from ..core.filters import typed
+from ..core.reasons import Reason
 from ..core.types import Chunk, Document
 from .lexical import LexicalIndex
 from .store import DenseStore, SyncReport
@@ -26,7 +27,7 @@ class IndexState:
     lexical: LexicalIndex
     field_types: Mapping[str, set[type]]
     store: DenseStore | None
-    store_reason: str
+    store_reason: Reason
     sync: SyncReport | None
     index_id: str
     load_ms: float

@@ -27,6 +27,7 @@ from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 import numpy as np
 
 from ..core.filters import Filters, typed
+from ..core.reasons import Declared, Reason, declare, raw
 from ..core.types import Chunk, RankedList, ScoredItem
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class StoreRead(Generic[T]):
     """
 
     value: T | None
-    reason: str | None = None
+    reason: Reason | None = None
 
     @property
     def ok(self) -> bool:
@@ -146,24 +147,31 @@ class StoreRead(Generic[T]):
         return self.reason is None
 
 
-def guarded(read: Callable[[], T], what: str) -> StoreRead[T]:
+#: The leads of a failed read's reason (``what``): the error follows.
+VECTORS_UNAVAILABLE = declare("store.vectors_unavailable", en="stored vectors unavailable: {error}",
+                              pt="vetores armazenados indisponíveis: {error}")
+SEARCH_FAILED = declare("store.search_failed", en="dense search failed: {error}", pt="a busca densa falhou: {error}")
+NO_STORE = declare("store.none", en="no vector store", pt="sem repositório de vetores")
+
+
+def guarded(read: Callable[[], T], what: Declared) -> StoreRead[T]:
     """Run one store read; any exception the store raises comes back as ``StoreRead(None, reason)``.
 
     Args:
         read: the read, e.g. ``lambda: store.vectors(ids)``.
-        what: the reason's lead, e.g. ``"stored vectors unavailable"``; the reason is
+        what: the reason's declared lead (:data:`VECTORS_UNAVAILABLE`…, a field ``error``); the reason is
             ``"<what>: <ExceptionClass>: <message, first 200 characters>"`` (one line, logged once).
     """
     try:
         return StoreRead(read())
     except Exception as exc:  # noqa: BLE001 - the caller drops its stage with this reason
-        reason = " ".join(f"{what}: {exc.__class__.__name__}: {str(exc)[:200]}".split())
-        log.warning(reason)
+        reason = what(error=raw(f"{exc.__class__.__name__}: {str(exc)[:200]}"))
+        log.warning(reason.text())
         return StoreRead(None, reason)
 
 
 def read_vectors(store: DenseStore | None, chunk_ids: Sequence[str],
-                 what: str = "stored vectors unavailable") -> StoreRead[Mapping[str, np.ndarray]]:
+                 what: Declared = VECTORS_UNAVAILABLE) -> StoreRead[Mapping[str, np.ndarray]]:
     """The stored unit vectors of ``chunk_ids`` (absent ids left out), read through :func:`guarded`.
 
     No ids: an empty mapping without a read. No store: unavailable, reason ``"<what>: no vector store"``.
@@ -171,13 +179,13 @@ def read_vectors(store: DenseStore | None, chunk_ids: Sequence[str],
     if not chunk_ids:
         return StoreRead({})
     if store is None:
-        return StoreRead(None, f"{what}: no vector store")
+        return StoreRead(None, what(error=NO_STORE()))
     ids = list(chunk_ids)
     return guarded(lambda: store.vectors(ids), what)
 
 
 def read_window(store: DenseStore, vector: np.ndarray, filters: Filters, window: int,
-                what: str = "dense search failed") -> StoreRead[RankedList]:
+                what: Declared = SEARCH_FAILED) -> StoreRead[RankedList]:
     """The store's cosine window (:meth:`DenseStore.query`), read through :func:`guarded`."""
     return guarded(lambda: store.query(vector, filters, window), what)
 

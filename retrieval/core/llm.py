@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from .reasons import Reason, declare
+
 log = logging.getLogger(__name__)
 
 REDACTED = "***"
@@ -52,17 +54,38 @@ class LLMFailure(Exception):
         input_tokens, output_tokens: the server's usage of a refused reply, ``None`` when not known.
     """
 
-    def __init__(self, reason: str, refused: bool = False, input_tokens: int | None = None,
+    def __init__(self, reason: Reason, refused: bool = False, input_tokens: int | None = None,
                  output_tokens: int | None = None) -> None:
-        super().__init__(reason)
+        super().__init__(reason.text())
         self.reason = reason
         self.refused = refused
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
 
-    def describe(self, adapter: str) -> str:
+    def describe(self, adapter: str) -> Reason:
         """``"llm:m reply refused (empty reply)"`` or ``"llm:m failed (HTTP 500)"``."""
-        return f"{adapter} {'reply refused' if self.refused else 'failed'} ({self.reason})"
+        return (REFUSED if self.refused else FAILED)(adapter=adapter, why=self.reason)
+
+
+REFUSED = declare("llm.refused", en="{adapter} reply refused ({why})", pt="resposta de {adapter} recusada ({why})")
+FAILED = declare("llm.failed", en="{adapter} failed ({why})", pt="{adapter} falhou ({why})")
+DEADLINE = declare("llm.deadline", en="no complete reply within the {seconds:g} s deadline",
+                   pt="nenhuma resposta completa dentro do prazo de {seconds:g} s")
+OVERSIZED_BODY = declare("llm.oversized_body", en="oversized reply (body over {limit} bytes)",
+                         pt="resposta grande demais (corpo acima de {limit} bytes)")
+NO_MESSAGE = declare("llm.no_message", en="malformed reply (no choices[0].message in a JSON body)",
+                     pt="resposta malformada (sem choices[0].message num corpo JSON)")
+NOT_TEXT = declare("llm.not_text", en="malformed reply (the message content is not text)",
+                   pt="resposta malformada (o conteúdo da mensagem não é texto)")
+EMPTY = declare("llm.empty", en="empty reply", pt="resposta vazia")
+OVERSIZED = declare("llm.oversized", en="oversized reply ({n} characters, limit {limit})",
+                    pt="resposta grande demais ({n} caracteres, limite {limit})")
+SECRET = declare("llm.credential_in_reply", en="the reply holds the API key or a credential of the base URL",
+                 pt="a resposta contém a chave da API ou uma credencial da URL base")
+HTTP = declare("llm.http", en="HTTP {status}", pt="HTTP {status}")
+TIMED_OUT = declare("llm.timed_out", en="a read or the connection timed out", pt="uma leitura ou a conexão expirou")
+UNREACHABLE = declare("llm.unreachable", en="the server could not be reached", pt="o servidor não pôde ser alcançado")
+OTHER = declare("llm.other", en="{error!c}", pt="{error!c}")
 
 
 @dataclass(frozen=True)
@@ -213,7 +236,7 @@ class ChatClient:
         finished = done.wait(max(0.0, deadline - time.monotonic()))
         _close(client)
         if not finished:
-            raise LLMFailure(f"no complete reply within the {self.timeout_s:g} s deadline")
+            raise LLMFailure(DEADLINE(seconds=self.timeout_s))
         if "error" in outcome:
             raise _failure(outcome["error"])
         return self._check(outcome["body"])
@@ -226,9 +249,9 @@ class ChatClient:
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > self.max_body_bytes:
-                    raise LLMFailure(f"oversized reply (body over {self.max_body_bytes} bytes)", refused=True)
+                    raise LLMFailure(OVERSIZED_BODY(limit=self.max_body_bytes), refused=True)
                 if time.monotonic() > deadline:
-                    raise LLMFailure(f"no complete reply within the {self.timeout_s:g} s deadline")
+                    raise LLMFailure(DEADLINE(seconds=self.timeout_s))
         return bytes(body)
 
     def _check(self, body: bytes) -> Reply:
@@ -238,18 +261,18 @@ class ChatClient:
             message = data["choices"][0]["message"]
             content = message.get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise LLMFailure("malformed reply (no choices[0].message in a JSON body)", refused=True) from None
+            raise LLMFailure(NO_MESSAGE(), refused=True) from None
         usage = data.get("usage") if isinstance(data, dict) else None
         tokens = (_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
         if content is not None and not isinstance(content, str):
-            raise LLMFailure("malformed reply (the message content is not text)", True, *tokens)
+            raise LLMFailure(NOT_TEXT(), True, *tokens)
         text = (content or "").strip()
         if not text:
-            raise LLMFailure("empty reply", True, *tokens)
+            raise LLMFailure(EMPTY(), True, *tokens)
         if len(text) > self.max_reply_chars:
-            raise LLMFailure(f"oversized reply ({len(text)} characters, limit {self.max_reply_chars})", True, *tokens)
+            raise LLMFailure(OVERSIZED(n=len(text), limit=self.max_reply_chars), True, *tokens)
         if any(secret in text for secret in self._secrets):
-            raise LLMFailure("the reply holds the API key or a credential of the base URL", True, *tokens)
+            raise LLMFailure(SECRET(), True, *tokens)
         return Reply(text, *tokens)
 
 
@@ -267,12 +290,12 @@ def _failure(exc: BaseException) -> LLMFailure:
     import openai
 
     if isinstance(exc, openai.APIStatusError):
-        return LLMFailure(f"HTTP {exc.status_code}")
+        return LLMFailure(HTTP(status=exc.status_code))
     if isinstance(exc, openai.APITimeoutError):
-        return LLMFailure("a read or the connection timed out")
+        return LLMFailure(TIMED_OUT())
     if isinstance(exc, openai.APIConnectionError):
-        return LLMFailure("the server could not be reached")
-    return LLMFailure(exc.__class__.__name__)
+        return LLMFailure(UNREACHABLE())
+    return LLMFailure(OTHER(error=exc.__class__.__name__))
 
 
 def _close(client: Any) -> None:

@@ -15,7 +15,8 @@ the code in its language (:meth:`Reason.text`): nothing parses a sentence back. 
   a nested reason rendered in the same language);
 * ``{name!q}``: a value the reader may copy (an id, a model, a path): ``'name'`` in plain text, a code span on a
   page (the renderer's ``quote``);
-* ``{names!l}``: a list of such values, comma-separated;
+* ``{name!c}``: the same, written bare in plain text (``PX-7``), a code span on a page;
+* ``{names!l}``: a list of such values, comma-separated, bare in plain text (``!w``: each in quotes);
 * ``{value:.3f}``: a number with a format spec.
 """
 
@@ -34,6 +35,15 @@ CATALOGUE: dict[str, Text] = {}
 
 def plain_quote(value: str) -> str:
     return f"'{value}'"
+
+
+def put(data: dict[str, Any], key: str, reason: "Reason | None") -> dict[str, Any]:
+    """Record ``reason`` in a trace dict: its English text under ``key``, its code and parameters under
+    ``<key>_code`` (nothing for ``None``). Returns ``data``."""
+    if reason is not None:
+        data[key] = reason.text()
+        data[f"{key}_code"] = reason.to_dict()
+    return data
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,10 @@ class Reason:
         """``{"code", "params"}``: what the trace keeps (nested reasons as the same dicts)."""
         return {"code": self.code, "params": {k: v.to_dict() if isinstance(v, Reason) else _json(v)
                                               for k, v in self.params.items()}}
+
+    def mentions(self, code: str) -> bool:
+        """Whether this reason, or one nested in its parameters, has ``code``."""
+        return self.code == code or any(isinstance(v, Reason) and v.mentions(code) for v in self.params.values())
 
     @classmethod
     def from_dict(cls, data: Any) -> "Reason | None":
@@ -121,7 +135,14 @@ def declare(code: str, *, en: str, pt: str) -> Declared:
 
 
 def _fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    """The parameter names a template reads, those of its nested format specs (``{p:.{digits}f}``) too."""
+    names: set[str] = set()
+    for _, name, spec, _ in string.Formatter().parse(template):
+        if name:
+            names.add(name)
+        if spec:
+            names |= _fields(spec)
+    return names
 
 
 class _Renderer(string.Formatter):
@@ -131,13 +152,18 @@ class _Renderer(string.Formatter):
     def __init__(self, lang: str, quote: Callable[[str], str], escape: Callable[[str], str]) -> None:
         super().__init__()
         self.lang, self.quote, self.escape = lang, quote, escape
+        # a bare value: as written in plain text, the page's code span otherwise
+        self.code = str if quote is plain_quote else quote
 
     def convert_field(self, value: Any, conversion: str | None) -> Any:
         if conversion == "q":
             return _Done(self.quote(str(value)))
-        if conversion == "l":
+        if conversion == "c":
+            return _Done(self.code(str(value)))
+        if conversion in {"l", "w"}:
             items = value if isinstance(value, (list, tuple)) else [value]
-            return _Done(", ".join(self.quote(str(v)) for v in items))
+            write = self.code if conversion == "l" else self.quote
+            return _Done(", ".join(write(str(v)) for v in items))
         return super().convert_field(value, conversion)
 
     def format_field(self, value: Any, format_spec: str) -> str:
@@ -157,3 +183,18 @@ class _Renderer(string.Formatter):
 @dataclass(frozen=True)
 class _Done:
     text: str
+
+
+RAW = declare("raw", en="{text!c}", pt="{text!c}")
+
+
+def raw(text: str) -> Reason:
+    """A text recorded as it came (a library's error, a server's message): shown as written, in a code span on a
+    page, never translated."""
+    return RAW(text=" ".join(str(text).split()))
+
+
+def error(exc: BaseException, limit: int = 200) -> Reason:
+    """An exception as recorded: ``ClassName: first line of its message`` (:func:`raw`)."""
+    lines = str(exc).splitlines()
+    return raw(f"{exc.__class__.__name__}: {lines[0][:limit] if lines else ''}")

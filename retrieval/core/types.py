@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .reasons import Reason, declare, put
+
 MetadataValue = str | int | float | bool
+
+SKIPPED = declare("list.skipped", en="skipped: {why}", pt="pulada: {why}")
+UNFUSED = declare("list.unfused", en="searched but not fused: {why}", pt="buscada, mas não fundida: {why}")
 
 #: What the embedder reads of a chunk (the ``passage_template`` setting): ``title-newline`` =
 #: "title\ncontext\ntext", ``title-period`` = "title. context text", ``text`` = "context text" (no title).
@@ -73,6 +78,8 @@ class ScoredItem:
             ``score`` (raw LambdaMART units) plus ``bias``; they sum to ``score``.
         truncation: reranked by a cross-encoder only, ``{"truncated", "tokens", "limit"}``: whether the
             pair (question, passage) was longer than the model reads (the rest was never scored).
+        fused_tail: selected after the reranked window, from the fused list, in fused order (its ``score`` is
+            the fused one): the window held fewer than ``top_k`` parents.
     """
 
     chunk_id: str
@@ -85,6 +92,7 @@ class ScoredItem:
     fused_rank: int | None = None
     feature_contributions: Mapping[str, float] | None = None
     truncation: Mapping[str, Any] | None = None
+    fused_tail: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -103,6 +111,8 @@ class ScoredItem:
             data["feature_contributions"] = dict(self.feature_contributions)
         if self.truncation is not None:
             data["truncation"] = dict(self.truncation)
+        if self.fused_tail:
+            data["fused_tail"] = True
         return data
 
 
@@ -116,11 +126,11 @@ class RankedList:
     stage: str
     score_kind: str
     items: tuple[ScoredItem, ...] = ()
-    note: str | None = None
+    note: Reason | None = None
     #: The list did not run (the tier skipped it, or its search failed): why. Its items are empty.
-    skipped: str | None = None
+    skipped: Reason | None = None
     #: The list ran but the fusion leaves it out (e.g. a decomposed question fuses its parts): why.
-    unfused: str | None = None
+    unfused: Reason | None = None
 
     @property
     def fusable(self) -> bool:
@@ -128,19 +138,17 @@ class RankedList:
         return self.skipped is None and self.unfused is None
 
     @property
-    def status(self) -> str | None:
-        """The line the trace shows under ``note``: why the list is empty, partial or left out."""
+    def status(self) -> Reason | None:
+        """What the trace shows under ``note``: why the list is empty, partial or left out."""
         if self.skipped is not None:
-            return f"skipped: {self.skipped}"
+            return SKIPPED(why=self.skipped)
         if self.unfused is not None:
-            return f"searched but not fused: {self.unfused}"
+            return UNFUSED(why=self.unfused)
         return self.note
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"score_kind": self.score_kind, "items": [i.to_dict() for i in self.items]}
-        if self.status:
-            data["note"] = self.status
-        return data
+        return put(data, "note", self.status)
 
     def chunk_ids(self) -> list[str]:
         return [item.chunk_id for item in self.items]

@@ -1,32 +1,28 @@
-"""The analyst's views over one trace dict: the rank grid, one chunk's provenance, and why one chunk ranks
-above another.
+"""The rank grid of one trace dict: one row per chunk found by any list (the union of ``lexical``, ``dense``,
+``fused`` and ``reranked``): its rank and score in each, its RRF shares, its move in the rerank, and its final
+position or why it was cut before the answer (:data:`FATES`).
 
-* :func:`grid_rows` — one row per chunk found by any list (the union of ``lexical``, ``dense``, ``fused`` and
-  ``reranked``): its rank and score in each, its RRF shares, its move in the rerank, and its final position or
-  why it was cut before the answer (:data:`FATES`).
-* :func:`rrf_terms` and :func:`provenance` — every signal of one chunk: BM25 per term, cosine, the RRF terms
-  ``w / (k + r)`` per list (Cormack, Clarke and Büttcher, 2009; ranks from 1, ``k`` the request's ``rrf_k``),
-  the reranker's score and, for the learned ranker, each feature's contribution (raw LambdaMART units: they
-  sum, with the bias, to the score; not a probability), and the gate's decision.
-* :func:`why_above` — the signal-by-signal difference between two chunks and the signal that decided their
-  order in the stage whose order was final (the rerank when it ran, else the fusion).
-
-Like :mod:`retrieval.explain.views`, everything reads the JSON-shaped dict of ``Trace.to_dict()``, returns plain
-values, never re-scores and never imports streamlit. Texts shown to people are the interface's (``ui/``): this
-module returns codes and numbers.
+The provenance card of one chunk is :mod:`.card`; why one chunk ranks above another, :mod:`.why`. Like every
+module of :mod:`retrieval.explain`, it reads the JSON-shaped dict of ``Trace.to_dict()``, returns plain values,
+never re-scores and never imports streamlit. Texts shown to people are the interface's: this module returns
+codes and numbers.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .views import relevance_of
+from ..core.reasons import Reason
+from ..stages.gate import BM25, COSINE
+from ..stages.select import MMR_NOT_APPLIED
+from .tables import relevance_of
 
 #: Why a chunk of the grid is not in the final list (``fate``), in pipeline order; ``final`` when it is.
 #:
 #: * ``not_fused`` — a generator found it but the fusion did not take that list (a weight of 0, a decomposed
 #:   question fusing its parts);
-#: * ``window`` — fused, but ranked below the reranker's window (``reranker_max_input``), so never reranked;
+#: * ``window`` — fused, but ranked below the reranker's window (``reranker_max_input``), so never reranked, and
+#:   not needed to fill the top_k (the fused tail fills it when the window holds fewer: ``fate_detail["tail"]``);
 #: * ``dedup`` — another chunk of its parent ranked better (dedup by parent); ``fate_detail["kept"]`` names it;
 #: * ``top_k`` — deduplicated but below the first ``top_k``;
 #: * ``mmr`` — not picked by MMR among the first candidates;
@@ -37,25 +33,37 @@ FATES = ("final", "not_fused", "window", "dedup", "top_k", "mmr", "gate")
 _LISTS = ("lexical", "dense", "fused", "reranked")
 
 
-def _items(trace: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+def items_of(trace: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
     return sorted((trace.get(name) or {}).get("items") or [], key=lambda i: i["rank"])
 
 
-def _by_id(trace: Mapping[str, Any], name: str) -> dict[str, Mapping[str, Any]]:
-    return {item["chunk_id"]: item for item in _items(trace, name)}
+def by_id(trace: Mapping[str, Any], name: str) -> dict[str, Mapping[str, Any]]:
+    return {item["chunk_id"]: item for item in items_of(trace, name)}
 
 
-def _mmr_ran(trace: Mapping[str, Any]) -> bool:
+def mmr_ran(trace: Mapping[str, Any]) -> bool:
     """MMR was asked for and no note says it fell back to the plain top_k."""
     settings = trace.get("settings") or {}
     if settings.get("mmr_lambda") is None:
         return False
-    return not any("MMR not applied" in str(n.get("note", "")) for n in trace.get("notes") or [])
+    notes = [Reason.from_dict(n.get("note_code")) for n in trace.get("notes") or []]
+    return not any(n is not None and n.mentions(MMR_NOT_APPLIED.code) for n in notes)
 
 
 def final_stage(trace: Mapping[str, Any]) -> str:
     """``reranked`` when the rerank produced a list (the selection reads it), else ``fused``."""
     return "reranked" if (trace.get("reranked") or {}).get("items") else "fused"
+
+
+def selection_source(trace: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The list the selection read, in its order: the final stage's items, then, when the selection took some
+    from the fused tail (items of ``selected`` marked ``fused_tail``), the fused items the rerank did not hold."""
+    stage = final_stage(trace)
+    items = items_of(trace, stage)
+    if stage == "reranked" and any(i.get("fused_tail") for i in trace.get("selected") or []):
+        held = {i["chunk_id"] for i in items}
+        items = items + [i for i in items_of(trace, "fused") if i["chunk_id"] not in held]
+    return items
 
 
 def shares(contributions: Mapping[str, float] | None) -> dict[str, float]:
@@ -78,33 +86,34 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     settings = trace.get("settings") or {}
     final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or []}
     selected = {item["chunk_id"] for item in trace.get("selected") or []}
-    stage = final_stage(trace)
-    source = _items(trace, stage)
+    tail = {item["chunk_id"] for item in trace.get("selected") or [] if item.get("fused_tail")}
+    source = selection_source(trace)
     in_source = {item["chunk_id"] for item in source}
-    fused = {item["chunk_id"] for item in _items(trace, "fused")}
+    fused = {item["chunk_id"] for item in items_of(trace, "fused")}
     key = "chunk_id" if settings.get("dedup") == "chunk" else "parent_id"
     kept_for: dict[str, str] = {}
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     gate = trace.get("gate") or {}
-    gate_kind = "bm25" if str(gate.get("kind") or "").startswith("bm25") else "cosine"
-    dense = _by_id(trace, "dense")
-    lexical = _by_id(trace, "lexical")
+    gate_kind = BM25.name if str(gate.get("kind") or "").startswith(BM25.name) else COSINE.name
+    dense = by_id(trace, "dense")
+    lexical = by_id(trace, "lexical")
     for item in source:
         cid = item["chunk_id"]
         if cid in final:
-            out[cid] = ("final", {"position": final[cid]})
+            out[cid] = ("final", {"position": final[cid], **({"tail": True} if cid in tail else {})})
         elif item[key] in kept_for and kept_for[item[key]] != cid:
             out[cid] = ("dedup", {"kept": kept_for[item[key]]})
         elif cid not in selected:
-            out[cid] = ("mmr", {}) if _mmr_ran(trace) else ("top_k", {"top_k": settings.get("top_k")})
+            out[cid] = ("mmr", {}) if mmr_ran(trace) else ("top_k", {"top_k": settings.get("top_k")})
         elif not final:  # the whole request was refused: one reason for every chunk the gate read
             out[cid] = ("gate", {"reason": gate.get("reason") or trace.get("tier_reason") or ""})
         else:
-            found = (dense if gate_kind == "cosine" else lexical).get(cid, {}).get("score")
-            out[cid] = ("gate", {"kind": gate_kind, "value": found, "threshold": gate.get("threshold")})
+            found = (dense if gate_kind == COSINE.name else lexical).get(cid, {}).get("score")
+            out[cid] = ("gate", {"kind": gate_kind, "value": found, "threshold": gate.get("threshold"),
+                                 **({"tail": True} if cid in tail else {})})
         kept_for.setdefault(item[key], cid)
     for name in _LISTS:
-        for item in _items(trace, name):
+        for item in items_of(trace, name):
             cid = item["chunk_id"]
             if cid in out:
                 continue
@@ -136,7 +145,7 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
 
     Sorted by final position, then fused rank, then reranked, BM25 and dense rank, then chunk id.
     """
-    lists = {name: _by_id(trace, name) for name in _LISTS}
+    lists = {name: by_id(trace, name) for name in _LISTS}
     final = {item["chunk_id"]: item for item in trace.get("final") or []}
     fate_of = fates(trace)
     order: list[str] = []
@@ -168,185 +177,11 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
     return sorted(rows, key=key)
 
 
-# -- one chunk's provenance ----------------------------------------------------------------------------------
-def rrf_terms(trace: Mapping[str, Any], chunk_id: str) -> list[dict[str, Any]]:
-    """The fused item's terms, one per ranker that found it (the order of the trace):
-    ``{ranker, rank, k, weight, value, recorded}``.
-
-    ``value`` is the formula ``weight / (k + rank)`` with ``k`` the request's ``rrf_k`` and ranks from 1
-    (``weight`` is 1 for plain RRF; for ``weighted_rrf`` it is read back from the recorded term); ``recorded``
-    is the contribution the fusion wrote. For CombSUM and the convex combination (``settings.fusion`` ``combsum``
-    or ``convex``) the terms are not rank based: ``value`` is ``None``. Empty when the fused list does not hold the chunk.
-    """
-    settings = trace.get("settings") or {}
-    method = settings.get("fusion") or "rrf"
-    k = settings.get("rrf_k", 60)
-    item = _by_id(trace, "fused").get(chunk_id)
-    if item is None:
-        return []
-    ranks, contributions = item.get("ranks") or {}, item.get("contributions") or {}
-    out = []
-    for ranker, recorded in contributions.items():
-        rank = ranks.get(ranker)
-        weight, value = 1.0, None
-        if method not in {"combsum", "convex"} and rank is not None:
-            if method == "weighted_rrf":
-                weight = round(recorded * (k + rank), 6)
-            value = weight / (k + rank)
-        out.append({"ranker": ranker, "rank": rank, "k": k, "weight": weight, "value": value,
-                    "recorded": recorded})
-    return out
 
 
-def provenance(trace: Mapping[str, Any], chunk_id: str, relevant: Sequence[str] | None = None,
-               graded: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """Every signal the trace holds for one chunk, for its provenance card.
-
-    Returns:
-        ``{"row": its grid row, "bm25": {rank, score, terms: [(term, contribution)] largest first} | None,
-        "dense": {rank, cosine, cosine_from}, "fusion": {method, k, rank, score, terms: rrf_terms} | None,
-        "rerank": {kind, score_kind, rank, score, fused_rank, move, features: [(feature, contribution)] by
-        magnitude, bias} | None, "gate": {...}}``. ``gate``: ``decision`` is ``passed`` (in the final list),
-        ``refused`` (read by the gate, not kept) or ``not_read`` (cut before the gate), with ``kind``
-        (``cosine``/``bm25``), the chunk's ``value`` and the ``threshold``, ``reason`` when the whole request
-        was refused, and the learned support gate's request-level verdict (``support``) when it ran.
-
-    Raises:
-        KeyError: no list of the trace holds ``chunk_id``.
-    """
-    row = next((r for r in grid_rows(trace, relevant, graded) if r["chunk_id"] == chunk_id), None)
-    if row is None:
-        raise KeyError(chunk_id)
-    settings = trace.get("settings") or {}
-    lex = _by_id(trace, "lexical").get(chunk_id)
-    fus = _by_id(trace, "fused").get(chunk_id)
-    rer = _by_id(trace, "reranked").get(chunk_id)
-    bm25 = None if lex is None else {
-        "rank": lex["rank"], "score": lex["score"],
-        "terms": sorted((lex.get("terms") or {}).items(), key=lambda kv: (-kv[1], kv[0]))}
-    fusion = None if fus is None else {
-        "method": settings.get("fusion") or "rrf", "k": settings.get("rrf_k", 60), "rank": fus["rank"],
-        "score": fus["score"], "terms": rrf_terms(trace, chunk_id)}
-    rerank = None
-    if rer is not None:
-        contributions = dict(rer.get("feature_contributions") or {})
-        bias = contributions.pop("bias", None)
-        rerank = {"kind": (trace.get("models") or {}).get("reranker_kind"),
-                  "score_kind": (trace.get("reranked") or {}).get("score_kind"), "rank": rer["rank"],
-                  "score": rer["score"], "fused_rank": rer.get("fused_rank"),
-                  "move": movement(rer.get("fused_rank"), rer["rank"]),
-                  "features": sorted(contributions.items(), key=lambda kv: (-abs(kv[1]), kv[0])), "bias": bias}
-    gate = trace.get("gate") or {}
-    kind = "bm25" if str(gate.get("kind") or "").startswith("bm25") else "cosine"
-    value = row["cosine"] if kind == "cosine" else row["bm25"]
-    decision = {"final": "passed", "gate": "refused"}.get(row["fate"], "not_read")
-    gate_view: dict[str, Any] = {"decision": decision, "kind": kind, "value": value, "threshold": gate.get("threshold"),
-                                 "reason": row["fate_detail"].get("reason")}
-    support = gate.get("support") or {}
-    if support.get("best") is not None:
-        gate_view["support"] = {"p": support["best"], "threshold": support.get("threshold"),
-                                "passes": bool(support.get("passes")),
-                                "read": chunk_id in (support.get("chunks") or [])}
-    return {"row": row, "bm25": bm25, "dense": {"rank": row["dense_rank"], "cosine": row["cosine"],
-                                                "cosine_from": row["cosine_from"]},
-            "fusion": fusion, "rerank": rerank, "gate": gate_view}
 
 
-# -- why A above B -------------------------------------------------------------------------------------------
-def _diff(a: float | None, b: float | None) -> float:
-    return (a or 0.0) - (b or 0.0)
 
 
-def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
-    """What separates two chunks, oriented so that ``upper`` ranks above ``lower`` in the stage whose order was
-    final (the rerank when it ran, else the fusion; MMR when it reordered the two in the final list).
-
-    Returns:
-        ``{"upper", "lower", "stage", "rows", "deciding"}``. ``rows`` are ``{group, signal, upper, lower, diff,
-        only}`` (``diff = upper − lower``, a missing value counting 0; ``only`` is ``"upper"``/``"lower"`` for a
-        BM25 term one chunk has and the other lacks), grouped ``bm25`` (total score, then each term by
-        |diff|), ``dense`` (cosine), ``rrf`` (each ranker's term ``w/(k+r)``), ``share`` (each ranker's share of
-        the fused score), ``rerank`` (the score, then each feature's contribution by |diff|, raw LambdaMART
-        units). ``deciding`` is ``{kind, stage, signal, diff}``: ``kind`` ``feature`` (the learned ranker: the
-        feature whose contribution difference is the largest in the direction of the order), ``score`` (another
-        reranker: its score decided), ``rrf`` (no rerank: the ranker whose RRF term difference is the largest in
-        that direction), ``tie`` (equal scores, the tie-break decided: ``signal`` names it), ``absent`` (the
-        lower chunk is not in that stage's list: ``signal`` is its fate), ``mmr`` (MMR reordered the two for
-        diversity) or ``unranked`` (neither is in that stage's list).
-
-    Raises:
-        ValueError: ``a == b``. KeyError: a chunk no list of the trace holds.
-    """
-    if a == b:
-        raise ValueError("pick two different chunks")
-    rows_by_id = {r["chunk_id"]: r for r in grid_rows(trace)}
-    for cid in (a, b):
-        if cid not in rows_by_id:
-            raise KeyError(cid)
-    stage = final_stage(trace)
-    stage_rank = {cid: item["rank"] for cid, item in _by_id(trace, stage).items()}
-    ra, rb = stage_rank.get(a), stage_rank.get(b)
-    if ra is None and rb is None:
-        # Neither was in that stage: the grid's order (fused rank, then the generators') places them.
-        order = [r["chunk_id"] for r in grid_rows(trace)]
-        upper, lower = (a, b) if order.index(a) < order.index(b) else (b, a)
-    else:
-        upper, lower = (a, b) if rb is None or (ra is not None and ra < rb) else (b, a)
-    up, lo = rows_by_id[upper], rows_by_id[lower]
-    fused, reranked, lexical = _by_id(trace, "fused"), _by_id(trace, "reranked"), _by_id(trace, "lexical")
-
-    rows: list[dict[str, Any]] = []
-
-    def add(group: str, signal: str, u: float | None, l: float | None, only: str | None = None) -> None:
-        rows.append({"group": group, "signal": signal, "upper": u, "lower": l, "diff": _diff(u, l), "only": only})
-
-    add("bm25", "score", up["bm25"], lo["bm25"])
-    tu = dict((lexical.get(upper) or {}).get("terms") or {})
-    tl = dict((lexical.get(lower) or {}).get("terms") or {})
-    for term in sorted(set(tu) | set(tl), key=lambda t: (-abs(_diff(tu.get(t), tl.get(t))), t)):
-        only = "upper" if term not in tl else ("lower" if term not in tu else None)
-        add("bm25", term, tu.get(term), tl.get(term), only)
-    add("dense", "cosine", up["cosine"], lo["cosine"])
-    terms_u = {t["ranker"]: t["recorded"] for t in rrf_terms(trace, upper)}
-    terms_l = {t["ranker"]: t["recorded"] for t in rrf_terms(trace, lower)}
-    rankers = list(dict.fromkeys([*terms_u, *terms_l]))
-    for ranker in rankers:
-        add("rrf", ranker, terms_u.get(ranker), terms_l.get(ranker))
-    for ranker in rankers:
-        add("share", ranker, up["shares"].get(ranker), lo["shares"].get(ranker))
-    fu, fl = dict((reranked.get(upper) or {}).get("feature_contributions") or {}), \
-        dict((reranked.get(lower) or {}).get("feature_contributions") or {})
-    if upper in reranked or lower in reranked:
-        add("rerank", "score", up["rerank"], lo["rerank"])
-    features = [f for f in dict.fromkeys([*fu, *fl]) if f != "bias"]
-    for feature in sorted(features, key=lambda f: (-abs(_diff(fu.get(f), fl.get(f))), f)):
-        add("rerank", feature, fu.get(feature), fl.get(feature))
-
-    deciding = _deciding(trace, stage, upper, lower, stage_rank, fused, reranked, rows, up, lo)
-    return {"upper": upper, "lower": lower, "stage": stage, "rows": rows, "deciding": deciding}
 
 
-def _deciding(trace: Mapping[str, Any], stage: str, upper: str, lower: str, stage_rank: Mapping[str, int],
-              fused: Mapping[str, Any], reranked: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-              up: Mapping[str, Any], lo: Mapping[str, Any]) -> dict[str, Any]:
-    if upper not in stage_rank and lower not in stage_rank:
-        return {"kind": "unranked", "stage": stage, "signal": None, "diff": None}
-    if lower not in stage_rank:
-        return {"kind": "absent", "stage": stage, "signal": lo["fate"], "diff": None}
-    if (_mmr_ran(trace) and up["final"] is not None and lo["final"] is not None
-            and up["final"] > lo["final"]):
-        return {"kind": "mmr", "stage": "mmr", "signal": None, "diff": None}
-    if stage == "reranked":
-        su, sl = reranked[upper]["score"], reranked[lower]["score"]
-        if su == sl:
-            return {"kind": "tie", "stage": stage, "signal": "fused_rank", "diff": 0.0}
-        feats = [r for r in rows if r["group"] == "rerank" and r["signal"] != "score"]
-        if feats:
-            best = max(feats, key=lambda r: r["diff"])  # the first of equals: rows are by |diff|, then name
-            return {"kind": "feature", "stage": stage, "signal": best["signal"], "diff": best["diff"]}
-        return {"kind": "score", "stage": stage, "signal": "score", "diff": su - sl}
-    if fused[upper]["score"] == fused[lower]["score"]:
-        return {"kind": "tie", "stage": stage, "signal": "best_single_rank", "diff": 0.0}
-    terms = [r for r in rows if r["group"] == "rrf"]
-    best = max(terms, key=lambda r: r["diff"])
-    return {"kind": "rrf", "stage": stage, "signal": best["signal"], "diff": best["diff"]}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Iterable, Sequence
 
-from .views import LANGUAGES
+from .links import LANGUAGES
 
 LABELS: dict[str, tuple[str, str]] = {
     "question_title": ("Question report", "Relatório da pergunta"),

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from . import card as cards
 from . import grid
 from .html import esc, label, lang_of, num, page, table
-from .views import lost_rows
+from .tables import lost_rows
 
 _FATES = {"final": ("", ""), "not_fused": ("not fused", "não fundido"),
           "window": ("outside the rerank window", "fora da janela do rerank"), "dedup": ("dedup", "dedup"),
@@ -108,7 +109,7 @@ def _grid_table(rows: Sequence[Mapping[str, Any]], lang: str, labeled: bool) -> 
 
 def _provenance(trace: Mapping[str, Any], chunk_id: str, lang: str, relevant: Sequence[str] | None,
                 graded: Mapping[str, int] | None) -> str:
-    card = grid.provenance(trace, chunk_id, relevant, graded)
+    card = cards.provenance(trace, chunk_id, relevant, graded)
     row = card["row"]
     out = [f"<h3>#{num(row['final'])} <code>{esc(chunk_id)}</code> · {esc(label('parent', lang))} "
            f"<code>{esc(row['parent_id'])}</code></h3>"]

@@ -32,11 +32,14 @@ import numpy as np
 from ..backends.store import read_vectors, read_window
 from ..core.codes import codes
 from ..core.filters import Filters, typed
+from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize
 from ..learned.reader.loader import shared_reader
 
 #: The picked chunks whose stored vectors one "Where is my document?" reads at most (one store call).
 MAX_WHERE_CHUNKS = 64
+NEAREST_UNAVAILABLE = declare("where.nearest_unavailable", en="the store's nearest chunks unavailable: {error}",
+                              pt="os trechos mais próximos do repositório indisponíveis: {error}")
 #: The store's nearest chunks (under the request's filters) among which a picked chunk's exact cosine is ranked.
 DEEP_WINDOW = 1000
 
@@ -57,7 +60,7 @@ class DenseEvidence:
     nearest: tuple[tuple[str, float], ...]
     read: frozenset[str]
     full: bool = False
-    note: str | None = None
+    note: Reason | None = None
 
 
 def dense_evidence(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
@@ -80,7 +83,7 @@ def dense_evidence(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str
     if vectors.value is None:
         return DenseEvidence({}, (), frozenset(wanted), note=vectors.reason)
     cosines = {cid: float(np.asarray(v, dtype=np.float32) @ q) for cid, v in vectors.value.items()}
-    near = read_window(state.store, q, flt, DEEP_WINDOW, "the store's nearest chunks unavailable")
+    near = read_window(state.store, q, flt, DEEP_WINDOW, NEAREST_UNAVAILABLE)
     if near.value is None:
         return DenseEvidence(cosines, (), frozenset(wanted), note=near.reason)
     nearest = tuple((i.chunk_id, float(i.score)) for i in near.value.items)
@@ -202,12 +205,12 @@ def _lexical_entry(state: Any, trace: Mapping[str, Any], chunk: Any, question: s
     q_tokens = sorted(set(tokenize(question)))
     c_tokens = sorted(set(tokenize(chunk.indexed_text)))
     lex_rank = lex["rank"] if lex else None
-    note = (trace.get("lexical") or {}).get("note") or ""
+    note = Reason.from_dict((trace.get("lexical") or {}).get("note_code"))
     if lex:
         return {"status": "in_list", **lex}, lex_rank
     if blocked:
         return {"status": "filtered", **blocked}, lex_rank
-    if note.startswith("skipped"):
+    if note is not None and note.code == "list.skipped":
         return {"status": "skipped", "note": note}, lex_rank
     if not set(q_tokens) & set(c_tokens):
         return {"status": "no_token", "question_tokens": q_tokens, "chunk_tokens": c_tokens}, lex_rank
@@ -230,7 +233,7 @@ def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int
     den = _rank_in(trace, "dense", chunk_id)
     dense_rank = den["rank"] if den else None
     cosine = den["score"] if den else None
-    note = (trace.get("dense") or {}).get("note") or ""
+    note = Reason.from_dict((trace.get("dense") or {}).get("note_code"))
     exact_rank, beyond = None, False
     mine = evidence.cosines.get(chunk_id) if evidence is not None and not blocked else None
     if mine is not None and evidence is not None and evidence.note is None:
@@ -247,7 +250,7 @@ def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int
         return entry, dense_rank, cosine
     if blocked:
         return {"status": "filtered", **blocked}, dense_rank, cosine
-    if note.startswith("skipped"):
+    if note is not None and note.code == "list.skipped":
         return {"status": "skipped", "note": note}, dense_rank, cosine
     if beyond:
         return ({"status": "outside_window", "rank": None, "score": cosine, "window": window,
@@ -259,16 +262,15 @@ def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int
     return {"status": "outside_window", "rank": exact_rank, "score": cosine, "window": window}, exact_rank, cosine
 
 
-def _unknown_why(chunk_id: str, evidence: DenseEvidence | None) -> str:
-    """Why a chunk's exact cosine rank is unknown, in words."""
+def _unknown_why(chunk_id: str, evidence: DenseEvidence | None) -> Reason:
+    """Why a chunk's exact cosine rank is unknown."""
     if evidence is None:
-        return "no query vector or stored vector to compute its exact cosine"
+        return NO_VECTOR()
     if evidence.note is not None:
-        return f"its exact cosine rank is unknown: {evidence.note}"
+        return RANK_UNKNOWN(why=evidence.note)
     if chunk_id not in evidence.read:
-        return (f"its stored vector was not read: a pick reads at most {MAX_WHERE_CHUNKS} chunks of one document "
-                "(pick this chunk on its own)")
-    return "no stored vector for this chunk"
+        return NOT_READ(limit=MAX_WHERE_CHUNKS)
+    return NOT_STORED()
 
 
 def _fusion_entry(trace: Mapping[str, Any], settings: Mapping[str, Any], chunk_id: str, lex_rank: int | None,
@@ -289,7 +291,7 @@ def _fusion_entry(trace: Mapping[str, Any], settings: Mapping[str, Any], chunk_i
     return {"status": "computed", "rrf_k": k, "ranks": ranks,
             "contributions": {r: round(1.0 / (k + v), 6) for r, v in ranks.items()},
             "score": round(score, 6), "would_rank": would,
-            "top_k": settings.get("top_k"), "note": "RRF only, whatever the fusion setting"}
+            "top_k": settings.get("top_k"), "note": RRF_ONLY_NOTE()}
 
 
 def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker: Any, blocked: Any) -> dict[str, Any]:
@@ -297,12 +299,11 @@ def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker:
     if reranker is None or blocked:
         return {"status": "filtered" if blocked else "not_run"}
     items = (trace.get("reranked") or {}).get("items") or []
-    if getattr(reranker, "kind", None) == "ltr":
-        # The learned ranker scores feature rows of the request's window, not a passage on its own.
+    if not hasattr(reranker, "score"):
+        # A reranker that does not read passages (the learned ranker scores the window's feature rows).
         mine = [i for i in items if i["chunk_id"] == chunk.chunk_id]
         return ({"status": "computed", "score": mine[0]["score"], "would_rank": mine[0]["rank"]} if mine
-                else {"status": "not_run", "note": "outside the learned ranker's window: it scores the "
-                      "request's candidates from their features, not a passage on its own"})
+                else {"status": "not_run", "note": OUTSIDE_LTR()})
     value = float(np.asarray(reranker.score(question, [chunk.indexed_text]))[0])
     others = [i["score"] for i in items if i["chunk_id"] != chunk.chunk_id]
     return {"status": "computed", "score": value,
@@ -329,30 +330,65 @@ def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
     return [explain(state, trace, cid, query_vector, reranker, evidence) for cid in chunk_ids]
 
 
-def describe(entry: Mapping[str, Any], list_name: str) -> str:
-    """One plain-English line for a list entry of :func:`explain`."""
+IN_LIST = declare("where.in_list", en="rank {rank}, score {score:.4f}", pt="posição {rank}, nota {score:.4f}")
+IN_LIST_EXACT = declare("where.in_list_exact", en="rank {rank}, score {score:.4f} (exact cosine rank {exact})",
+                        pt="posição {rank}, nota {score:.4f} (posição exata pelo cosseno {exact})")
+IN_LIST_UNKNOWN = declare("where.in_list_unknown", en="rank {rank}, score {score:.4f} (exact cosine rank unknown: {why})",
+                          pt="posição {rank}, nota {score:.4f} (posição exata pelo cosseno desconhecida: {why})")
+FILTERED = declare("where.filtered", en="removed by the filter {field!c}: the chunk has {value!c}, the request allows "
+                   "{allowed!l}", pt="removido pelo filtro {field!c}: o trecho tem {value!c}, o pedido aceita {allowed!l}")
+NO_TOKEN = declare("where.no_token", en="no question token in its text — question tokens: {question!l} · chunk tokens: "
+                   "{chunk!l}{more}", pt="nenhum token da pergunta no texto — tokens da pergunta: {question!l} · tokens "
+                   "do trecho: {chunk!l}{more}")
+BEYOND = declare("where.beyond", en="ranked after the store's nearest {beyond}, outside the window of {window} (cosine "
+                 "{score:.4f})", pt="depois dos {beyond} mais próximos do repositório, fora da janela de {window} "
+                 "(cosseno {score:.4f})")
+OUTSIDE = declare("where.outside", en="ranked {rank}, outside the window of {window} (score {score:.4f})",
+                  pt="posição {rank}, fora da janela de {window} (nota {score:.4f})")
+HNSW_MISS = declare("where.hnsw_miss", en="not returned by the HNSW search, although its exact cosine {cosine:.4f} "
+                    "would rank it {rank}", pt="não devolvido pela busca HNSW, embora seu cosseno exato {cosine:.4f} o "
+                    "pusesse em {rank}")
+ABSENT = declare("where.absent", en="absent", pt="ausente")
+SKIPPED = declare("where.skipped", en="skipped", pt="pulada")
+NO_VECTOR = declare("where.no_vector", en="no query vector or stored vector to compute its exact cosine",
+                    pt="sem vetor da pergunta ou vetor armazenado para calcular seu cosseno exato")
+RANK_UNKNOWN = declare("where.rank_unknown", en="its exact cosine rank is unknown: {why}",
+                       pt="sua posição exata pelo cosseno é desconhecida: {why}")
+NOT_READ = declare("where.not_read", en="its stored vector was not read: a pick reads at most {limit} chunks of one "
+                   "document (pick this chunk on its own)", pt="seu vetor armazenado não foi lido: uma escolha lê no "
+                   "máximo {limit} trechos de um documento (escolha este trecho sozinho)")
+NOT_STORED = declare("where.not_stored", en="no stored vector for this chunk", pt="sem vetor armazenado para este trecho")
+OUTSIDE_LTR = declare("where.outside_ltr", en="outside the learned ranker's window: it scores the request's candidates "
+                      "from their features, not a passage on its own", pt="fora da janela do ranqueador aprendido: ele "
+                      "avalia os candidatos do pedido pelas características, não uma passagem sozinha")
+RRF_ONLY_NOTE = declare("where.rrf_only", en="RRF only, whatever the fusion setting",
+                        pt="só RRF, qualquer que seja a fusão configurada")
+MORE = declare("where.more", en=" …", pt=" …")
+NONE = declare("where.none", en="", pt="")
+
+
+def describe(entry: Mapping[str, Any], list_name: str) -> Reason:
+    """One list entry of :func:`explain` in words (a reason: English for the CLI, the page's language there)."""
     status = entry.get("status")
     if status == "in_list":
-        extra = (f" (exact cosine rank {entry['exact_rank']})" if entry.get("exact_rank")
-                 else f" (exact cosine rank unknown: {entry['note']})" if entry.get("note") else "")
-        return f"rank {entry['rank']}, score {entry['score']:.4f}{extra}"
+        if entry.get("exact_rank"):
+            return IN_LIST_EXACT(rank=entry["rank"], score=entry["score"], exact=entry["exact_rank"])
+        if entry.get("note") is not None:
+            return IN_LIST_UNKNOWN(rank=entry["rank"], score=entry["score"], why=entry["note"])
+        return IN_LIST(rank=entry["rank"], score=entry["score"])
     if status == "filtered":
-        return (f"removed by the filter {entry['field']}: the chunk has {entry['value']!r}, the request allows "
-                + ", ".join(repr(v) for v in entry["allowed"]))
+        return FILTERED(field=entry["field"], value=repr(entry["value"]), allowed=[repr(v) for v in entry["allowed"]])
     if status == "no_token":
-        return ("no question token in its text — question tokens: " + ", ".join(entry["question_tokens"])
-                + " · chunk tokens: " + ", ".join(entry["chunk_tokens"][:60])
-                + (" …" if len(entry["chunk_tokens"]) > 60 else ""))
+        return NO_TOKEN(question=entry["question_tokens"], chunk=entry["chunk_tokens"][:60],
+                        more=MORE() if len(entry["chunk_tokens"]) > 60 else NONE())
     if status == "outside_window" and entry.get("rank") is None:
-        return (f"ranked after the store's nearest {entry.get('beyond')}, outside the window of "
-                f"{entry.get('window', 'the')} (cosine {entry['score']:.4f})")
+        return BEYOND(beyond=entry.get("beyond"), window=entry.get("window"), score=entry["score"])
     if status == "outside_window":
-        return f"ranked {entry['rank']}, outside the window of {entry.get('window', 'the')} (score {entry['score']:.4f})"
+        return OUTSIDE(rank=entry["rank"], window=entry.get("window"), score=entry["score"])
     if status == "hnsw_miss":
-        return (f"not returned by the HNSW search, although its exact cosine {entry['cosine']:.4f} would rank it "
-                f"{entry['exact_rank']}")
+        return HNSW_MISS(cosine=entry["cosine"], rank=entry["exact_rank"])
     if status == "skipped":
-        return entry.get("note") or "skipped"
+        return entry.get("note") or SKIPPED()
     if status == "absent":
-        return "absent"
-    return entry.get("note") or str(status)
+        return ABSENT()
+    return entry.get("note") or raw(str(status))

@@ -39,7 +39,7 @@ from ..core.text import fold
 from ..core.types import FinalItem, Question, RankedList, ScoredItem
 from ..learned.judge.features import (
     CANDIDATE_NAMES,
-    FEATURE_SET_VERSION,
+    feature_set_version,
     GATE_NAMES,
     GATE_SIGNS,
     SENTENCE_NAMES,
@@ -669,7 +669,7 @@ def model_card(manifest: Mapping[str, Any]) -> str:
         f"{m['training']['support_kind']} over {len(GATE_NAMES)} question-level features of the final chunks; "
         f"the gate passes when P ≥ {m['support_threshold']:.3f}. "
         f"Evidence: {m['training']['evidence_kind']} over context sentences.", "",
-        f"Feature set `{FEATURE_SET_VERSION}` ({len(CANDIDATE_NAMES)} candidate features, "
+        f"Feature set `{feature_set_version()}` ({len(CANDIDATE_NAMES)} candidate features, "
         f"{len(SENTENCE_NAMES)} sentence features, {len(GATE_NAMES)} gate features; see "
         "`retrieval/judge/features.py`). Contributions are in "
         "raw LambdaMART score units (reranker) and log-odds (support), not probabilities.", "",
@@ -794,7 +794,7 @@ def fit_and_write(cases: Sequence[Case], sets: Sequence[Mapping[str, Any]], out:
                        "window": WINDOW, "rerank_window": RERANK_WINDOW, "top_k": TOP_K,
                        "attribution": FAQUAD_ATTRIBUTION}
     if out is not None:
-        manifest = {**models.manifest, "feature_set_version": FEATURE_SET_VERSION,
+        manifest = {**models.manifest, "feature_set_version": feature_set_version(),
                     "support_threshold": models.threshold}
         models.save(out, model_card(manifest))
     return TrainResult(models, metrics, seconds, list(cases))

@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 from ..core.listcache import ListCache
 from ..core.types import Question
-from ..explain.views import ViewParams, canonical_reranker, params_to_query
+from ..explain.links import ViewParams, canonical_reranker, params_to_query
 from ..settings import Settings
 from .evaluation.compare import p_text
 from .evaluation.configs import Config, select_split

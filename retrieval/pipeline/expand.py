@@ -18,6 +18,7 @@ from ..backends.state import IndexState
 from ..core.codes import codes, has_code, invariant_flags, new_codes
 from ..core.filters import Filters
 from ..core.llm import LLMFailure
+from ..core.reasons import Reason, declare, put, raw
 from ..core.types import Query, RankedList, RankerKey, ScoredItem
 from ..settings import Settings
 from ..stages.fusion import fuse, round_robin
@@ -35,6 +36,16 @@ from ..stages.transforms import (
 )
 
 log = logging.getLogger(__name__)
+
+NOT_RUN_DECOMPOSED = declare("expand.not_run_decomposed",
+                             en="not run: the question was decomposed into sub-questions, which are fused on their own",
+                             pt="não rodou: a pergunta foi decomposta em subperguntas, fundidas cada uma à parte")
+DECOMPOSED = declare("expand.decomposed", en="the question was decomposed into sub-questions",
+                     pt="a pergunta foi decomposta em subperguntas")
+LLM_REFUSED = declare("expand.llm_refused", en="the LLM reply was refused ({why}); the local adapter wrote this query",
+                      pt="a resposta do LLM foi recusada ({why}); o adaptador local escreveu esta consulta")
+LLM_FAILED = declare("expand.llm_failed", en="the LLM failed ({why}); the local adapter wrote this query",
+                     pt="o LLM falhou ({why}); o adaptador local escreveu esta consulta")
 
 #: Transforms that add variant queries before the fusion.
 VARIANT_TECHNIQUES = ("rewrite", "multi_query", "hyde", "decompose")
@@ -98,8 +109,7 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
         started = time.perf_counter()
         if technique != "decompose" and len({k.query_part for k in lists if k.kind == "decompose"}) >= 2:
             queries.append(Query(question, technique, False, ("skipped:decomposed",)))
-            techniques[technique] = {**cost(0, 0, started), "skipped": "not run: the question was decomposed "
-                                     "into sub-questions, which are fused on their own"}
+            techniques[technique] = put(cost(0, 0, started), "skipped", NOT_RUN_DECOMPOSED())
             continue
         before = dict(llm.costs) if llm else None
         texts, fallback = variant_texts(technique, question, glossary, llm)
@@ -127,12 +137,11 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
                     calls += 1
         llm_costs = ({k: (None if llm.costs[k] is None else llm.costs[k] - (before[k] or 0)) for k in llm.costs}
                      if llm else {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
-        techniques[technique] = {**cost(calls, 0, started), **llm_costs,
-                                 **({"fallback": fallback} if fallback else {})}
+        techniques[technique] = put({**cost(calls, 0, started), **llm_costs}, "fallback", fallback)
     return Expansion(tuple(queries), lists, techniques)
 
 
-def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -> tuple[list[str], str | None]:
+def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -> tuple[list[str], Reason | None]:
     """The variant query texts of one technique (the LLM's when configured, else the local adapter's), and
     why the local adapter wrote them although an LLM is configured (``None`` when it is not a fallback)."""
     if technique == "decompose":
@@ -144,13 +153,12 @@ def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -
             return ([line.strip(" -•") for line in text.splitlines() if line.strip()] if technique ==
                     "multi_query" else [text]), None
         except LLMFailure as exc:  # its reason is in our words: never the server's text, the URL or the key
-            fallback = (f"the LLM {'reply was refused' if exc.refused else 'failed'} ({exc.reason}); the local "
-                        "adapter wrote this query")
+            fallback = (LLM_REFUSED if exc.refused else LLM_FAILED)(why=exc.reason)
         except Exception as exc:  # noqa: BLE001 - the local adapter takes over, and the trace says so
             # The class only: a server's message may quote the request, and the key never reaches the trace.
-            fallback = f"the LLM failed ({exc.__class__.__name__}); the local adapter wrote this query"
+            fallback = LLM_FAILED(why=raw(exc.__class__.__name__))
         if fallback:
-            log.warning("LLM %s: %s", technique, fallback)
+            log.warning("LLM %s: %s", technique, fallback.text())
     if technique == "rewrite":
         return [local_rewrite(question, glossary)], fallback
     if technique == "multi_query":
@@ -168,8 +176,7 @@ def fuse_expanded(lexical: RankedList, dense: RankedList, expansion: Expansion,
     """
     parts = expansion.decomposed_parts()
     if parts:
-        why = "the question was decomposed into sub-questions"
-        lexical, dense = replace(lexical, unfused=why), replace(dense, unfused=why)
+        lexical, dense = replace(lexical, unfused=DECOMPOSED()), replace(dense, unfused=DECOMPOSED())
     ranked = {name: lst for name, lst in (("bm25", lexical), ("dense", dense)) if lst.fusable}
     ranked.update(expansion.ranked())
     if not parts:

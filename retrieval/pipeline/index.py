@@ -18,13 +18,13 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..backends.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from ..backends.embedders import Embedder
-from ..backends.lexical import LexicalIndex
-from ..backends.milvus import open_backend
+from ..backends import BACKENDS, OpenRequest
 from ..backends.state import IndexState
-from ..backends.store import VectorStore, index_variant
+from ..backends.store import index_variant
 from ..core.errors import CorpusError
 from ..core.filters import field_types
 from ..core.paths import LAB_CORPUS
+from ..core.reasons import Reason
 from ..core.types import Document
 from ..settings import Settings
 
@@ -91,15 +91,16 @@ def store_write_lock(settings: Settings) -> Iterator[None]:
 
 
 def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
-                embedder_reason: str, client: Callable[[], tuple[Any, str]], lock: threading.RLock,
+                embedder_reason: Reason, client: Callable[[], tuple[Any, Reason]], lock: threading.RLock,
                 progress: bool = True, on_progress: Callable[[int, int], None] | None = None) -> IndexState:
-    """Read, chunk and index a corpus (BM25 rebuilt, vectors synced).
+    """Read, chunk and index a corpus (BM25 rebuilt, vectors synced) on the settings' store backend
+    (:data:`retrieval.backends.BACKENDS`).
 
     Args:
-        settings: the index-level settings are read (chunking, contextual, engine, model, HNSW).
+        settings: the index-level settings are read (chunking, contextual, engine, model, HNSW, backend).
         corpus_path: the corpus (default: the lab corpus).
         embedder: the loaded embedder, or ``None`` (then no vector store: ``embedder_reason`` says why).
-        client: returns ``(vector store client or None, reason)``.
+        client: returns ``(the local backend's vector store client or None, reason)``.
         lock: held while the store is synced (one writer per process; :func:`store_write_lock` is held too,
             one writer per machine).
         on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
@@ -115,36 +116,18 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     s = settings
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
-    if s.backend == "milvus":  # both indexes in one Milvus collection (retrieval/milvus.py)
 
+    @contextmanager
+    def write_lock() -> Iterator[None]:
         with lock, store_write_lock(s):
-            lexical, store, reason, report = open_backend(s, chunks, embedder, str(path), variant, progress,
-                                                          on_progress)
-        if embedder is None:
-            reason = "no embedder: " + embedder_reason
-        return _state(path, docs, chunks, lexical, store, reason, report, embedder, started)
-    lexical = LexicalIndex(chunks, s.tenant_field, s.bm25_engine)
-    store, reason, report = None, "no embedder: " + embedder_reason, None
-    if embedder is not None:
-        store_client, client_reason = client()
-        if store_client is None:
-            reason = client_reason
-        else:
-            try:
-                with lock, store_write_lock(s):
-                    store = VectorStore(store_client, str(path), embedder.name, variant,
-                                        ef_search=s.hnsw_ef_search, passage_template=s.passage_template,
-                                        tenant_field=s.tenant_field, tenant_buckets=s.tenant_buckets)
-                    report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32),
-                                        progress, on_progress)
-                reason = "ok"
-            except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
-                store, reason = None, f"vector store sync failed: {exc.__class__.__name__}: {str(exc)[:200]}"
-                log.warning(reason)
-    return _state(path, docs, chunks, lexical, store, reason, report, embedder, started)
+            yield
+
+    opened = BACKENDS.get(s.backend).open(OpenRequest(s, chunks, embedder, embedder_reason, str(path), variant,
+                                                      write_lock, client, progress, on_progress))
+    return _state(path, docs, chunks, opened.lexical, opened.store, opened.reason, opened.report, embedder, started)
 
 
-def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason: str, report: Any,
+def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason: Reason, report: Any,
            embedder: Embedder | None, started: float) -> IndexState:
     """The frozen state; its id hashes the chunks' contents and the embedder's name."""
     digest = hashlib.sha1()

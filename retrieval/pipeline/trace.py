@@ -9,28 +9,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.reasons import Reason, put
 from ..core.types import FinalItem, Query, RankedList, ScoredItem
 from ..stages.answer import Answer
 
 SCHEMA_VERSION = "1.0"
 
 
-
-
-
-
-
-
 @dataclass(frozen=True)
+class Note:
+    """A stage that did less than it was asked, and why."""
+
+    stage: str
+    reason: Reason
+
+    def to_dict(self) -> dict[str, Any]:
+        return put({"stage": self.stage}, "note", self.reason)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Trace:
     """Everything one request did. ``to_dict()`` gives the trace JSON of DESIGN.md (the contract).
 
     ``selected`` is the list the gate read: the reranked (else fused) list after dedup, top_k and MMR; the
     evaluation scores it, so it scores what the pipeline kept.
 
-    ``notes`` are the stages that did less than they were asked, each ``{"stage", "note"}``: MMR that could not
-    run, an LLM transform answered by the local adapter, a store read that failed (the stage dropped). A stage
-    that changes the tier says so in ``tier_reason`` instead; nothing degrades without a line here or there.
+    ``notes`` are the stages that did less than they were asked (:class:`Note`): MMR that could not run, an LLM
+    transform answered by the local adapter, a store read that failed (the stage dropped). A stage that changes
+    the tier says so in ``tier_reason`` instead; nothing degrades without a line here or there.
+
+    Built from named fields only (keyword-only): a field is never filled by its position.
     """
 
     question: str
@@ -40,7 +48,7 @@ class Trace:
     queries: list[Query]
     filters: dict[str, Any]
     tier: str
-    tier_reason: str
+    tier_why: Reason
     lexical: RankedList
     dense: RankedList
     fused: RankedList
@@ -54,7 +62,12 @@ class Trace:
     gate: dict[str, Any] = field(default_factory=dict)
     selected: tuple[ScoredItem, ...] = ()
     cache: dict[str, Any] = field(default_factory=dict)
-    notes: list[dict[str, str]] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def tier_reason(self) -> str:
+        """Why this tier ran, in the trace's words (English): :attr:`tier_why`'s text."""
+        return self.tier_why.text()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +80,7 @@ class Trace:
             "filters": self.filters,
             "tier": self.tier,
             "tier_reason": self.tier_reason,
+            "tier_reason_code": self.tier_why.to_dict(),
             "lexical": self.lexical.to_dict(),
             "dense": self.dense.to_dict(),
             "variants": self.variants,
@@ -80,7 +94,7 @@ class Trace:
             "timings_ms": self.timings_ms,
             "costs": self.costs,
             "cache": self.cache,
-            "notes": [dict(n) for n in self.notes],
+            "notes": [n.to_dict() for n in self.notes],
         }
 
     @property

@@ -22,13 +22,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..backends import BACKENDS
+from ..backends.base import OK as STORE_OK
+from ..backends.embedders import LOADED as EMBEDDER_LOADED
 from ..backends.embedders import Embedder, load_embedder
+from ..backends.local import chroma_client
 from ..backends.state import IndexState
-from ..backends.store import open_client
 from ..core.errors import InvalidQuestion, InvalidSetting
 from ..core.filters import Filters, build_filters
 from ..core.listcache import ListCache
 from ..core.loadonce import LoadOnce
+from ..core.reasons import Reason, declare, put
 from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
@@ -38,13 +42,16 @@ from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
 from ..stages.gate import decide, question_cosines
 from ..stages.generate import Generated, QueryEncoder, generate
-from ..stages.judge import LearnedEvidenceAnswerer, apply_support_gate, judge_window, ltr_rerank
-from ..stages.rerank import Reranker, RerankerSpec, load_reranker, rerank, reranker_key
+from ..stages.judge import NOT_APPLIED, LearnedEvidenceAnswerer, apply_support_gate, judge_window
+from ..stages.rerank import LoadContext, Reranker, RerankerSpec, RerankInput, load_reranker, reranker_key
+from ..stages.rerank import run as run_reranker
+from ..stages.rerank.base import NONE_RAN
 from ..stages.select import lost_by_reranker, select
+from ..stages.tiers import FULL, LEXICAL_ONLY, REFUSAL, RRF_ONLY, Tier
 from .expand import expand, fuse_expanded, multi_hop, self_query, variants
 from .index import build_index
 from .tiers import no_candidate_reason, plan_tier
-from .trace import SCHEMA_VERSION, Trace
+from .trace import SCHEMA_VERSION, Note, Trace
 
 log = logging.getLogger(__name__)
 __all__ = ["IndexState", "SCHEMA_VERSION", "Trace", "Workbench", "open_workbench", "validate_question"]
@@ -74,6 +81,12 @@ def validate_question(question: str, max_chars: int) -> str:
 
 _UNSET: Any = object()
 
+DISABLED = declare("embedder.disabled", en="embedder disabled by the caller",
+                   pt="modelo de embeddings desligado por quem chamou")
+NO_VECTORS_DENSE = declare("select.no_dense", en="the dense side did not run: {why}", pt="o lado denso não rodou: {why}")
+NO_VECTORS_STORE = declare("select.no_store", en="no vector store: {why}", pt="sem repositório de vetores: {why}")
+TECHNIQUE_FALLBACK = declare("pipeline.technique_fallback", en="{technique}: {why}", pt="{technique}: {why}")
+
 
 class Workbench:
     """A loaded corpus plus the models, shared by requests (thread-safe: a request changes nothing on it).
@@ -97,25 +110,31 @@ class Workbench:
             self.embedder, self.embedder_reason = load_embedder(settings.embedding_model, settings.allow_downloads)
         else:
             self.embedder = embedder
-            self.embedder_reason = "loaded" if embedder is not None else "embedder disabled by the caller"
+            self.embedder_reason = EMBEDDER_LOADED() if embedder is not None else DISABLED()
         self.encoder = QueryEncoder(self.embedder) if self.embedder is not None else None
         # Models load once per key, each under its own lock: a request never waits for a model it does not use,
         # nor for a re-index (which holds self._lock); a loaded model is read without any lock.
-        self._rerankers: LoadOnce[str, tuple[Reranker | None, str]] = LoadOnce()
-        self._judges: LoadOnce[str, tuple[Any, str]] = LoadOnce()
+        self._rerankers: LoadOnce[str, tuple[Reranker | None, Reason]] = LoadOnce()
+        self._judges: LoadOnce[str, tuple[Any, Reason]] = LoadOnce()
         self._client: Any = None
         self.state: IndexState | None = None
         # The reader keeps the passages it has read beside the vector store: read once, never encoded again.
         use_state_store(Path(settings.chroma_path).resolve().parent / "reader-states")
 
-    def _client_or_reason(self) -> tuple[Any, str]:
+    @property
+    def load_context(self) -> LoadContext:
+        """What the reranker loaders read besides a spec (downloads allowed, the judge's folder)."""
+        return LoadContext(self.settings.allow_downloads, Path(self.settings.judge_path))
+
+    def _client_or_reason(self) -> tuple[Any, Reason]:
+        """The local backend's Chroma client, opened once for this Workbench's corpora (or why it cannot)."""
         with self._lock:
             if self._client is None:
-                try:
-                    self._client = open_client(self.settings.chroma_path, self.settings.chroma_host)
-                except Exception as exc:  # noqa: BLE001 - recorded as the lexical_only reason
-                    return None, f"vector store unavailable: {exc.__class__.__name__}: {str(exc)[:200]}"
-            return self._client, "ok"
+                client, why = chroma_client(self.settings)
+                if client is None:
+                    return None, why
+                self._client = client
+            return self._client, STORE_OK()
 
     def load_corpus(self, corpus_path: str | Path | None = None,
                     on_progress: Callable[[int, int], None] | None = None) -> IndexState:
@@ -129,20 +148,20 @@ class Workbench:
         self.state = state
         return state
 
-    def reranker(self, spec: str) -> tuple[Reranker | None, str]:
+    def reranker(self, spec: str) -> tuple[Reranker | None, Reason]:
         """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load); a learned
-        ranker once per content of its folder (:func:`~retrieval.stages.rerank.reranker_key`: retrained → reloaded)."""
-        key = reranker_key(spec, self.settings.judge_path)
-        return self._rerankers.get(key, lambda: load_reranker(spec, self.settings.allow_downloads,
-                                                              self.settings.judge_path))
+        ranker once per content of its folder (:func:`~retrieval.stages.rerank.reranker_key`: retrained →
+        reloaded)."""
+        context = self.load_context
+        return self._rerankers.get(reranker_key(spec, context), lambda: load_reranker(spec, context))
 
-    def judge(self, s: Settings) -> tuple[Any, str]:
-        """The judge models for the support gate and the evidence answer: the ``ltr`` reranker's own folder
-        when that is the request's reranker, else ``RETRIEVAL_JUDGE_PATH`` (loaded once; ``(None, why)``)."""
-        if RerankerSpec.parse(s.reranker_model).kind == "ltr":
+    def judge(self, s: Settings) -> tuple[Any, Reason]:
+        """The judge models for the support gate and the evidence answer: the request's reranker's own models when
+        its kind holds them (the learned ranker's folder), else ``RETRIEVAL_JUDGE_PATH``'s (loaded once;
+        ``(None, why)``)."""
+        if RerankerSpec.parse(s.reranker_model).declaration.shares_judge:
             reranker, why = self.reranker(s.reranker_model)
             return (reranker.models if reranker is not None else None), why
-
         key = f"{s.judge_path}@{folder_fingerprint(s.judge_path)}"  # retrained in place → loaded anew
         return self._judges.get(key, lambda: load_judge(s.judge_path))
 
@@ -185,38 +204,39 @@ class Workbench:
             flt = build_filters(filters, state.field_types, s.tenant_field, state.field_types_of)
         with tracer().start_as_current_span("retrieval.ask") as root:
             c = self._candidates(question, flt, state, s, lists, timer)
-            notes = [{"stage": "transforms", "note": f"{name}: {t['fallback']}"}
-                     for name, t in c.techniques.items() if t.get("fallback")]
+            notes = [Note("transforms", TECHNIQUE_FALLBACK(technique=name, why=Reason.from_dict(t["fallback_code"])))
+                     for name, t in c.techniques.items() if t.get("fallback_code")]
             judged, judge_why = None, None
             if self._wants_judge(c.tier, s):  # the learned judge reads the window once
                 with timer.stage("judge_features"):
                     judged, judge_why = self._judge_run(question, c, state, s)
                 if judged is None and judge_why is not None:  # a failed store read: the learned stages drop
-                    notes.append({"stage": "judge_features", "note": judge_why})
+                    notes.append(Note("judge_features", judge_why))
             tier, reason, reranked = self._rerank(c.tier, c.reason, question, c.fused, state, s, timer, judged,
                                                   judge_why)
             with timer.stage("dedup"):
                 # MMR reads stored vectors (guarded); it does not run without the dense side, and says so.
-                no_vectors = (f"the dense side did not run: {c.reason}" if c.vector is None
-                              else f"no vector store: {state.store_reason}")
+                no_vectors = (NO_VECTORS_DENSE(why=c.reason) if c.vector is None
+                              else NO_VECTORS_STORE(why=state.store_reason))
                 selection = select(reranked if reranked.items else c.fused, s.dedup, s.top_k, s.window,
-                                   s.mmr_lambda, state.store if c.vector is not None else None, no_vectors)
+                                   s.mmr_lambda, state.store if c.vector is not None else None, no_vectors,
+                                   tail=c.fused if reranked.items else None)
                 selected = selection.items
-            if selection.note:
-                notes.append({"stage": "select", "note": selection.note})
+            if selection.note is not None:
+                notes.append(Note("select", selection.note))
             with timer.stage("gate"):
                 cosines = question_cosines(selected, c.dense, c.vector, state.store)
-                if cosines.note:
-                    notes.append({"stage": "gate", "note": cosines.note})
+                if cosines.note is not None:
+                    notes.append(Note("gate", cosines.note))
                 gate = decide(selected, cosines, c.lexical, state.chunk_by_id, question, s.min_similarity,
                               s.min_bm25, s.require_codes, state.codes_of(flt.get(s.tenant_field)))
                 # The learned gate reads the context the answer would use: what passed the cosine and code checks.
                 gate, gate_dict = self._support_gate(gate, judged, gate.final or selected, question, s, judge_why)
-            support_note = (gate_dict.get("support") or {}).get("note") or ""
-            if judged is not None and support_note.startswith("not applied"):  # the widening read failed
-                notes.append({"stage": "support_gate", "note": support_note})
+            support_note = Reason.from_dict((gate_dict.get("support") or {}).get("note_code"))
+            if judged is not None and NOT_APPLIED.matches(support_note):  # the widening read failed
+                notes.append(Note("support_gate", support_note))
             if not gate.final:
-                tier, reason = "refusal", gate.reason
+                tier, reason = REFUSAL, gate.reason
                 if not selected:  # nothing was found: a misspelled tenant is the usual cause, say so
                     reason = no_candidate_reason(state, c.filters, s, reason)
             _assert_from_index(gate.final, state.chunk_by_id)
@@ -225,14 +245,17 @@ class Workbench:
                     answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)
                 answer = answer_stage(question, gate.final, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
-            root.set_attribute("agent.hybrid_path", tier)
-            root.set_attribute("retrieval.tier_reason", reason)
-        return Trace(question, s.public_dict(), self._models(s, answer, state), state.index_id, list(c.queries),
-                     c.filters.as_dict(), tier, reason, c.lexical, c.dense, c.fused, reranked, list(gate.final),
-                     lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
-                                      judged[1].inp.reader if judged is not None else None), answer, timings,
-                     _costs(answer, c.techniques), variants(c.extra), gate_dict, selected,
-                     {"query_vector": c.vector_cache}, notes)
+            root.set_attribute("agent.hybrid_path", tier.name)
+            root.set_attribute("retrieval.tier_reason", reason.text())
+        return Trace(
+            question=question, settings=s.public_dict(), models=self._models(s, answer, state),
+            index_id=state.index_id, queries=list(c.queries), filters=c.filters.as_dict(), tier=tier.name,
+            tier_why=reason, lexical=c.lexical, dense=c.dense, fused=c.fused, reranked=reranked,
+            final=list(gate.final),
+            lost_by_reranker=lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
+                                              judged[1].inp.reader if judged is not None else None),
+            answer=answer, timings_ms=timings, costs=_costs(answer, c.techniques), variants=variants(c.extra),
+            gate=gate_dict, selected=selected, cache={"query_vector": c.vector_cache}, notes=notes)
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
                     timer: StageTimer) -> "_Candidates":
@@ -243,17 +266,17 @@ class Workbench:
             flt, drawn, techniques["self_query"] = self_query(question, state, flt, s)
             queries.append(drawn)
         if RerankerSpec.parse(s.reranker_model).configured \
-                and reranker_key(s.reranker_model, self.settings.judge_path) not in self._rerankers:
+                and reranker_key(s.reranker_model, self.load_context) not in self._rerankers:
             with timer.stage("load_reranker"):  # the first request that names a reranker pays its loading
                 self.reranker(s.reranker_model)
         with timer.stage("plan"):
             tier, reason = plan_tier(state, flt, s, self.encoder is not None, self.embedder_reason, self.reranker)
         original = generate(state, self.encoder, question, flt, s.window, tier, reason, lists=lists, timer=timer)
         if original.dense_error is not None:
-            tier, reason = "lexical_only", original.dense_error
+            tier, reason = LEXICAL_ONLY, original.dense_error
 
         def search(text: str, hyde: bool) -> Generated:
-            return generate(state, self.encoder, text, flt, s.window, tier, "", lists=lists, hyde=hyde)
+            return generate(state, self.encoder, text, flt, s.window, tier, reason, lists=lists, hyde=hyde)
 
         with timer.stage("transforms"):
             expansion = expand(question, s, state, search)
@@ -274,89 +297,88 @@ class Workbench:
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
                            original.vector, cache)
 
-    # -- the learned judge (retrieval/judge/stage.py): learned rerank, support gate, evidence sentences --
-    def _wants_judge(self, tier: str, s: Settings) -> bool:
-        """The judge runs when the request's reranker is ``ltr`` (full tier) or a learned gate or evidence
-        model is on. In ``dense_only`` its BM25 features are absent (0) and the gate and evidence still run; in
-        ``lexical_only`` there is no query vector, so the gate's cosine features would be unknown: it does not run."""
-        if tier not in {"full", "rrf_only", "dense_only"}:
+    # -- the learned judge (retrieval/stages/judge.py): learned rerank, support gate, evidence sentences --
+    def _wants_judge(self, tier: Tier, s: Settings) -> bool:
+        """The judge runs when the request's reranker reads its features (the learned ranker, full tier) or a
+        learned gate or evidence model is on, in a tier with a query vector: in ``dense_only`` its BM25 features
+        are absent (0) and the gate and evidence still run; in ``lexical_only`` the gate's cosine features would
+        be unknown: it does not run."""
+        if not tier.dense:
             return False
-        return RerankerSpec.parse(s.reranker_model).kind == "ltr" or s.support_gate or s.evidence_model
+        return RerankerSpec.parse(s.reranker_model).declaration.reads_features or s.support_gate or s.evidence_model
 
     def _judge_run(self, question: str, c: "_Candidates", state: IndexState,
-                   s: Settings) -> tuple[tuple[Any, Any] | None, str | None]:
+                   s: Settings) -> tuple[tuple[Any, Any] | None, Reason | None]:
         """``((models, JudgeRun), None)`` with the rerank window's features computed once; ``(None, None)`` when
         no judge model loads, ``(None, why)`` when the store read the features need fails (the stages that
         need the judge then run without it, and the trace says so)."""
         models, _ = self.judge(s)
         if models is None:
             return None, None
-
         run, why = judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
                                 c.vector, s.reranker_max_input)
         return ((models, run) if run is not None else None), why
 
     def _support_gate(self, gate: Any, judged: tuple[Any, Any] | None, selected: Sequence[Any], question: str,
-                      s: Settings, judge_why: str | None = None) -> tuple[Any, dict[str, Any]]:
+                      s: Settings, judge_why: Reason | None = None) -> tuple[Any, dict[str, Any]]:
         """The learned support gate (:func:`retrieval.stages.judge.apply_support_gate`) when it is on;
         ``judge_why`` is why the judge has no run although its models loaded (a failed store read)."""
         if not s.support_gate:
             return gate, gate.to_dict()
+        models, loaded = self.judge(s)
+        return apply_support_gate(gate, judged, selected, question,
+                                  judge_why or (loaded if models is None else None), s.support_threshold)
 
-        return apply_support_gate(gate, judged, selected, question, judge_why or self.judge(s)[1],
-                                  s.support_threshold)
-
-    def _rerank(self, tier: str, reason: str, question: str, fused: RankedList, state: IndexState, s: Settings,
+    def _rerank(self, tier: Tier, reason: Reason, question: str, fused: RankedList, state: IndexState, s: Settings,
                 timer: StageTimer, judged: tuple[Any, Any] | None = None,
-                judge_why: str | None = None) -> tuple[str, str, RankedList]:
-        """The rerank stage in the ``full`` tier; a reranker that fails (or the learned ranker without its
-        feature rows: ``judge_why``) drops the request to ``rrf_only``."""
+                judge_why: Reason | None = None) -> tuple[Tier, Reason, RankedList]:
+        """The rerank stage in the ``full`` tier, through its one guarded call (:func:`retrieval.stages.rerank.run`):
+        a reranker that fails (or the learned ranker without its feature rows: ``judge_why``) drops the request
+        to ``rrf_only``."""
         timer.skip("rerank")
-        if tier != "full":
-            return tier, reason, RankedList("reranked", "none", (), note=f"no rerank ran: {reason}")
+        if tier is not FULL:
+            return tier, reason, RankedList("reranked", "none", (), note=NONE_RAN(why=reason))
         reranker, _ = self.reranker(s.reranker_model)
-        if reranker.kind == "ltr":  # the learned ranker reads the window's feature rows
-
-            if judged is None:
-                why = f"learned ranker: {judge_why or 'no feature rows for this request'}"
-                return "rrf_only", why, RankedList("reranked", "none", (), note=f"no rerank ran: {why}")
-            with timer.stage("rerank"):
-                return tier, reason, ltr_rerank(reranker.models, judged[1])
-        texts = {i.chunk_id: state.chunk_by_id[i.chunk_id].text for i in fused.items[: s.reranker_max_input]}
-        try:
-            with timer.stage("rerank"):
-                return tier, reason, rerank(reranker, question, fused, texts, s.reranker_max_input)
-        except Exception as exc:  # noqa: BLE001 - the request carries on one tier down
+        window = fused.items[: s.reranker_max_input]
+        inp = RerankInput(question, window, {i.chunk_id: state.chunk_by_id[i.chunk_id].text for i in window},
+                          judged[1] if judged is not None else None, judge_why)
+        with timer.stage("rerank"):
+            outcome = run_reranker(reranker, inp)
+        if outcome.reranked is None:
             timer.skip("rerank")
-            why = f"reranker failed: {exc.__class__.__name__}: {str(exc)[:200]}"
-            log.warning(why)
-            return "rrf_only", why, RankedList("reranked", "none", (), note=f"no rerank ran: {why}")
+            return RRF_ONLY, outcome.reason, RankedList("reranked", "none", (), note=NONE_RAN(why=outcome.reason))
+        return tier, reason, outcome.reranked
 
     def _models(self, s: Settings, answer: Answer, state: IndexState | None = None) -> dict[str, Any]:
         spec = RerankerSpec.parse(s.reranker_model)
+        backend = BACKENDS.get(s.backend)
         models = {"embedder": self.embedder.name if self.embedder else None,
-                  "embedder_status": self.embedder_reason,
-                  "reranker": s.reranker_model if spec.configured else None,
-                  "reranker_kind": None, "answer_adapter": answer.adapter,
+                  "answer_adapter": answer.adapter,
                   # A Milvus server without sparse vectors runs BM25 in process: its label says so and why.
-                  "bm25_engine": getattr(state.lexical if state else None, "label", None)
-                  or ("milvus sparse (our BM25)" if s.backend == "milvus" else s.bm25_engine),
-                  "vector_store": ("milvus" if s.backend == "milvus"
-                                   else "chroma-server" if s.chroma_host else "chroma-embedded"),
-                  "passage_template": s.passage_template}
+                  "bm25_engine": getattr(state.lexical if state else None, "label", None) or backend.engine_label(s),
+                  "vector_store": backend.store_label(s), "passage_template": s.passage_template,
+                  "reranker": s.reranker_model if spec.configured else None, "reranker_kind": None}
+        put(models, "embedder_status", self.embedder_reason)
         if spec.configured:
             reranker, why = self.reranker(s.reranker_model)
             models["reranker_kind"] = reranker.kind if reranker else None
-            models["reranker_status"] = "loaded" if reranker else why
-        return models
+            models["reranker_status"] = "loaded" if reranker else why.text()
+            if reranker is None:
+                models["reranker_status_code"] = why.to_dict()
+        return {key: models[key] for key in _MODEL_KEYS if key in models}
+
+
+#: The order of the trace's ``models`` keys (as before the reasons became codes; the codes follow their text).
+_MODEL_KEYS = ("embedder", "embedder_status", "embedder_status_code", "reranker", "reranker_kind", "answer_adapter",
+               "bm25_engine", "vector_store", "passage_template", "reranker_status", "reranker_status_code")
 
 
 @dataclass(frozen=True)
 class _Candidates:
     """What :meth:`Workbench._candidates` hands to the rest of the request."""
 
-    tier: str
-    reason: str
+    tier: Tier
+    reason: Reason
     filters: Filters
     queries: tuple[Query, ...]
     techniques: dict[str, dict[str, Any]]

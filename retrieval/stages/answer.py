@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from ..core.llm import ChatClient, LLMFailure
+from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize, whole_sentences
 from ..core.types import FinalItem
 
@@ -39,8 +40,17 @@ ABSTENTIONS = {"pt": ABSTENTION, "en": "I found no sufficient evidence in the co
 EXTRACTIVE_NOTES = {"pt": EXTRACTIVE_NOTE,
                     "en": "Extractive answer: sentences copied from the retrieved chunks, no text generated."}
 #: The note of an LLM reply that cites no chunk of the context it was sent (``Answer.uncited``).
-UNCITED_NOTE = ("Uncited: the LLM's reply cites no chunk of the context it was sent, so nothing in the corpus "
-                "is shown to support it; it is not a grounded answer.")
+UNCITED = declare("answer.uncited", en="Uncited: the LLM's reply cites no chunk of the context it was sent, so nothing "
+                  "in the corpus is shown to support it; it is not a grounded answer.",
+                  pt="Sem citação: a resposta do LLM não cita nenhum trecho do contexto que recebeu, então nada no "
+                  "corpus a sustenta; não é uma resposta fundamentada.")
+EXTRACTIVE = declare("answer.extractive", en=EXTRACTIVE_NOTES["en"], pt=EXTRACTIVE_NOTE)
+NO_CHUNK_PASSED = declare("answer.no_chunk_passed", en="no chunk passed the gate",
+                          pt="nenhum trecho passou o portão")
+LLM_UNAVAILABLE = declare("answer.llm_unavailable", en="llm:{model} unavailable ({error})",
+                          pt="llm:{model} indisponível ({error})")
+ADAPTER_FAILED = declare("answer.adapter_failed", en="{adapter} failed ({error})", pt="{adapter} falhou ({error})")
+FALLBACK = declare("answer.fallback", en="{why}; extractive fallback. {note}", pt="{why}; resposta extrativa no lugar. {note}")
 
 
 @dataclass(frozen=True)
@@ -51,20 +61,33 @@ class Answer:
     abstained: bool
     adapter: str
     dropped_citations: list[str] = field(default_factory=list)
-    note: str | None = None
+    note_reason: Reason | None = None
     costs: dict[str, int | None] = field(default_factory=lambda: {"llm_calls": 0, "input_tokens": 0,
                                                                    "output_tokens": 0})
-    #: Generated text that cites no chunk of the context (its note is :data:`UNCITED_NOTE`): not grounded.
+    #: Generated text that cites no chunk of the context (its note is :data:`UNCITED`): not grounded.
     uncited: bool = False
+    #: The language of the answer's fixed texts (the abstention, the extractive note).
+    language: str = "pt"
+
+    @property
+    def note(self) -> str | None:
+        """The note as the trace records it: the extractive note in the answer's own language, any other reason
+        in English."""
+        if self.note_reason is None:
+            return None
+        return self.note_reason.text(self.language if EXTRACTIVE.matches(self.note_reason) else "en")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "sentences": self.sentences, "citations": self.citations,
+        data = {"text": self.text, "sentences": self.sentences, "citations": self.citations,
                 "abstained": self.abstained, "adapter": self.adapter,
                 "dropped_citations": self.dropped_citations, "note": self.note, "uncited": self.uncited}
+        if self.note_reason is not None:
+            data["note_code"] = self.note_reason.to_dict()
+        return data
 
 
-def abstention(adapter: str, reason: str, language: str = "pt") -> Answer:
-    return Answer(ABSTENTIONS.get(language, ABSTENTION), [], [], True, adapter, note=reason)
+def abstention(adapter: str, reason: Reason, language: str = "pt") -> Answer:
+    return Answer(ABSTENTIONS.get(language, ABSTENTION), [], [], True, adapter, note_reason=reason, language=language)
 
 
 @lru_cache(maxsize=4096)
@@ -103,7 +126,7 @@ class ExtractiveAnswerer:
         sentences = [{"text": s[4], "citations": [s[3].chunk_id]} for s in chosen]
         text = " ".join(f"{s[4]} [{number[s[3].chunk_id]}]" for s in chosen)
         citations = list(dict.fromkeys(s[3].chunk_id for s in chosen))
-        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTES[self.language])
+        return Answer(text, sentences, citations, False, self.name, note_reason=EXTRACTIVE(), language=self.language)
 
 
 _CITE_RE = re.compile(r"\[(\d+)\]")
@@ -164,12 +187,12 @@ class LLMAnswerer:
                      for s in whole_sentences(text)]
         citations = list(dict.fromkeys(c for s in sentences for c in s["citations"]))
         if not citations:  # nothing ties the text to the context: say so rather than present it as grounded
-            return Answer(text, sentences, [], False, self.name, dropped, UNCITED_NOTE, costs, uncited=True)
+            return Answer(text, sentences, [], False, self.name, dropped, UNCITED(), costs, uncited=True)
         return Answer(text, sentences, citations, False, self.name, dropped, None, costs)
 
 
 def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answerer: Any = None,
-                 refusal_reason: str = "no chunk passed the gate") -> Answer:
+                 refusal_reason: Reason | None = None) -> Answer:
     """The answer stage: the given adapter, else the LLM when configured, else the extractive one.
 
     An LLM that cannot be set up, cannot be reached, misses its deadline or whose reply is refused falls back
@@ -183,26 +206,27 @@ def answer_stage(question: str, final: Sequence[FinalItem], settings: Any, answe
             answerer = LLMAnswerer.from_settings(settings)
         except Exception as exc:  # noqa: BLE001 - fall back, say why
             log.warning("LLM adapter unavailable: %s", exc.__class__.__name__)
-            unavailable = f"llm:{settings.llm_model} unavailable ({exc.__class__.__name__})"
+            unavailable = LLM_UNAVAILABLE(model=settings.llm_model, error=raw(exc.__class__.__name__))
     answerer = answerer or ExtractiveAnswerer(language=settings.answer_language)
     if not final:
-        return abstention(answerer.name, refusal_reason, getattr(answerer, "language", settings.answer_language))
+        return abstention(answerer.name, refusal_reason or NO_CHUNK_PASSED(),
+                          getattr(answerer, "language", settings.answer_language))
     if unavailable:
         return _fallback(question, final, settings, unavailable, {"llm_calls": 0, "input_tokens": 0,
                                                                   "output_tokens": 0})
     try:
         return answerer.answer(question, final)
     except LLMFailure as exc:
-        log.warning("%s", exc.describe(answerer.name))
+        log.warning("%s", exc.describe(answerer.name).text())
         return _fallback(question, final, settings, exc.describe(answerer.name),
                          {"llm_calls": 1, "input_tokens": exc.input_tokens, "output_tokens": exc.output_tokens})
     except Exception as exc:  # noqa: BLE001 - an LLM failure must not lose the retrieval
-        return _fallback(question, final, settings, f"{answerer.name} failed ({exc.__class__.__name__})",
+        return _fallback(question, final, settings, ADAPTER_FAILED(adapter=answerer.name, error=raw(exc.__class__.__name__)),
                          {"llm_calls": 1, "input_tokens": None, "output_tokens": None})
 
 
-def _fallback(question: str, final: Sequence[FinalItem], settings: Any, why: str,
+def _fallback(question: str, final: Sequence[FinalItem], settings: Any, why: Reason,
               costs: dict[str, int | None]) -> Answer:
     """The extractive answer in place of a failed adapter, its note saying which failed and why."""
     fallback = ExtractiveAnswerer(language=settings.answer_language).answer(question, final)
-    return replace(fallback, note=f"{why}; extractive fallback. " + (fallback.note or ""), costs=costs)
+    return replace(fallback, note_reason=FALLBACK(why=why, note=fallback.note_reason or EXTRACTIVE()), costs=costs)

@@ -9,7 +9,9 @@ Two steps, so the decision is pure and testable without a store:
   then applies code identity (``require_codes``): when the question names a code (``PX-70``) that no kept
   chunk contains, nothing passes — topical similarity is not identity.
 
-The result is a frozen :class:`GateResult`; its :meth:`~GateResult.to_dict` is the trace's ``gate``.
+The result is a frozen :class:`GateResult`; its :meth:`~GateResult.to_dict` is the trace's ``gate``. Each gate is
+declared once in :data:`GATES` (its label, the setting of its threshold, how its value is written); the learned
+support gate, which reads the judge, is :func:`retrieval.stages.judge.apply_support_gate`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,44 @@ import numpy as np
 
 from ..backends.store import StoreRead, read_vectors
 from ..core.codes import codes, has_code
+from ..core.kinds import Registry, Text
+from ..core.reasons import Reason, declare, put
 from ..core.types import Chunk, FinalItem, RankedList, ScoredItem
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A gate, declared once.
+
+    Attributes:
+        name: the gate's kind in the trace (``gate.kind``; ``cosine + learned support (…)`` when both decided).
+        label: the gate on a page.
+        threshold: the setting that holds its threshold (``None``: it has none).
+        value_spec: how a chunk's value under this gate is written (``.3f`` for a cosine).
+    """
+
+    name: str
+    label: Text
+    threshold: str | None
+    value_spec: str = ".3f"
+
+
+#: The gates, in the order a request meets them.
+GATES: Registry[Gate] = Registry("gate")
+COSINE = GATES.declare(Gate("cosine", Text("cosine gate", "portão de cosseno"), "min_similarity", ".3f"))
+BM25 = GATES.declare(Gate("bm25", Text("BM25 gate (lexical_only)", "portão BM25 (lexical_only)"), "min_bm25", ".2f"))
+CODES = GATES.declare(Gate("codes", Text("code identity", "identidade de códigos"), None))
+SUPPORT = GATES.declare(Gate("learned support", Text("learned support gate", "portão de suporte aprendido"),
+                             "support_threshold", ".2f"))
+
+NONE_PASSED = declare("gate.none_passed", en="no chunk passed the gate ({kind} ≥ {threshold}; best {best:.3f})",
+                      pt="nenhum trecho passou o portão ({kind} ≥ {threshold}; melhor {best:.3f})")
+NO_CANDIDATE = declare("gate.no_candidate", en="no candidate to answer from", pt="nenhum candidato de onde responder")
+MISSING_CODES = declare("gate.missing_codes",
+                        en="the question names {codes!l}, which no final chunk contains (code identity gate)",
+                        pt="a pergunta cita {codes!l}, que nenhum trecho final contém (portão de identidade de "
+                           "códigos)")
+BM25_USED = declare("gate.bm25_used", en="{why}; BM25 gate used", pt="{why}; usado o portão BM25")
 
 
 @dataclass(frozen=True)
@@ -30,7 +69,7 @@ class Cosines:
 
     values: Mapping[str, float | None]
     available: bool
-    note: str | None = None
+    note: Reason | None = None
 
 
 @dataclass(frozen=True)
@@ -42,13 +81,15 @@ class GateResult:
     threshold: float
     rejected: int
     missing_codes: tuple[str, ...]
-    reason: str
-    note: str | None = None
+    reason: Reason
+    note: Reason | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "threshold": self.threshold, "rejected": self.rejected,
-                "missing_codes": list(self.missing_codes), "reason": self.reason if not self.final else "ok",
-                "note": self.note}
+        data: dict[str, Any] = {"kind": self.kind, "threshold": self.threshold, "rejected": self.rejected,
+                                "missing_codes": list(self.missing_codes), "reason": "ok", "note": None}
+        if not self.final:
+            put(data, "reason", self.reason)
+        return put(data, "note", self.note)
 
 
 def question_cosines(selected: Sequence[ScoredItem], dense: RankedList, q_vec: np.ndarray | None,
@@ -64,7 +105,7 @@ def question_cosines(selected: Sequence[ScoredItem], dense: RankedList, q_vec: n
     wanted = [i.chunk_id for i in selected if i.chunk_id not in known]
     read = read_vectors(store, wanted) if store is not None else StoreRead({})
     if read.value is None:  # fall back to the BM25 gate, and say so
-        return Cosines({}, False, f"{read.reason}; BM25 gate used")
+        return Cosines({}, False, BM25_USED(why=read.reason))
     vectors = read.value
     for cid in wanted:
         known[cid] = float(vectors[cid] @ q_vec) if cid in vectors else None
@@ -95,10 +136,9 @@ def decide(selected: Sequence[ScoredItem], cosines: Cosines, lexical: RankedList
                                    chunks[item.chunk_id].text, bm25.get(item.chunk_id)))
         else:
             rejected += 1
-    kind, threshold = ("cosine", min_similarity) if cosines.available else ("bm25", min_bm25)
+    kind, threshold = (COSINE.name, min_similarity) if cosines.available else (BM25.name, min_bm25)
     best = max((v for v in values if v is not None), default=None)
-    reason = (f"no chunk passed the gate ({kind} ≥ {threshold}; best {best:.3f})" if best is not None
-              else "no candidate to answer from")
+    reason = NONE_PASSED(kind=kind, threshold=threshold, best=best) if best is not None else NO_CANDIDATE()
     missing: list[str] = []
     if final and require_codes:
         texts = [chunks[f.chunk_id].indexed_text for f in final]
@@ -106,6 +146,5 @@ def decide(selected: Sequence[ScoredItem], cosines: Cosines, lexical: RankedList
         if missing:
             rejected += len(final)
             final = []
-            reason = (f"the question names {', '.join(missing)}, which no final chunk contains "
-                      "(code identity gate)")
+            reason = MISSING_CODES(codes=missing)
     return GateResult(tuple(final), kind, threshold, rejected, tuple(missing), reason, cosines.note)

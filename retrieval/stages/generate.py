@@ -22,8 +22,12 @@ from ..backends.state import IndexState
 from ..backends.store import StoreRead, read_window
 from ..core.filters import Filters
 from ..core.listcache import ListCache
+from ..core.reasons import Reason, declare
 from ..core.timing import StageTimer
 from ..core.types import RankedList
+from .tiers import Tier
+
+HYDE_DENSE_ONLY = declare("generate.hyde_dense_only", en="HyDE is dense only", pt="o HyDE é só denso")
 
 
 class QueryEncoder:
@@ -77,14 +81,14 @@ class Generated:
     vector: np.ndarray | None
     vector_cached: bool | None
     #: The dense search ran and failed (the request drops to ``lexical_only``): why.
-    dense_error: str | None = None
+    dense_error: Reason | None = None
 
 
 class _FailedRead(Exception):
     """Carries a failed :class:`StoreRead` out of :meth:`ListCache.get_or_run`, so that it is not cached."""
 
     def __init__(self, read: StoreRead) -> None:
-        super().__init__(read.reason)
+        super().__init__(read.reason.text() if read.reason else "")
         self.read = read
 
 
@@ -105,13 +109,13 @@ def _shared_read(lists: ListCache | None, key: tuple, read: Callable[[], StoreRe
         return failed.read
 
 
-def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Filters, window: int, tier: str,
-             reason: str, *, lists: ListCache | None = None, timer: StageTimer | None = None,
+def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Filters, window: int, tier: Tier,
+             reason: Reason, *, lists: ListCache | None = None, timer: StageTimer | None = None,
              hyde: bool = False) -> Generated:
     """The lexical and dense windows for one query text (filters applied inside both generators).
 
     Args:
-        tier: the planned tier: ``dense_only`` skips BM25, ``lexical_only`` skips dense (``reason`` says why).
+        tier: the planned tier: a side it does not run is skipped (``reason`` says why).
         lists: a shared list cache, or ``None``.
         timer: times ``lexical``, ``embed_query`` and ``dense`` (the original query only).
         hyde: ``text`` is a hypothetical answer: dense only, embedded as a passage.
@@ -121,8 +125,8 @@ def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Fi
     def shared(key: tuple, run: Callable[[], RankedList]) -> RankedList:
         return lists.get_or_run(key, run) if lists is not None else run()
 
-    if tier == "dense_only" or hyde:
-        lexical = RankedList("lexical", "bm25", (), skipped=reason if not hyde else "HyDE is dense only")
+    if not tier.lexical or hyde:
+        lexical = RankedList("lexical", "bm25", (), skipped=reason if not hyde else HYDE_DENSE_ONLY())
         if timer is not None:
             timer.skip("lexical")
     else:
@@ -130,7 +134,7 @@ def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Fi
             lexical = shared(("lexical", state.index_id, text, flt, window),
                              lambda: state.lexical.search(text, flt, window))
     vector, cached = None, None
-    if tier == "lexical_only":
+    if not tier.dense:
         dense = RankedList("dense", "cosine", (), skipped=reason)
         if timer is not None:
             timer.skip("embed_query", "dense")
@@ -141,6 +145,6 @@ def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Fi
         read = _shared_read(lists, ("dense", state.index_id, text, hyde, flt, window),
                             lambda: read_window(state.store, vector, flt, window))
     if read.value is None:  # the request carries on one tier down, saying why
-        why = read.reason or "dense search failed"
+        why = read.reason
         return Generated(lexical, RankedList("dense", "cosine", (), skipped=why), None, cached, why)
     return Generated(lexical, read.value, vector, cached)

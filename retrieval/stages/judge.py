@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..backends.store import guarded, read_vectors
-from ..core.errors import first_line
+from ..core.reasons import Reason, declare, error, put
 from ..core.loadonce import LoadOnce
 from ..core.text import tokenize
 from ..core.types import FinalItem, RankedList, ScoredItem
@@ -36,11 +35,39 @@ from ..learned.judge.features import (
     sentence_features,
     tenant_stats,
 )
-from ..learned.judge.models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, load_judge
+from ..learned.judge.models import JudgeModels
 from ..learned.reader.loader import shared_reader
-from .answer import EXTRACTIVE_NOTES, Answer, abstention
+from .answer import EXTRACTIVE, EXTRACTIVE_NOTES, NO_CHUNK_PASSED, Answer, abstention
 
 _views: LoadOnce[str, TextView] = LoadOnce(limit=8)
+
+JUDGE_VECTORS = declare("judge.vectors_unavailable", en="the judge's stored vectors unavailable: {error}",
+                        pt="vetores armazenados do juiz indisponíveis: {error}")
+READER_UNAVAILABLE = declare("judge.reader_unavailable",
+                             en="the judge reads the reader's scores, which are unavailable: {why}",
+                             pt="o juiz lê as notas do leitor, que estão indisponíveis: {why}")
+READER_FAILED = declare("judge.reader_failed", en="the reader failed ({error})", pt="o leitor falhou ({error})")
+SUPPORT_PASSES = declare("support.passes", en="support {p:.{digits}f} ≥ {threshold:.{digits}f}",
+                         pt="suporte {p:.{digits}f} ≥ {threshold:.{digits}f}")
+SUPPORT_FAILS = declare("support.fails", en="support {p:.{digits}f} < {threshold:.{digits}f}",
+                        pt="suporte {p:.{digits}f} < {threshold:.{digits}f}")
+NOTHING_NAMED = declare("support.nothing_named",
+                        en="the question names nothing to look for (no content word the index can match); {then}",
+                        pt="a pergunta não nomeia nada a procurar (nenhuma palavra de conteúdo que o índice "
+                           "reconheça); {then}")
+NOT_MENTIONED = declare("support.not_mentioned", en="no selected chunk mentions {words}; {then}",
+                        pt="nenhum trecho selecionado menciona {words}; {then}")
+WORDS = declare("support.words", en="{shown!w}", pt="{shown!w}")
+WORDS_MORE = declare("support.words_more", en="{shown!w} and {more} more", pt="{shown!w} e mais {more}")
+NO_CANDIDATE = declare("support.no_candidate", en="no candidate to answer from",
+                       pt="nenhum candidato de onde responder")
+NOT_APPLIED = declare("support.not_applied", en="not applied: {why}", pt="não aplicado: {why}")
+NO_QUERY_VECTOR = declare("support.no_query_vector",
+                          en="this tier has no query vector (lexical_only): the gate's cosine features would be "
+                             "unknown",
+                          pt="este nível não tem vetor da pergunta (lexical_only): as características de cosseno do "
+                             "portão seriam desconhecidas")
+NO_SENTENCE = declare("answer.no_sentence", en="the context holds no sentence", pt="o contexto não tem frase")
 
 
 def text_view(state: Any) -> TextView:
@@ -49,37 +76,14 @@ def text_view(state: Any) -> TextView:
     return _views.get(state.index_id, lambda: TextView.build(state.chunks, state.documents))
 
 
-class LearnedReranker:
-    """The ``ltr`` reranker: a loaded judge model folder. It reads the request's features, not passages, so
-    the pipeline calls :func:`ltr_rerank` for it instead of :meth:`score`."""
-
-    kind = RERANKER_KIND
-    name = RERANKER_LABEL
-
-    def __init__(self, models: JudgeModels, spec: str) -> None:
-        self.models, self.spec = models, spec
-        self.score_kind = models.score_kind
-
-    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:  # pragma: no cover - not used
-        raise TypeError("the learned ranker scores feature rows: call retrieval.stages.judge.ltr_rerank")
 
 
-def judge_path(spec: str, default: Path | str) -> Path:
-    """The model folder of an ``ltr`` / ``ltr:PATH`` spec (``default``: ``RETRIEVAL_JUDGE_PATH``)."""
-    _, _, path = spec.partition(":")
-    return Path(path.strip() or default)
 
 
-def load_learned_reranker(spec: str, default_path: Path | str) -> tuple[LearnedReranker | None, str]:
-    """``(reranker, "loaded")`` or ``(None, reason)`` for an ``ltr`` spec; never raises."""
-    models, why = load_judge(judge_path(spec, default_path))
-    if models is None:
-        return None, f"reranker '{spec}' could not load: {why}"
-    return LearnedReranker(models, spec), "loaded"
 
 
 def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, dense: RankedList,
-                fused: RankedList, q_vec: np.ndarray | None, window: int) -> tuple[JudgeInput | None, str | None]:
+                fused: RankedList, q_vec: np.ndarray | None, window: int) -> tuple[JudgeInput | None, Reason | None]:
     """Everything the judge reads for one request: stored vectors are read only for the window's
     candidates that the dense list lacks (lexical-only finds), through the guarded read.
 
@@ -93,7 +97,7 @@ def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, den
     wanted = [i.chunk_id for i in fused.items[:window] if i.chunk_id not in dense_ids]
     vectors: Mapping[str, np.ndarray] = {}
     if q_vec is not None and state.store is not None and wanted:
-        read = read_vectors(state.store, wanted, "the judge's stored vectors unavailable")
+        read = read_vectors(state.store, wanted, JUDGE_VECTORS)
         if read.value is None:
             return None, read.reason
         vectors = read.value
@@ -114,7 +118,7 @@ class ReaderScores:
 
 
 def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
-                  known: ReaderScores | None = None) -> tuple[ReaderScores | None, str | None]:
+                  known: ReaderScores | None = None) -> tuple[ReaderScores | None, Reason | None]:
     """The reader's scores of each chunk (its text) and of its sentences, added to ``known``; or
     ``(None, reason)`` when the reader cannot load or fails (the judge's reader features would be unknown)."""
 
@@ -125,11 +129,11 @@ def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
         return ReaderScores(chunks, sentences), None
     reader, why = shared_reader()
     if reader is None:
-        return None, f"the judge reads the reader's scores, which are unavailable: {why}"
+        return None, READER_UNAVAILABLE(why=why)
     try:
         readings = reader.read(question, [view.chunks[cid].text for cid in todo])
     except (RuntimeError, ValueError, MemoryError) as exc:
-        return None, f"the reader failed ({exc.__class__.__name__}: {first_line(exc, 160)})"
+        return None, READER_FAILED(error=error(exc, 160))
     for cid, reading in zip(todo, readings):
         chunks[cid] = float(reading.score)
         sentences[cid] = reading.sentences
@@ -152,7 +156,7 @@ class JudgeRun:
         rows = candidate_features(inp, window)
         return cls(inp, rows, {cid: j for j, cid in enumerate(rows.chunk_ids)}, window, fetch)
 
-    def widen(self, chunk_ids: Sequence[str]) -> str | None:
+    def widen(self, chunk_ids: Sequence[str]) -> Reason | None:
         """Rows for the whole fused list, when a selected chunk lies beyond the window (MMR, a top_k above the
         window): the stored vectors of those chunks are read first (guarded), so their cosine is known, not 0.
 
@@ -164,7 +168,7 @@ class JudgeRun:
         vectors = dict(self.inp.vectors)
         if wanted and self.fetch is not None and self.inp.q_vec is not None:
             fetch = self.fetch
-            read = guarded(lambda: fetch(wanted), "the judge's stored vectors unavailable")
+            read = guarded(lambda: fetch(wanted), JUDGE_VECTORS)
             if read.value is None:
                 return read.reason
             vectors.update(read.value)
@@ -179,18 +183,6 @@ class JudgeRun:
         return None
 
 
-def ltr_rerank(models: JudgeModels, run: JudgeRun) -> RankedList:
-    """The learned order of the window; each item keeps ``fused_rank`` and carries its contributions."""
-    rows = run.rows
-    if not rows.chunk_ids:
-        return RankedList("reranked", models.score_kind, ())
-    ex = models.rerank(rows.X)
-    order = sorted(range(len(ex.raw)), key=lambda j: (-ex.raw[j], rows.fused_ranks[j]))
-    items = tuple(ScoredItem(rows.chunk_ids[j], rows.parent_ids[j], rank, float(ex.raw[j]),
-                             fused_rank=rows.fused_ranks[j],
-                             feature_contributions={k: round(v, 6) for k, v in ex.contributions[j].items()})
-                  for rank, j in enumerate(order, start=1))
-    return RankedList("reranked", models.score_kind, items)
 
 
 _EDGE_PUNCT = re.compile(r"^\W+|\W+$")
@@ -213,19 +205,20 @@ def _words_for(question: str, tokens: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(own.get(t, t) for t in tokens))
 
 
-def _named(words: Sequence[str]) -> str:
-    shown = ", ".join(repr(w) for w in words[:MAX_NAMED_WORDS])
+def named(words: Sequence[str]) -> Reason:
+    """The first :data:`MAX_NAMED_WORDS` words, quoted, and how many more there are."""
     more = len(words) - MAX_NAMED_WORDS
-    return shown + (f" and {more} more" if more > 0 else "")
+    shown = list(words[:MAX_NAMED_WORDS])
+    return WORDS_MORE(shown=shown, more=more) if more > 0 else WORDS(shown=shown)
 
 
-def readable_pair(p: float, threshold: float) -> tuple[str, str]:
-    """P and the threshold with as many decimals (2 to 4) as it takes for the comparison to read true."""
+def readable_digits(p: float, threshold: float) -> int:
+    """As many decimals (2 to 4) as it takes for P and the threshold to read different (a comparison that
+    reads true)."""
     for digits in (2, 3, 4):
-        a, b = f"{p:.{digits}f}", f"{threshold:.{digits}f}"
-        if a != b:
-            return a, b
-    return f"{p:.4f}", f"{threshold:.4f}"
+        if f"{p:.{digits}f}" != f"{threshold:.{digits}f}":
+            return digits
+    return 4
 
 
 def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[ScoredItem],
@@ -239,11 +232,12 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
     if missing_rows:  # a selected chunk beyond the window (MMR, top_k above it): rows for the whole fused list
         why = run.widen(missing_rows)
         if why is not None:  # their features would be unknown: no decision, and the gate says why
-            return {"kind": kind, "threshold": threshold, "best": None, "passes": None, "note": f"not applied: {why}"}
+            return put({"kind": kind, "threshold": threshold, "best": None, "passes": None}, "note",
+                       NOT_APPLIED(why=why))
     idx = [run.index[i.chunk_id] for i in selected if i.chunk_id in run.index]
     if not idx:
-        return {"kind": kind, "threshold": threshold, "best": None, "features": {}, "passes": False,
-                "top_contributions": [], "missing_tokens": [], "reason": "no candidate to answer from"}
+        return put({"kind": kind, "threshold": threshold, "best": None, "features": {}, "passes": False,
+                    "top_contributions": [], "missing_tokens": []}, "reason", NO_CANDIDATE())
     focus = focus_of(run.inp.question, run.rows.terms)  # once: the features and the reason both read it
     x = gate_features(run.inp, run.rows, idx, run.window, focus)
     p, ex = models.support_proba(x)
@@ -251,25 +245,25 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
     passes = bool(p_support >= threshold)
     top = [{"feature": k, "contribution": round(v, 4)} for k, v in ex.top(0, 3)]
     missing = _words_for(question, focus_missing_words(run.inp, run.rows, idx, focus))
-    shown_p, shown_t = readable_pair(p_support, threshold)
+    digits = readable_digits(p_support, threshold)
     if passes:
-        reason = f"support {shown_p} ≥ {shown_t}"
+        reason = SUPPORT_PASSES(p=p_support, threshold=threshold, digits=digits)
     else:
+        reason = SUPPORT_FAILS(p=p_support, threshold=threshold, digits=digits)
         if not focus.tokens:
-            lead = "the question names nothing to look for (no content word the index can match); "
-        else:
-            lead = f"no selected chunk mentions {_named(missing)}; " if missing else ""
-        reason = f"{lead}support {shown_p} < {shown_t}"
-    return {"kind": kind, "threshold": threshold, "best": round(p_support, 4),
-            "chunks": [run.rows.chunk_ids[j] for j in idx],
-            "features": {n: round(float(v), 4) for n, v in zip(GATE_NAMES, x[0])},
-            "contributions": {k: round(float(v), 4) for k, v in ex.contributions[0].items()},
-            "passes": passes, "top_contributions": top, "missing_tokens": missing, "reason": reason}
+            reason = NOTHING_NAMED(then=reason)
+        elif missing:
+            reason = NOT_MENTIONED(words=named(missing), then=reason)
+    return put({"kind": kind, "threshold": threshold, "best": round(p_support, 4),
+                "chunks": [run.rows.chunk_ids[j] for j in idx],
+                "features": {n: round(float(v), 4) for n, v in zip(GATE_NAMES, x[0])},
+                "contributions": {k: round(float(v), 4) for k, v in ex.contributions[0].items()},
+                "passes": passes, "top_contributions": top, "missing_tokens": missing}, "reason", reason)
 
 
 def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lexical: RankedList,
                  dense: RankedList, fused: RankedList, vector: np.ndarray | None,
-                 max_input: int) -> tuple[JudgeRun | None, str | None]:
+                 max_input: int) -> tuple[JudgeRun | None, Reason | None]:
     """The request's :class:`JudgeInput` (its tenant's statistics) and the rerank window's feature rows:
     ``(run, None)``, or ``(None, reason)`` when the store read they need fails (see :func:`judge_input`)."""
     tenants = filters.get(tenant_field)
@@ -281,34 +275,31 @@ def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lex
 
 
 def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, selected: Sequence[ScoredItem],
-                       question: str, judge_reason: str, threshold: float | None = None) -> tuple[Any, dict[str, Any]]:
+                       question: str, judge_reason: Reason | None, threshold: float | None = None,
+                       ) -> tuple[Any, dict[str, Any]]:
     """The learned support gate after the cosine and code checks: nothing passes when the best P(support) of
     the selected chunks is below the model's threshold.
 
     Args:
         gate: the cosine / code decision (a frozen ``GateResult``).
-        judged: ``(models, run)``, or ``None`` when no judge model loaded (``judge_reason`` says why) or the
-            tier has no fused candidates.
+        judged: ``(models, run)``, or ``None`` when no judge model loaded (``judge_reason`` says why; ``None``
+            when it loaded: then this tier has no query vector).
         threshold: a threshold that replaces the model's (``None``: the model's).
 
     Returns:
         The gate (a new one when the learned gate refuses) and its trace entry, with ``support``: P per
         chunk, the threshold, the top contributions and the reason in plain words.
     """
-    from dataclasses import replace
-
     data = gate.to_dict()
     if judged is None:
-        why = (judge_reason if judge_reason != "loaded" else
-               "this tier has no query vector (lexical_only): the gate's cosine features would be unknown")
-        data["support"] = {"kind": "learned support", "note": f"not applied: {why}"}
+        data["support"] = put({"kind": "learned support"}, "note", NOT_APPLIED(why=judge_reason or NO_QUERY_VECTOR()))
         return gate, data
     decision = support_decision(judged[0], judged[1], selected, question, threshold)
     if decision["passes"] is None:  # the decision could not be made (a store read failed): the gate drops
         return gate, {**data, "support": decision}
     if gate.final and not decision["passes"]:
-        gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final), reason=decision["reason"],
-                       kind=f"{gate.kind} + {decision['kind']}")
+        gate = replace(gate, final=(), rejected=gate.rejected + len(gate.final),
+                       reason=Reason.from_dict(decision["reason_code"]), kind=f"{gate.kind} + {decision['kind']}")
         return gate, {**gate.to_dict(), "support": decision}
     if gate.final:
         data["kind"] = f"{gate.kind} + {decision['kind']}"
@@ -327,12 +318,12 @@ class LearnedEvidenceAnswerer:
 
     def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
         if not context:
-            return abstention(self.name, "no chunk passed the gate", self.language)
+            return abstention(self.name, NO_CHUNK_PASSED(), self.language)
         ids = [f.chunk_id for f in context]
         sent = sentence_features(question, ids, self.run.inp.view, self.run.inp.stats, self.run.rows.terms,
                                  self.run.inp.reader, self.run.inp.reader_sentences)
         if not sent.texts:
-            return abstention(self.name, "the context holds no sentence", self.language)
+            return abstention(self.name, NO_SENTENCE(), self.language)
         ex = self.models.evidence_scores(sent.X)
         chosen = sorted(range(len(ex.raw)), key=lambda j: (-ex.raw[j], j))[: self.max_sentences]
         number = {cid: n for n, cid in enumerate(ids, start=1)}
@@ -344,4 +335,4 @@ class LearnedEvidenceAnswerer:
                                      f"of {len(ex.raw)} context sentences): {why}"})
         text = " ".join(f"{sent.texts[j]} [{number[sent.chunk_ids[j]]}]" for j in chosen)
         citations = list(dict.fromkeys(sent.chunk_ids[j] for j in chosen))
-        return Answer(text, sentences, citations, False, self.name, note=EXTRACTIVE_NOTES[self.language])
+        return Answer(text, sentences, citations, False, self.name, note_reason=EXTRACTIVE(), language=self.language)

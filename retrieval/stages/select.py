@@ -1,15 +1,31 @@
 """Selecting the final candidates: dedup (by parent or by chunk), the top_k cut or MMR, and what the
-reranker lost (fused top_k parents that the reranked top_k no longer holds)."""
+reranker lost (fused top_k parents that the reranked top_k no longer holds).
+
+When the reranked window holds fewer than ``top_k`` parents (a ``top_k`` above the rerank window, or a window of
+few parents), the list goes on with the **fused tail**: the fused items the reranker did not read, in fused
+order, each marked ``fused_tail`` and counted in the selection's note. A ``top_k`` is never cut to the window
+without a word.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
-from ..backends.store import DenseStore, read_vectors
+from ..backends.store import NO_STORE, DenseStore, read_vectors
+from ..core.reasons import Reason, declare
 from ..core.types import RankedList, ScoredItem
 from ..learned.reader import SCORE_KIND as READER_SCORE_KIND
 from .mmr import mmr
+
+MMR_NOT_APPLIED = declare("select.mmr_not_applied", en="MMR not applied ({why}): the first {top_k} kept in order",
+                          pt="MMR não aplicado ({why}): os primeiros {top_k} mantidos em ordem")
+FUSED_TAIL = declare("select.fused_tail",
+                     en="the reranked window ({window} chunks) held {held} of the top_k={top_k}: {n} more from the "
+                        "fused list after it, in fused order",
+                     pt="a janela reranqueada ({window} trechos) tinha {held} do top_k={top_k}: mais {n} da lista da "
+                        "fusão depois dela, na ordem da fusão")
+BOTH = declare("select.notes", en="{first}; {second}", pt="{first}; {second}")
 
 
 def dedup(items: Iterable[ScoredItem], mode: str) -> list[ScoredItem]:
@@ -24,36 +40,64 @@ def dedup(items: Iterable[ScoredItem], mode: str) -> list[ScoredItem]:
     return out
 
 
+def head(source: RankedList, tail: RankedList | None, mode: str, size: int) -> tuple[list[ScoredItem], int]:
+    """The first ``size`` deduplicated items of ``source``, filled up from ``tail``'s items that ``source`` does
+    not hold (in their order, each marked ``fused_tail``, keeping its fused rank) when ``source`` has fewer;
+    and how many came from the tail."""
+    pool = dedup(source.items, mode)[:size]
+    if tail is None or len(pool) >= size:
+        return pool, 0
+    held = {i.chunk_id for i in source.items}
+    extra = [replace(i, fused_rank=i.rank, fused_tail=True) for i in tail.items if i.chunk_id not in held]
+    filled = dedup(pool + extra, mode)[:size]
+    return filled, len(filled) - len(pool)
+
+
 @dataclass(frozen=True)
 class Selection:
-    """The list the gate reads, and why MMR did not run when it was asked for (``None`` otherwise)."""
+    """The list the gate reads, and what the selection did other than asked (``None`` otherwise): MMR that
+    could not run, items taken from the fused tail."""
 
     items: tuple[ScoredItem, ...]
-    note: str | None = None
+    note: Reason | None = None
 
 
 def select(source: RankedList, mode: str, top_k: int, window: int, mmr_lambda: float | None,
-           store: DenseStore | None, no_vectors: str = "no vector store") -> Selection:
+           store: DenseStore | None, no_vectors: Reason | None = None, tail: RankedList | None = None) -> Selection:
     """The list the gate reads: ``source`` deduplicated, then the first ``top_k`` — or, with ``mmr_lambda``
     set, MMR's ``top_k`` over the first ``window`` (Carbonell and Goldstein, 1998), from the stored vectors.
+
+    ``tail`` (the fused list, when ``source`` is the reranked window) fills the list up to ``top_k`` when the
+    window holds fewer (see the module docstring); the note says how many.
 
     MMR that cannot run is never silent: without a ``store`` (``no_vectors`` says why) or when its guarded
     read fails (:func:`retrieval.backends.store.read_vectors`), the first ``top_k`` are kept and ``note`` says why.
     """
-    pool = dedup(source.items, mode)
+    first, from_tail = head(source, tail, mode, top_k)
+    tail_note = (FUSED_TAIL(window=len(source.items), held=len(first) - from_tail, top_k=top_k, n=from_tail)
+                 if from_tail else None)
     if mmr_lambda is None:
-        return Selection(tuple(pool[:top_k]))
+        return Selection(tuple(first), tail_note)
+    pool = dedup(source.items, mode)[:window]
+    if len(pool) < top_k:  # the window holds fewer than top_k: MMR picks among them and the fused tail
+        pool = first
     if store is None:
-        return Selection(tuple(pool[:top_k]), f"MMR not applied ({no_vectors}): the first {top_k} kept in order")
-    read = read_vectors(store, [i.chunk_id for i in pool[:window]])
+        return Selection(tuple(first), _join(MMR_NOT_APPLIED(why=no_vectors or NO_STORE(), top_k=top_k), tail_note))
+    read = read_vectors(store, [i.chunk_id for i in pool])
     if read.value is None:
-        return Selection(tuple(pool[:top_k]), f"MMR not applied ({read.reason}): the first {top_k} kept in order")
-    return Selection(tuple(mmr(pool[:window], read.value, mmr_lambda, top_k)))
+        return Selection(tuple(first), _join(MMR_NOT_APPLIED(why=read.reason, top_k=top_k), tail_note))
+    picked = tuple(mmr(pool, read.value, mmr_lambda, top_k))
+    return Selection(picked, tail_note if any(i.fused_tail for i in picked) else None)
+
+
+def _join(first: Reason, second: Reason | None) -> Reason:
+    return first if second is None else BOTH(first=first, second=second)
 
 
 def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: int,
                      reader: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
-    """Fused top_k parents (or chunks) that the reranked top_k no longer holds; empty when no rerank ran.
+    """Fused top_k parents (or chunks) that the reranked top_k (filled from the fused tail, as the selection
+    does) no longer holds; empty when no rerank ran.
 
     Each entry: ``chunk_id``, ``parent_id``, ``fused_rank``, ``reranked_rank`` and ``reader``: the reader's
     score of the chunk (the reranker's own score when the reranker is the reader; what the judge read when
@@ -61,7 +105,7 @@ def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: 
     if not reranked.items:
         return []
     before = dedup(fused.items, mode)[:top_k]
-    after = dedup(reranked.items, mode)[:top_k]
+    after, _ = head(reranked, fused, mode, top_k)
     key = (lambda i: i.parent_id) if mode == "parent" else (lambda i: i.chunk_id)
     kept = {key(i) for i in after}
     rerank_rank = {i.chunk_id: i.rank for i in reranked.items}

@@ -150,16 +150,16 @@ def test_the_evaluation_page_refuses_my_set_outside_the_roots() -> None:
 
 def test_the_reranker_list_is_the_servers_own() -> None:
     from retrieval.core.errors import InvalidSetting
-    from retrieval.explain import views
+    from retrieval.explain import links
     from retrieval.settings import Settings
 
     base = Settings(_env_file=None, app_rerankers="org/a, org/b,org/a")
-    assert views.app_rerankers(base) == ("ltr", "none", "reader", "bi-encoder:use-m3", "org/a", "org/b")
-    assert views.app_rerankers(base.with_overrides(reranker_model="org/c"))[-1] == "org/c"
-    assert views.app_rerankers(base.with_overrides(reranker_model="ltr:models/judge"))[0] == "ltr:models/judge"
-    assert views.app_rerankers(base.with_overrides(reranker_model="off"))[:4] == ("ltr", "none", "reader",
+    assert links.app_rerankers(base) == ("ltr", "none", "reader", "bi-encoder:use-m3", "org/a", "org/b")
+    assert links.app_rerankers(base.with_overrides(reranker_model="org/c"))[-1] == "org/c"
+    assert links.app_rerankers(base.with_overrides(reranker_model="ltr:models/judge"))[0] == "ltr:models/judge"
+    assert links.app_rerankers(base.with_overrides(reranker_model="off"))[:4] == ("ltr", "none", "reader",
                                                                                  "bi-encoder:use-m3")
-    assert views.app_rerankers(base.with_overrides(reranker_model="reader:int8"))[2] == "reader:int8"
+    assert links.app_rerankers(base.with_overrides(reranker_model="reader:int8"))[2] == "reader:int8"
     for bad in ("ltr:/etc", "none", "bi-encoder:e5-small"):
         with pytest.raises(InvalidSetting, match="app_rerankers"):
             base.with_overrides(app_rerankers=bad)

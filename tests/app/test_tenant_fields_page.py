@@ -108,9 +108,9 @@ def test_a_field_with_too_many_values_for_a_picker_is_typed_and_its_link_filter_
     """A field with more values than a picker holds (here: any field over one value) gets a text box: the link's
     ``f.batch=4`` fills it and filters the request (Acme's backup, batch 3, is out of every list), ``f.batch=9``
     is named back; typing ``3, zz`` applies batch 3 (an integer, as the documents carry it) and names ``zz``."""
-    from retrieval.explain import views
+    from retrieval.explain import links
 
-    monkeypatch.setattr(views, "PICKER_MAX_VALUES", 1)
+    monkeypatch.setattr(links, "PICKER_MAX_VALUES", 1)
     at = signed_in(None)
     at.query_params.update({"corpus": str(corpus), "tenant": "acme", "q": "Quando roda o backup?"})
     at.query_params["f.batch"] = ["4", "9"]

@@ -1,4 +1,4 @@
-"""Pure view helpers (retrieval/views.py) over hand-written trace dicts: no models, no store, no streamlit."""
+"""Pure view helpers (retrieval/tables.py) over hand-written trace dicts: no models, no store, no streamlit."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from retrieval.explain import views
+from retrieval.explain import links, support, tables
 
 
 def trace(**overrides):
@@ -40,13 +40,13 @@ def trace(**overrides):
 
 
 def test_view_helpers_do_not_import_streamlit() -> None:
-    source = open(views.__file__, encoding="utf-8").read()
+    source = open(tables.__file__, encoding="utf-8").read()
     assert "import streamlit" not in source and "from streamlit" not in source
 
 
 def test_highlight_segments_round_trip_and_code_hits() -> None:
     text = "O PX-7 não é o PX-17; Ativação em 24h."
-    segments = views.highlight_segments(text, views.query_terms("O PX-7 não foi ativação"))
+    segments = tables.highlight_segments(text, tables.query_terms("O PX-7 não foi ativação"))
     assert "".join(s for s, _ in segments) == text
     hits = [s for s, hit in segments if hit]
     assert "PX-7" in hits and "não" in hits and "Ativação" in hits
@@ -56,46 +56,46 @@ def test_highlight_segments_round_trip_and_code_hits() -> None:
 
 def test_snippet_windows_around_the_first_hit() -> None:
     text = "palavra " * 100 + "PX-7 ativado " + "fim " * 100
-    window, before, after = views.snippet(text, views.query_terms("PX-7"), width=80)
+    window, before, after = tables.snippet(text, tables.query_terms("PX-7"), width=80)
     assert "PX-7" in window and before and after and len(window) <= 80
 
 
 def test_list_rows_copy_the_trace_and_mark_relevance() -> None:
     t = trace()
-    lexical = views.list_rows(t, "lexical", relevant=["a"])
+    lexical = tables.list_rows(t, "lexical", relevant=["a"])
     assert lexical[0]["score"] == 3.5 and lexical[0]["score_kind"] == "bm25"
     assert json.loads(lexical[0]["terms"]) == {"ativado": 1.5, "px-7": 2.0}
     assert lexical[0]["relevance"] == "relevant"
-    fused = views.list_rows(t, "fused", relevant=["a"], graded={"b": 1})
+    fused = tables.list_rows(t, "fused", relevant=["a"], graded={"b": 1})
     assert fused[0]["rrf_bm25"] == 1 / 61 and fused[0]["rank_dense"] == 2 and fused[0]["found_by"] == "bm25+dense"
     assert fused[1]["found_by"] == "dense" and fused[1]["rank_bm25"] is None and fused[1]["relevance"] == "partial"
-    assert views.list_rows(t, "reranked")[1]["fused_rank"] == 3
-    assert views.list_rows(t, "dense")[0]["relevance"] is None  # no question set: no marks
+    assert tables.list_rows(t, "reranked")[1]["fused_rank"] == 3
+    assert tables.list_rows(t, "dense")[0]["relevance"] is None  # no question set: no marks
 
 
 def test_lists_csv_has_one_table_per_list() -> None:
-    tables = views.lists_csv(trace())
+    tables = tables.lists_csv(trace())
     assert list(tables) == ["lexical", "dense", "fused", "reranked"]
     fused = list(csv.DictReader(io.StringIO(tables["fused"])))
     assert [r["chunk_id"] for r in fused] == ["a#0", "b#0", "c#0"]
     assert fused[1]["rank_bm25"] == ""  # None is an empty cell, never 0
-    empty = views.lists_csv(trace(reranked={"score_kind": "none", "items": []}))["reranked"]
+    empty = tables.lists_csv(trace(reranked={"score_kind": "none", "items": []}))["reranked"]
     assert empty.strip() == "list"
 
 
 def test_movement_and_lost_rows() -> None:
-    rows = views.movement_rows(trace())
+    rows = tables.movement_rows(trace())
     status = {r["chunk_id"]: r["status"] for r in rows}
     assert status == {"a#0": "stayed in", "c#0": "moved in", "b#0": "fell out"}
     assert len(rows) == 6
-    assert views.movement_rows(trace(reranked={"score_kind": "none", "items": []})) == []
-    lost = views.lost_rows(trace(), relevant=["b"])
+    assert tables.movement_rows(trace(reranked={"score_kind": "none", "items": []})) == []
+    lost = tables.lost_rows(trace(), relevant=["b"])
     assert lost == [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3, "reader": None,
                      "relevance": "relevant"}]
 
 
 def test_contribution_rows_mark_single_ranker_items() -> None:
-    rows = views.contribution_rows(trace())
+    rows = tables.contribution_rows(trace())
     assert [(r["chunk_id"], r["ranker"]) for r in rows] == [("a#0", "bm25"), ("a#0", "dense"), ("b#0", "dense"),
                                                             ("c#0", "dense")]
     assert [r["single_ranker"] for r in rows] == [False, False, True, True]
@@ -103,44 +103,44 @@ def test_contribution_rows_mark_single_ranker_items() -> None:
 
 def test_empty_reasons_come_from_the_trace() -> None:
     off = trace(models={"reranker": None}, reranked={"score_kind": "none", "items": [], "note": "no rerank ran"})
-    assert "no reranker configured" in views.empty_reason(off, "reranked")
+    assert "no reranker configured" in tables.empty_reason(off, "reranked")
     failed = trace(models={"reranker": "x/y", "reranker_status": "reranker 'x/y' could not load: OSError"},
                    reranked={"score_kind": "none", "items": []})
-    assert "could not load" in views.empty_reason(failed, "reranked")
+    assert "could not load" in tables.empty_reason(failed, "reranked")
     skipped = trace(lexical={"score_kind": "bm25", "items": [], "note": "skipped: hybrid switched off"})
-    assert views.empty_reason(skipped, "lexical") == "skipped: hybrid switched off"
+    assert tables.empty_reason(skipped, "lexical") == "skipped: hybrid switched off"
 
 
 def test_diff_finals() -> None:
     a = {"final": [{"chunk_id": "x", "rank": 1}, {"chunk_id": "y", "rank": 2}, {"chunk_id": "z", "rank": 3}]}
     b = {"final": [{"chunk_id": "y", "rank": 1}, {"chunk_id": "w", "rank": 2}, {"chunk_id": "x", "rank": 3}]}
-    diff = views.diff_finals(a, b)
+    diff = tables.diff_finals(a, b)
     assert diff["only_a"] == [{"id": "z", "rank": 3}]
     assert diff["only_b"] == [{"id": "w", "rank": 2}]
     assert diff["both"] == [{"id": "x", "rank_a": 1, "rank_b": 3, "moved": -2},
                             {"id": "y", "rank_a": 2, "rank_b": 1, "moved": 1}]
     assert diff["overlap"] == 2 / 4 and not diff["same"]
-    assert views.diff_finals(a, a)["same"] and views.diff_finals({"final": []}, {"final": []})["overlap"] == 1.0
+    assert tables.diff_finals(a, a)["same"] and tables.diff_finals({"final": []}, {"final": []})["overlap"] == 1.0
 
 
 def test_url_params_round_trip_and_reject_bad_values() -> None:
-    defaults = views.ViewParams()
-    params = views.ViewParams(q="PX-7?", tenant="lumen", filters={"year": ("2024", "2025")}, top_k=3,
-                              reranker=views.RERANKER_BI, dense_only=True, min_similarity=0.5)
-    query = views.params_to_query(params, defaults)
+    defaults = links.ViewParams()
+    params = links.ViewParams(q="PX-7?", tenant="lumen", filters={"year": ("2024", "2025")}, top_k=3,
+                              reranker=links.RERANKER_BI, dense_only=True, min_similarity=0.5)
+    query = links.params_to_query(params, defaults)
     assert query == {"q": "PX-7?", "tenant": "lumen", "f.year": ["2024", "2025"], "top_k": "3",
                      "reranker": "bi-encoder:use-m3", "dense_only": "true", "min_similarity": "0.5"}
-    parsed, problems = views.params_from_query({k: v if isinstance(v, list) else [v] for k, v in query.items()},
+    parsed, problems = links.params_from_query({k: v if isinstance(v, list) else [v] for k, v in query.items()},
                                                defaults)
     assert parsed == params and problems == []
-    parsed, problems = views.params_from_query({"top_k": ["0"], "rrf_k": ["abc"], "min_similarity": ["2"]}, defaults)
+    parsed, problems = links.params_from_query({"top_k": ["0"], "rrf_k": ["abc"], "min_similarity": ["2"]}, defaults)
     assert parsed == defaults and len(problems) == 3
 
 
 
 def test_highlight_marks_only_the_part_of_a_code_that_matched() -> None:
     text = "O PX-17 e o PX-7."
-    segments = views.highlight_segments(text, views.query_terms("PX-7"))
+    segments = tables.highlight_segments(text, tables.query_terms("PX-7"))
     assert "".join(s for s, _ in segments) == text
     hits = [s for s, hit in segments if hit]
     # PX-7 matched whole; of PX-17 only "PX" (the shared part) is marked, never the whole "PX-17".
@@ -151,87 +151,87 @@ def test_highlight_marks_only_the_part_of_a_code_that_matched() -> None:
 def test_timing_rows_put_every_millisecond_in_a_named_row() -> None:
     trace = {"timings_ms": {"lexical": 1.0, "embed_query": 2.5, "dense": 3.0, "rerank": None, "answer": 0.5,
                             "total": 4507.0}}
-    rows = views.timing_rows(trace)
+    rows = tables.timing_rows(trace)
     assert [r["stage"] for r in rows] == ["lexical", "embed_query", "dense", "rerank", "answer",
-                                          views.UNATTRIBUTED, "total"]
-    assert views.unattributed_ms(trace) == 4500.0  # 4507 − (1 + 2.5 + 3 + 0.5)
-    assert views.unattributed_ms({"timings_ms": {"lexical": 1.0}}) is None
+                                          tables.UNATTRIBUTED, "total"]
+    assert tables.unattributed_ms(trace) == 4500.0  # 4507 − (1 + 2.5 + 3 + 0.5)
+    assert tables.unattributed_ms({"timings_ms": {"lexical": 1.0}}) is None
 
 
 def test_language_and_judgments_file_travel_in_the_url() -> None:
-    params, problems = views.params_from_query({"lang": ["pt"], "judgments": ["j.jsonl"]}, views.ViewParams())
+    params, problems = links.params_from_query({"lang": ["pt"], "judgments": ["j.jsonl"]}, links.ViewParams())
     assert params.lang == "pt" and params.judgments == "j.jsonl" and not problems
-    params, problems = views.params_from_query({"lang": ["fr"]}, views.ViewParams())
+    params, problems = links.params_from_query({"lang": ["fr"]}, links.ViewParams())
     assert params.lang == "en" and problems == ["lang='fr' is not one of en, pt; using en"]
-    assert views.params_to_query(views.ViewParams(lang="pt"), views.ViewParams()) == {"lang": "pt"}
+    assert links.params_to_query(links.ViewParams(lang="pt"), links.ViewParams()) == {"lang": "pt"}
 
 
 def test_the_open_tab_travels_in_the_url() -> None:
-    defaults = views.ViewParams()
-    assert views.params_to_query(views.ViewParams(q="x", tab="timings"), defaults) == {"q": "x", "tab": "timings"}
-    assert views.params_to_query(views.ViewParams(q="x", tab="grid"), defaults) == {"q": "x"}  # the default
-    params, problems = views.params_from_query({"tab": ["lists"]}, defaults)
+    defaults = links.ViewParams()
+    assert links.params_to_query(links.ViewParams(q="x", tab="timings"), defaults) == {"q": "x", "tab": "timings"}
+    assert links.params_to_query(links.ViewParams(q="x", tab="grid"), defaults) == {"q": "x"}  # the default
+    params, problems = links.params_from_query({"tab": ["lists"]}, defaults)
     assert params.tab == "lists" and problems == []
-    params, problems = views.params_from_query({"tab": ["Timings"]}, defaults)
+    params, problems = links.params_from_query({"tab": ["Timings"]}, defaults)
     assert params.tab == "grid"
     assert problems == ["tab='Timings' is not one of grid, lists, movement, compare, judge, where, timings; using grid"]
 
 
 def test_compare_configuration_b_travels_in_the_url_with_the_same_validation() -> None:
-    defaults = views.ViewParams()
-    params = views.ViewParams(b_dense_only=False, b_reranker="none", b_top_k=7, b_rrf_k=30, b_overfetch=2,
+    defaults = links.ViewParams()
+    params = links.ViewParams(b_dense_only=False, b_reranker="none", b_top_k=7, b_rrf_k=30, b_overfetch=2,
                               b_min_similarity=0.6)
-    query = views.params_to_query(params, defaults)
+    query = links.params_to_query(params, defaults)
     assert query == {"b_dense_only": "false", "b_reranker": "none", "b_top_k": "7", "b_rrf_k": "30",
                      "b_overfetch": "2", "b_min_similarity": "0.6"}
-    parsed, problems = views.params_from_query({k: [v] for k, v in query.items()}, defaults)
+    parsed, problems = links.params_from_query({k: [v] for k, v in query.items()}, defaults)
     assert parsed == params and problems == []
     # B's values pass the bounds A's do; a bad one is dropped with its reason and B keeps its default (None).
-    parsed, problems = views.params_from_query({"b_top_k": ["0"], "b_rrf_k": ["x"], "b_min_similarity": ["nan"],
+    parsed, problems = links.params_from_query({"b_top_k": ["0"], "b_rrf_k": ["x"], "b_min_similarity": ["nan"],
                                                 "b_overfetch": ["21"]}, defaults)
     assert (parsed.b_top_k, parsed.b_rrf_k, parsed.b_min_similarity, parsed.b_overfetch) == (None,) * 4
     assert problems == ["b_top_k=0 is outside [1, 50]; using B's default",
                         "b_rrf_k='x' is not an integer; using B's default",
                         "b_min_similarity=nan is outside [-1, 1]; using B's default",
                         "b_overfetch=21 is outside [1, 20]; using B's default"]
-    assert views.params_to_query(defaults, defaults) == {}  # B unset: nothing in the link
+    assert links.params_to_query(defaults, defaults) == {}  # B unset: nothing in the link
 
 
 def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
-    from retrieval.explain import views
+    from retrieval.explain import links, support, tables
 
     trace = {"gate": {"support": {"best": 0.12, "threshold": 0.15, "passes": False, "reason": "no selected chunk "
                                   "mentions 'zulu'; support 0.12 < 0.15",
                                   "features": {"g_focus_missing": 0.6, "g_cos_best": 0.88, "g_cov_best": 0.3},
                                   "contributions": {"g_focus_missing": -0.2, "g_cos_best": 0.5, "g_cov_best": 0.0,
                                                     "bias": -1.1}}}}
-    rows = views.support_rows(trace)
+    rows = support.support_rows(trace)
     assert [(r["feature"], r["contribution"], r["value"], r["direction"]) for r in rows] == [
         ("g_cos_best", 0.5, 0.88, "for answering"), ("g_focus_missing", -0.2, 0.6, "against answering"),
         ("bias", -1.1, None, "baseline")]  # the bars and the baseline sum to the log-odds: 0.5 − 0.2 − 1.1
     assert [r["label"] for r in rows] == ["best dense cosine", "focus words in no chunk", "model baseline (bias)"]
-    assert [r["label"] for r in views.support_rows(trace, "pt")][0] == "melhor cosseno denso"
+    assert [r["label"] for r in support.support_rows(trace, "pt")][0] == "melhor cosseno denso"
     assert rows[1]["meaning"].startswith("IDF-weighted share of the focus tokens")
     from retrieval.learned.judge.features import GATE_NAMES
 
-    assert set(views.GATE_LABELS) == {*GATE_NAMES, "bias"}
-    assert views.support_summary(trace) == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
+    assert set(support.GATE_LABELS) == {*GATE_NAMES, "bias"}
+    assert support.support_summary(trace) == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
     trace["gate"]["support"]["missing_tokens"] = ["zulu", "alfa"]
-    assert views.support_summary(trace) == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
+    assert support.support_summary(trace) == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
                                             "selected chunk mentions 'zulu', 'alfa'.")
-    assert views.support_summary(trace, "pt") == ("P(suporte) 0.12 < limiar 0.15: o portão aprendido se abstém — "
+    assert support.support_summary(trace, "pt") == ("P(suporte) 0.12 < limiar 0.15: o portão aprendido se abstém — "
                                                   "nenhum trecho selecionado menciona 'zulu', 'alfa'.")
     passing = {"gate": {"support": {"best": 0.2, "threshold": 0.15, "passes": True, "missing_tokens": ["rate"]}}}
-    assert views.support_summary(passing) == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers, although "
+    assert support.support_summary(passing) == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers, although "
                                               "no selected chunk mentions 'rate'.")
     close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
-    assert views.support_summary(close) == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
-    assert views.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
-    assert views.support_summary({"gate": {}}) is None and views.support_rows({"gate": {}}) == []
+    assert support.support_summary(close) == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
+    assert support.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
+    assert support.support_summary({"gate": {}}) is None and support.support_rows({"gate": {}}) == []
 
 
 def test_typed_filter_values_match_the_tenants_values_by_text_and_name_the_rest() -> None:
-    from retrieval.explain.views import typed_filter_values
+    from retrieval.explain.links import typed_filter_values
 
     assert typed_filter_values(" 2019,2021 , x,2019,, x ", [2019, 2020, 2021]) == ([2019, 2021], ["x"])
     assert typed_filter_values("", ["a"]) == ([], [])

@@ -14,13 +14,13 @@ pytestmark = pytest.mark.integration
 
 
 def test_shipped_folder_loads_with_its_card():
-    from retrieval.learned.judge.features import FEATURE_SET_VERSION
+    from retrieval.learned.judge.features import feature_set_version
     from retrieval.learned.judge.models import load_judge
 
     models, why = load_judge(ROOT / "models" / "judge")
     assert models is not None, why
     manifest = json.loads((ROOT / "models" / "judge" / "manifest.json").read_text())
-    assert manifest["feature_set_version"] == FEATURE_SET_VERSION
+    assert manifest["feature_set_version"] == feature_set_version()
     assert {t["corpus_name"] for t in manifest["training_sets"]} == {"lab", "faquad"}
     card = (ROOT / "models" / "judge" / "model_card.md").read_text()
     assert "CC BY 4.0" in card and "liafacom/faquad" in card and "faquad/heldout" in card

@@ -43,7 +43,7 @@ def test_contextual_configuration_gets_its_own_index(monkeypatch):
         def load_corpus(self, corpus):
             return None
 
-    monkeypatch.setattr("retrieval.pipeline.workbench.Workbench", Recorder)
+    monkeypatch.setattr("retrieval.offline.evaluation.runner.Workbench", Recorder)
     open_bench = bench_factory("corpus.jsonl", progress=False)
     base = Settings(_env_file=None)
     plain, ctx = open_bench(base), open_bench(base.with_overrides(contextual=True))

@@ -108,7 +108,7 @@ def test_ask_from_the_command_line_succeeds_or_fails_in_one_line(patched_open, m
     if as_json:
         data = json.loads(result.stdout)  # stdout holds the JSON and nothing else
         tenant = data["filters"]["tenant"]
-        from retrieval.pipeline.tiers import TIERS
+        from retrieval.stages.tiers import TIERS
 
         assert data["tier"] in TIERS
         if tenant not in ("lumen", "ventura"):  # a tenant the corpus does not have: nothing at all is found

@@ -202,7 +202,7 @@ def test_a_weight_zero_ranker_neither_lists_nor_orders(bm25, dense, rewrite, met
         assert set(item.contributions) <= live and set(item.ranks) <= live
     dead = sorted(set(lists) - live)
     if dead:
-        assert fused.note and all(r in fused.note for r in dead)
+        assert fused.note and all(r in fused.note.text() for r in dead)
 
 
 # -- codes need evidence -----------------------------------------------------------------------------------

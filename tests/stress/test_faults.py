@@ -26,7 +26,7 @@ def _corpus(path, docs, tag):
 
 
 def test_store_folder_removed_between_index_and_ask_gives_its_tier_and_reason(tmp_path):
-    from retrieval.pipeline.tiers import TIERS
+    from retrieval.stages.tiers import TIERS
     from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 

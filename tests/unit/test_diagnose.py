@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from retrieval.core.reasons import raw
 from retrieval.core.types import FinalItem, Question, RankedList, ScoredItem
 from retrieval.offline.evaluation import diagnose
 from retrieval.pipeline.workbench import Trace
@@ -22,7 +23,9 @@ def trace(lexical: list[str], dense: list[str], final: list[str], answer: Answer
         rr = RankedList("reranked", "cosine", tuple(ScoredItem(f"{p}#0", p, r, 1.0 / r, fused_rank=r)
                                                      for r, p in enumerate(reranked, start=1)))
     items = [FinalItem(f"{p}#0", p, r, 1.0, 0.9, "texto") for r, p in enumerate(final, start=1)]
-    return Trace("q", {}, {}, "idx", [], {}, "rrf_only", "", lex, den, fused, rr, items, [], answer, {}, {})
+    return Trace(question="q", settings={}, models={}, index_id="idx", queries=[], filters={}, tier="rrf_only",
+                 tier_why=raw(""), lexical=lex, dense=den, fused=fused, reranked=rr, final=items, lost_by_reranker=[],
+                 answer=answer, timings_ms={}, costs={})
 
 
 def answered(*chunk_ids: str) -> Answer:

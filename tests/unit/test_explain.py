@@ -60,7 +60,7 @@ def test_filtered_by_tenant_names_the_field_and_values() -> None:
     out = explain.explain(STATE, TRACE, "d#0", query_vector=Q)
     assert out["lists"]["lexical"] == {"status": "filtered", "field": "tenant", "value": "ventura", "allowed": ["lumen"]}
     assert out["lists"]["dense"]["status"] == "filtered" and out["fusion"] == {"status": "filtered"}
-    assert explain.describe(out["lists"]["lexical"], "lexical") == (
+    assert explain.describe(out["lists"]["lexical"], "lexical").text() == (
         "removed by the filter tenant: the chunk has 'ventura', the request allows 'lumen'")
 
 
@@ -112,7 +112,7 @@ def test_the_dense_side_reads_only_the_picked_chunks_once_and_bounded() -> None:
     evidence = explain.dense_evidence(wide, TRACE, many, Q)
     assert store.reads == [many[: explain.MAX_WHERE_CHUNKS]]
     last = explain.explain(wide, TRACE, many[-1], Q, evidence=evidence)["lists"]["dense"]
-    assert last["status"] == "unknown" and f"at most {explain.MAX_WHERE_CHUNKS} chunks" in last["note"]
+    assert last["status"] == "unknown" and f"at most {explain.MAX_WHERE_CHUNKS} chunks" in last["note"].text()
 
 
 def test_a_failing_store_leaves_the_dense_entry_unknown_with_its_reason() -> None:
@@ -122,12 +122,13 @@ def test_a_failing_store_leaves_the_dense_entry_unknown_with_its_reason() -> Non
 
     state = SimpleNamespace(**{**vars(STATE), "store": Broken()})
     out = explain.explain(state, TRACE, "a#0", query_vector=Q)  # no exception
-    assert out["lists"]["dense"] == {"status": "unknown", "note": "its exact cosine rank is unknown: stored vectors "
-                                     "unavailable: ConnectionError: too many SQL variables"}
+    dense = out["lists"]["dense"]
+    assert dense["status"] == "unknown" and dense["note"].text() == (
+        "its exact cosine rank is unknown: stored vectors unavailable: ConnectionError: too many SQL variables")
     assert out["lists"]["lexical"]["status"] == "in_list" and out["gate"]["cosine"] is None
     listed = explain.explain(state, TRACE, "c#0", query_vector=Q)["lists"]["dense"]  # in the dense list
     assert listed["status"] == "in_list" and listed["exact_rank"] is None
-    assert explain.describe(listed, "dense") == ("rank 1, score 0.8000 (exact cosine rank unknown: stored vectors "
+    assert explain.describe(listed, "dense").text() == ("rank 1, score 0.8000 (exact cosine rank unknown: stored vectors "
                                                  "unavailable: ConnectionError: too many SQL variables)")
 
 
@@ -135,7 +136,7 @@ def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> N
     monkeypatch.setattr(explain, "DEEP_WINDOW", 2)  # the store's nearest two in lumen: a (1.0), c (0.8)
     entry = explain.explain(STATE, TRACE, "b#0", query_vector=Q)["lists"]["dense"]
     assert entry == {"status": "outside_window", "rank": None, "score": pytest.approx(0.6), "window": 1, "beyond": 2}
-    assert explain.describe(entry, "dense") == ("ranked after the store's nearest 2, outside the window of 1 "
+    assert explain.describe(entry, "dense").text() == ("ranked after the store's nearest 2, outside the window of 1 "
                                                 "(cosine 0.6000)")
 
 
@@ -144,7 +145,7 @@ def test_the_reader_scores_the_chunk_unless_the_filters_exclude_it() -> None:
 
     assert explain.explain(STATE, TRACE, "d#0", query_vector=Q)["reader"] == {"status": "filtered"}
     reader, why = shared_reader()
-    assert why == "loaded"
+    assert why.text() == "loaded"
     got = explain.explain(STATE, TRACE, "a#0", query_vector=Q)["reader"]
     chunk = STATE.chunk_by_id["a#0"]
     assert got == {"status": "computed",

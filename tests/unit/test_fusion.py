@@ -128,7 +128,7 @@ def test_convex_combination_against_a_hand_computation():
     assert even["a"] == pytest.approx(0.5) and even["b"] == pytest.approx(0.5 * 0.5 + 0.5)
     # w = 1 is BM25 alone: the dense side is dropped, and the note says so
     alone = convex({"bm25": bm25, "dense": dense}, weights={"bm25": 1.0})
-    assert alone.chunk_ids() == ["a", "b", "c"] and "dense" in (alone.note or "")
+    assert alone.chunk_ids() == ["a", "b", "c"] and "dense" in alone.note.text()
 
 
 def test_convex_takes_one_weight_in_0_1():

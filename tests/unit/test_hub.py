@@ -28,7 +28,7 @@ def test_the_adr_models_are_the_defaults():
 
 def test_a_cross_encoder_not_on_disk_is_refused_before_loading(tmp_path, monkeypatch):
     from retrieval.backends.hub import on_disk
-    from retrieval.stages.rerank import load_reranker
+    from retrieval.stages.rerank import LoadContext, load_reranker
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # an empty cache: nothing is on disk
     import huggingface_hub.constants as constants
@@ -39,9 +39,9 @@ def test_a_cross_encoder_not_on_disk_is_refused_before_loading(tmp_path, monkeyp
     assert on_disk(str(tmp_path / "model")) is True  # a local model folder
     assert on_disk(str(tmp_path)) is False           # a folder without config.json
     assert on_disk("BAAI/bge-reranker-v2-m3") is False
-    reranker, reason = load_reranker("BAAI/bge-reranker-v2-m3", allow_downloads=False)
+    reranker, reason = load_reranker("BAAI/bge-reranker-v2-m3")
     assert reranker is None
-    assert reason == ("reranker 'BAAI/bge-reranker-v2-m3' is not on disk (not in the Hugging Face cache "
+    assert reason.text() == ("reranker 'BAAI/bge-reranker-v2-m3' is not on disk (not in the Hugging Face cache "
                       f"{tmp_path / 'empty-cache'}): fetch it with `python -m retrieval models pull "
                       "BAAI/bge-reranker-v2-m3` where a model hub is reachable, or set RETRIEVAL_ALLOW_DOWNLOADS=true")
     # A path must be a model folder: an empty folder, a file and a missing path are refused at once.
@@ -50,8 +50,8 @@ def test_a_cross_encoder_not_on_disk_is_refused_before_loading(tmp_path, monkeyp
     for path, why in ((tmp_path / "empty", "a folder without config.json, not a model folder"),
                       (tmp_path / "file.bin", "a file, not a model folder"),
                       (tmp_path / "nowhere", "no such file or folder")):
-        reranker, reason = load_reranker(str(path), allow_downloads=True)
-        assert reranker is None and reason.startswith(f"reranker '{path}' cannot load: {why}")
+        reranker, reason = load_reranker(str(path), LoadContext(allow_downloads=True))
+        assert reranker is None and reason.text().startswith(f"reranker '{path}' cannot load: {why}")
     # A model the cache does hold passes the check (a folder laid out as the hub client writes it).
     snap = tmp_path / "empty-cache" / "models--org--tiny" / "snapshots" / "abc"
     snap.mkdir(parents=True)

@@ -239,7 +239,7 @@ def test_the_feature_set_version_follows_every_declaration(monkeypatch):
     from retrieval.learned.judge import features as F
 
     now = F._feature_set_version()
-    assert now == F.FEATURE_SET_VERSION and now.startswith("judge-features-")
+    assert now == F.feature_set_version() and now.startswith("judge-features-")
     declared = F.CANDIDATE_FEATURES
     monkeypatch.setattr(F, "CANDIDATE_FEATURES", (declared[1], declared[0], *declared[2:]))
     reordered = F._feature_set_version()

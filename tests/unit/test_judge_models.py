@@ -11,7 +11,7 @@ lgb = pytest.importorskip("lightgbm")
 
 from retrieval.learned.judge.features import (
     CANDIDATE_NAMES,
-    FEATURE_SET_VERSION,
+    feature_set_version,
     GATE_NAMES,
     GATE_SIGNS,
     SENTENCE_NAMES,
@@ -59,7 +59,7 @@ def test_folder_round_trips(tmp_path):
     assert np.allclose(loaded.evidence_scores(Xs).raw, models.evidence_scores(Xs).raw)
     assert loaded.threshold == 0.42
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
-    assert manifest["feature_set_version"] == FEATURE_SET_VERSION
+    assert manifest["feature_set_version"] == feature_set_version()
     assert manifest["candidate_features"] == list(CANDIDATE_NAMES)
     assert manifest["gate_features"] == list(GATE_NAMES)
     assert manifest["files"] == {"reranker": "reranker.txt", "support": "support.json", "evidence": "evidence.txt"}
@@ -108,7 +108,7 @@ def test_feature_set_mismatch_is_refused(tmp_path):
     manifest = json.loads(path.read_text())
     path.write_text(json.dumps({**manifest, "feature_set_version": "judge-features-0"}))
     models, reason = load_judge(tmp_path / "m")
-    assert models is None and "feature set 'judge-features-0'" in reason and "retrain" in reason
+    assert models is None and "feature set 'judge-features-0'" in reason.text() and "retrain" in reason.text()
     path.write_text(json.dumps({**manifest, "candidate_features": list(CANDIDATE_NAMES[::-1])}))
     with pytest.raises(JudgeModelError, match="other features"):
         read_models(tmp_path / "m")
@@ -116,11 +116,11 @@ def test_feature_set_mismatch_is_refused(tmp_path):
 
 def test_missing_or_broken_folder_gives_a_reason(tmp_path):
     models, reason = load_judge(tmp_path / "nowhere")
-    assert models is None and "manifest.json missing" in reason
+    assert models is None and "manifest.json missing" in reason.text()
     _models().save(tmp_path / "m")
     (tmp_path / "m" / "reranker.txt").write_text("not a model")
     models, reason = load_judge(tmp_path / "m")
-    assert models is None and "unreadable" in reason
+    assert models is None and "unreadable" in reason.text()
 
 
 def test_ndcg_by_hand():
@@ -149,20 +149,20 @@ def test_a_damaged_model_folder_is_refused_before_lightgbm_reads_it(tmp_path):
         shutil.copytree(shipped, folder)
         damage(folder)
         cases[name] = load_judge(folder)
-    assert load_judge(shipped)[1] == "loaded"
-    assert cases["truncated"][0] is None and "differs from the file the manifest records" in cases["truncated"][1]
-    assert all(m is None and "support_threshold" in why for m, why in (cases["nan threshold"], cases["threshold 5"]))
+    assert load_judge(shipped)[1].text() == "loaded"
+    assert cases["truncated"][0] is None and "differs from the file the manifest records" in cases["truncated"][1].text()
+    assert all(m is None and "support_threshold" in why.text() for m, why in (cases["nan threshold"], cases["threshold 5"]))
     unhashed = tmp_path / "unhashed"
     shutil.copytree(shipped, unhashed)
     _edit_json(unhashed / "manifest.json", sha256=None)
     whole = (shipped / "reranker.txt").read_bytes()
     (unhashed / "reranker.txt").write_bytes(whole[:len(whole) * 2 // 3])   # cut inside its trees
-    assert "not a complete LightGBM text model" in load_judge(unhashed)[1]
+    assert "not a complete LightGBM text model" in load_judge(unhashed)[1].text()
     (unhashed / "reranker.txt").write_bytes((shipped / "reranker.txt").read_bytes())
     support = json.loads((unhashed / "support.json").read_text(encoding="utf-8"))
     support["mean"][0] = float("nan")
     (unhashed / "support.json").write_text(json.dumps(support), encoding="utf-8")
-    assert "finite number" in load_judge(unhashed)[1]
+    assert "finite number" in load_judge(unhashed)[1].text()
 
 
 def _edit_json(path, **changes):
@@ -205,13 +205,13 @@ def test_damaged_support_values_and_manifest_shapes_are_refused(tmp_path):
             m["sha256"] = {**m["sha256"], "support.json": hashlib.sha256((folder / "support.json").read_bytes()).hexdigest()}
         (folder / "manifest.json").write_text(json.dumps(m))
         models, reason = load_judge(folder)
-        assert models is None and why in reason, (name, reason)
+        assert models is None and why in reason.text(), (name, reason)
     for shape in ("[]", "null", "3"):
         folder = tmp_path / f"shape-{len(shape)}-{shape[0]}"
         folder.mkdir()
         (folder / "manifest.json").write_text(shape)
         models, reason = load_judge(folder)
-        assert models is None and reason.endswith("manifest.json is not a JSON object"), reason
+        assert models is None and reason.text().endswith("manifest.json is not a JSON object"), reason
 
 
 def test_a_model_retrained_into_the_same_folder_is_loaded_anew(tmp_path):

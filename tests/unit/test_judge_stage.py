@@ -98,7 +98,7 @@ def test_support_gate_off_keeps_the_cosine_gate(bench_and_model):
 
 
 def test_feature_contribution_rows_for_the_panel():
-    from retrieval.explain.views import feature_contribution_rows
+    from retrieval.explain.tables import feature_contribution_rows
 
     item = {"feature_contributions": {"cov_parent": 0.5, "dense_gap": -0.8, "bm25_norm": 0.1, "bias": -2.0}}
     rows = feature_contribution_rows(item, 2)
@@ -168,7 +168,7 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
         raise ConnectionError("store gone")
 
     broken = JudgeRun.of(dc_replace(inp), c_rank, fetch=fails)
-    assert broken.widen(["c#0"]) == "the judge's stored vectors unavailable: ConnectionError: store gone"
+    assert broken.widen(["c#0"]).text() == "the judge's stored vectors unavailable: ConnectionError: store gone"
     assert "c#0" not in broken.index
     models = SimpleNamespace(threshold=0.5, support=SimpleNamespace(kind="logistic"))
     decision = support_decision(models, broken, [ScoredItem("c#0", "c", 1, 1.0)], QUESTION)

@@ -17,7 +17,7 @@ import pytest
 from retrieval.core.llm import ChatClient, LLMFailure, redact_url, url_secrets
 from retrieval.core.types import FinalItem
 from retrieval.settings import Settings
-from retrieval.stages.answer import UNCITED_NOTE, LLMAnswerer, answer_stage
+from retrieval.stages.answer import UNCITED, LLMAnswerer, answer_stage
 from retrieval.stages.transforms import LLMTransformer
 
 SECRET = "sk-hostile-0123456789"
@@ -178,7 +178,7 @@ def test_an_answer_that_cites_no_chunk_of_the_context_is_marked_uncited(server: 
     server.reply = reply
     answer = ask(server)
     assert answer.adapter == "llm:fake" and answer.uncited and answer.citations == []
-    assert answer.note == UNCITED_NOTE and "not a grounded answer" in answer.note
+    assert answer.note == UNCITED().text() and "not a grounded answer" in answer.note
     assert answer.to_dict()["uncited"] is True
     assert answer.dropped_citations == ([] if "[9]" not in reply else ["[9]", "[0]"])
 
@@ -206,7 +206,7 @@ def test_a_malformed_body_is_refused_in_our_words(server: HostileServer, body: s
     chat = ChatClient(server.base_url, "fake", SECRET, timeout_s=DEADLINE)
     with pytest.raises(LLMFailure, match="malformed reply") as refused:
         chat.complete("s", "u")
-    assert body not in refused.value.reason or body == "[]"
+    assert body not in refused.value.reason.text() or body == "[]"
 
 
 def test_usage_that_is_not_a_count_is_not_recorded(server: HostileServer) -> None:

@@ -3,7 +3,7 @@ so they agree with the chunks the answer used."""
 
 from __future__ import annotations
 
-from retrieval.explain import views
+from retrieval.explain import tables
 
 
 def _item(chunk_id: str, rank: int, **extra):
@@ -24,7 +24,7 @@ def _trace(final_ids, dedup="parent"):
 
 
 def _status(trace):
-    rows = views.movement_rows(trace)
+    rows = tables.movement_rows(trace)
     assert len(rows) == 2 * len(trace["reranked"]["items"])
     return {r["chunk_id"]: r["status"] for r in rows}
 
@@ -39,7 +39,7 @@ def test_statuses_follow_the_deduplicated_final_list() -> None:
         "d#0": "stayed out",
         "c#0": "stayed out",
     }
-    rows = views.movement_rows(trace)
+    rows = tables.movement_rows(trace)
     inside = {r["chunk_id"] for r in rows if r["status"] in ("stayed in", "moved in")}
     assert inside == {f["chunk_id"] for f in trace["final"]}
     assert {r["chunk_id"]: r["final_rank"] for r in rows if r["stage"] == "reranked"} == {

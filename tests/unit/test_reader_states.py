@@ -24,7 +24,7 @@ def reader_with_store(tiny, root, limit_mb=1024.0, monkeypatch=None):
     from retrieval.learned.reader import loader
 
     reader, why = loader.load_reader("reader", state_dir=root, state_mb=limit_mb, path=tiny)
-    assert why == "loaded"
+    assert why.text() == "loaded"
     return reader
 
 

@@ -163,12 +163,12 @@ def test_weight_zero_ranker_is_dropped_from_the_fusion_and_said(method):
     assert all(set(i.contributions) == {"bm25"} for i in fused.items)
     if method == "weighted_rrf":
         assert [i.score for i in fused.items] == pytest.approx([1 / 61, 1 / 62])
-    assert "dropped from the fusion (weight 0): dense" in fused.note
+    assert "dropped from the fusion (weight 0): dense" in fused.note.text()
 
 
 def test_weights_of_rankers_without_a_list_are_reported():
     fused = weighted_rrf({"bm25": ["a"]}, weights={"bm25": 1.0, "dense": 0.5, "bm25:rewrite": 2.0})
-    assert fused.note == "weights with no list in this request: dense, bm25:rewrite"
+    assert fused.note.text() == "weights with no list in this request: dense, bm25:rewrite"
     assert weighted_rrf({"bm25": ["a"], "bm25:multi_query#2": ["b"]}, weights={"bm25:multi_query": 0.0}).chunk_ids() \
         == ["a"]  # a variant's weight covers its numbered lists
 
@@ -242,7 +242,7 @@ class _TruncatingModel:
 
 
 def test_cross_encoder_records_truncation_per_item():
-    from retrieval.stages.rerank import CrossEncoderReranker, truncation_of
+    from retrieval.stages.rerank.cross_encoder import CrossEncoderReranker
 
     reranker = CrossEncoderReranker("fake", _TruncatingModel())
     passages = ["um dois", "um dois tres quatro cinco seis sete", "um dois tres quatro cinco seis oito"]
@@ -251,8 +251,7 @@ def test_cross_encoder_records_truncation_per_item():
     assert records == [{"truncated": False, "tokens": 7, "limit": 10},
                        {"truncated": True, "tokens": 12, "limit": 10},
                        {"truncated": True, "tokens": 12, "limit": 10}]
-    assert truncation_of(reranker, "qual prazo", passages[:1]) == records[:1]
-    assert truncation_of(object(), "q", ["p"]) is None  # not measured is None, never a guess
+    assert reranker.truncation("qual prazo", passages[:1]) == records[:1]
 
 
 # -- shrunk examples found by the property tests -----------------------------------------------------------

@@ -15,7 +15,9 @@ from retrieval.core.timing import StageTimer
 from retrieval.core.types import Query, RankedList, RankerKey, ScoredItem
 from retrieval.pipeline.expand import Expansion, fuse_expanded, multi_hop
 from retrieval.pipeline.index import build_index
+from retrieval.core.reasons import raw
 from retrieval.pipeline.tiers import plan_tier
+from retrieval.stages.tiers import DENSE_ONLY, RRF_ONLY
 from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
 from retrieval.stages.gate import Cosines, decide, question_cosines
@@ -115,8 +117,8 @@ def test_generate_filters_both_sides_and_reports_the_vector_cache(state):
     st = with_store(state, FakeStore(state.chunks, {"a#0": 0.9, "d#0": 0.95, "b#0": 0.5}))
     encoder = QueryEncoder(FakeEmbedder())
     flt = build_filters({"tenant": "t1"}, st.field_types, "tenant")
-    first = generate(st, encoder, "PX-7 ativado", flt, 10, "rrf_only", "", lists=ListCache())
-    again = generate(st, encoder, "PX-7 ativado", flt, 10, "rrf_only", "")
+    first = generate(st, encoder, "PX-7 ativado", flt, 10, RRF_ONLY, raw(""), lists=ListCache())
+    again = generate(st, encoder, "PX-7 ativado", flt, 10, RRF_ONLY, raw(""))
     assert [i.parent_id for i in first.dense.items] == ["a", "b"]  # d belongs to t2
     assert first.lexical.items[0].parent_id == "a" and first.lexical.items[0].terms
     assert (first.vector_cached, again.vector_cached, encoder.embedder.calls) == (False, True, 1)
@@ -126,25 +128,29 @@ def test_generate_skips_by_tier_and_records_a_failed_dense_search(state):
     encoder = QueryEncoder(FakeEmbedder())
     flt = build_filters({"tenant": "t1"}, state.field_types, "tenant")
     dense_only = generate(with_store(state, FakeStore(state.chunks, {"a#0": 0.9})), encoder, "PX-7", flt, 5,
-                          "dense_only", "hybrid off")
+                          DENSE_ONLY, raw("hybrid off"))
     failed = generate(with_store(state, FakeStore(state.chunks, {}, fail=True)), encoder, "PX-7", flt, 5,
-                      "rrf_only", "")
-    assert dense_only.lexical.skipped == "hybrid off" and dense_only.lexical.items == ()
+                      RRF_ONLY, raw(""))
+    assert dense_only.lexical.skipped.text() == "hybrid off" and dense_only.lexical.items == ()
     assert [i.parent_id for i in dense_only.dense.items] == ["a"]
-    assert failed.dense_error.startswith("dense search failed: ConnectionError") and failed.vector is None
+    assert failed.dense_error.text().startswith("dense search failed: ConnectionError") and failed.vector is None
     assert failed.lexical.items and failed.dense.skipped == failed.dense_error
 
 
 def test_plan_tier_reasons(state):
     s = Settings(_env_file=None)
     flt = build_filters({"tenant": "t1"}, state.field_types, "tenant")
-    none = lambda spec: (None, "no reranker configured")  # noqa: E731
+    none = lambda spec: (None, raw("no reranker configured"))  # noqa: E731
     st = with_store(state, FakeStore(state.chunks, {}))
-    assert plan_tier(state, flt, s, True, "ok", none) == ("lexical_only", "no embedder: no embedder in this test")
-    assert plan_tier(st, flt, s, False, "model missing", none) == ("lexical_only", "model missing")
-    assert plan_tier(st, flt, s, True, "ok", none) == ("rrf_only", "no reranker configured")
-    assert plan_tier(st, flt, s.with_overrides(hybrid_enabled=False), True, "ok", none)[0] == "dense_only"
-    assert plan_tier(st, flt, s.with_overrides(dense_enabled=False), True, "ok", none)[0] == "lexical_only"
+    def plan(*args):
+        tier, reason = plan_tier(*args)
+        return tier.name, reason.text()
+
+    assert plan(state, flt, s, True, raw("ok"), none) == ("lexical_only", "no embedder: no embedder in this test")
+    assert plan(st, flt, s, False, raw("model missing"), none) == ("lexical_only", "model missing")
+    assert plan(st, flt, s, True, raw("ok"), none) == ("rrf_only", "no reranker configured")
+    assert plan(st, flt, s.with_overrides(hybrid_enabled=False), True, raw("ok"), none)[0] == "dense_only"
+    assert plan(st, flt, s.with_overrides(dense_enabled=False), True, raw("ok"), none)[0] == "lexical_only"
 
 
 def test_decomposed_parts_fuse_round_robin_and_the_original_lists_say_so():
@@ -214,7 +220,7 @@ def test_gate_reads_the_store_only_for_lexical_finds_and_decides_purely(state):
     gate = decide(selected, cos, lexical, state.chunk_by_id, "Quando o PX-7 ativa?", 0.8, 2.0, True)
     assert [f.chunk_id for f in gate.final] == ["a#0"] and gate.rejected == 1 and gate.to_dict()["reason"] == "ok"
     coded = decide(selected, cos, lexical, state.chunk_by_id, "Quando o PX-70 ativa?", 0.8, 2.0, True)
-    assert coded.final == () and coded.missing_codes == ("PX-70",) and "code identity" in coded.reason
+    assert coded.final == () and coded.missing_codes == ("PX-70",) and "code identity" in coded.reason.text()
     bm25 = decide(selected, Cosines({}, False), lexical, state.chunk_by_id, "PX-7", 0.8, 2.0, True)
     assert bm25.kind == "bm25" and [f.chunk_id for f in bm25.final] == ["a#0"]
 

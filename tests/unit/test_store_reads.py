@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.backends.store import StoreRead, guarded, read_vectors, read_window
+from retrieval.backends.store import VECTORS_UNAVAILABLE, StoreRead, guarded, read_vectors, read_window
+from retrieval.core.reasons import raw
 from retrieval.core.filters import Filters
 from retrieval.core.types import RankedList, ScoredItem
 from retrieval.pipeline.index import build_index
@@ -77,23 +78,23 @@ def _bench(tmp_path, **overrides) -> tuple[Workbench, GetFails]:
 
 
 def _notes(trace, stage):
-    return [n["note"] for n in trace.notes if n["stage"] == stage]
+    return [n.reason.text() for n in trace.notes if n.stage == stage]
 
 
 # -- the guarded read -----------------------------------------------------------------------------------------
 def test_a_guarded_read_returns_the_value_or_one_line_why():
-    assert guarded(lambda: {"x": 1}, "stored vectors unavailable") == StoreRead({"x": 1})
+    assert guarded(lambda: {"x": 1}, VECTORS_UNAVAILABLE) == StoreRead({"x": 1})
 
     def boom():
         raise ConnectionError("database is locked\n  (sqlite)")
 
-    failed = guarded(boom, "stored vectors unavailable")
+    failed = guarded(boom, VECTORS_UNAVAILABLE)
     assert failed.value is None and not failed.ok
-    assert failed.reason == "stored vectors unavailable: ConnectionError: database is locked (sqlite)"
-    assert read_vectors(None, ["a#0"]).reason == "stored vectors unavailable: no vector store"
+    assert failed.reason.text() == "stored vectors unavailable: ConnectionError: database is locked (sqlite)"
+    assert read_vectors(None, ["a#0"]).reason.text() == "stored vectors unavailable: no vector store"
     store = GetFails([])
     assert read_vectors(store, []) == StoreRead({}) and store.gets == 0  # nothing asked, nothing read
-    assert read_vectors(store, ["a#0"]).reason.startswith("stored vectors unavailable: ConnectionError")
+    assert read_vectors(store, ["a#0"]).reason.text().startswith("stored vectors unavailable: ConnectionError")
     assert read_window(store, np.zeros(2), Filters(()), 3).ok
 
 
@@ -107,7 +108,7 @@ def test_a_store_that_fails_get_never_raises_out_of_ask_and_each_stage_says_why(
     (mmr_note,) = _notes(trace, "select")
     assert mmr_note.startswith("MMR not applied (stored vectors unavailable: ConnectionError: too many SQL")
     assert _notes(trace, "gate") == [trace.gate["note"]]
-    assert trace.to_dict()["notes"] == [dict(n) for n in trace.notes]
+    assert trace.to_dict()["notes"] == [n.to_dict() for n in trace.notes]
 
 
 def test_the_learned_judge_drops_on_a_failed_read_with_its_reason(tmp_path):
@@ -128,11 +129,11 @@ def test_the_learned_judge_drops_on_a_failed_read_with_its_reason(tmp_path):
 def test_mmr_without_vectors_keeps_the_order_and_says_why():
     fused = RankedList("fused", "rrf", (ScoredItem("a#0", "a", 1, 0.9), ScoredItem("b#0", "b", 2, 0.8),
                                         ScoredItem("c#0", "c", 3, 0.7)))
-    off = select(fused, "parent", 2, 3, 0.5, None, "the dense side did not run: dense switched off")
+    off = select(fused, "parent", 2, 3, 0.5, None, raw("the dense side did not run: dense switched off"))
     assert [i.chunk_id for i in off.items] == ["a#0", "b#0"]
-    assert off.note == "MMR not applied (the dense side did not run: dense switched off): the first 2 kept in order"
+    assert off.note.text() == "MMR not applied (the dense side did not run: dense switched off): the first 2 kept in order"
     failed = select(fused, "parent", 2, 3, 0.5, GetFails([]))
-    assert [i.chunk_id for i in failed.items] == ["a#0", "b#0"] and "ConnectionError" in failed.note
+    assert [i.chunk_id for i in failed.items] == ["a#0", "b#0"] and "ConnectionError" in failed.note.text()
     assert select(fused, "parent", 2, 3, None, None).note is None  # MMR not asked: nothing to say
 
 

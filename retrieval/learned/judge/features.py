@@ -5,7 +5,7 @@ tenant's BM25 statistics). No feature re-runs a search or an embedding.
 
 The features describe the *match* (how much of the question a passage covers, what it misses, whether codes,
 negations and conditions line up, how the rankers placed it), never a corpus' vocabulary, so a model trained
-on one corpus can carry over to another. Models record :data:`FEATURE_SET_VERSION` and the feature names;
+on one corpus can carry over to another. Models record :func:`feature_set_version` and the feature names;
 a model whose list differs is refused at load (see :mod:`retrieval.learned.judge.models`).
 
 Conventions: "content tokens" are :func:`retrieval.core.text.tokenize` tokens of the question (stopwords removed,
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -28,8 +29,10 @@ import numpy as np
 from ...backends.lexical import LexicalIndex, lucene_idf
 from ...core.codes import CONDITIONS, NEGATIONS, codes
 from ...core.filters import typed
+from ...core.kinds import Text
 from ...core.text import KEPT_WORDS, fold, tokenize, whole_sentences
 from ...core.types import Chunk, Document, RankedList
+from .fingerprint import fingerprint
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Feature:
 
     Everything else derives from the declarations: a table's rows (:func:`_table` calls ``value`` for each
     feature in declaration order), the models' column order (``*_NAMES``), the gate's fitting bounds
-    (:data:`GATE_SIGNS`) and :data:`FEATURE_SET_VERSION`. No row is written as a positional tuple.
+    (:data:`GATE_SIGNS`) and :func:`feature_set_version`. No row is written as a positional tuple.
 
     Attributes:
         value: ``value(table, row) -> float``; ``table`` is the group's per-request context
@@ -53,10 +56,13 @@ class Feature:
     doc: str
     value: Callable[[Any, int], float] = field(repr=False, compare=False)
     sign: int = 0
+    #: The feature in plain words on a page (its id where it has none).
+    label: Text | None = field(default=None, compare=False)
 
 
-def _f(name: str, range_: str, doc: str, value: Callable[[Any, int], float], sign: int = 0) -> Feature:
-    return Feature(name, range_, doc, value, sign)
+def _f(name: str, range_: str, doc: str, value: Callable[[Any, int], float], sign: int = 0,
+       label: Text | None = None) -> Feature:
+    return Feature(name, range_, doc, value, sign, label)
 
 
 def _table(features: Sequence[Feature], context: Any, rows: int) -> np.ndarray:
@@ -68,81 +74,81 @@ def _table(features: Sequence[Feature], context: Any, rows: int) -> np.ndarray:
 #: Candidate features, in column order (the order the models were trained on).
 CANDIDATE_FEATURES: tuple[Feature, ...] = (
     _f("bm25_norm", "[0, 1]; 0 when absent", "BM25 score divided by the best BM25 score of the lexical list.",
-       lambda w, n: w.lex[n].score / w.best_bm25 if w.lex[n] and w.best_bm25 > 0 else 0.0),
+       lambda w, n: w.lex[n].score / w.best_bm25 if w.lex[n] and w.best_bm25 > 0 else 0.0, label=Text('BM25 score vs the best', 'nota BM25 relativa à melhor')),
     _f("bm25_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the lexical list.",
-       lambda w, n: 1.0 / w.lex[n].rank if w.lex[n] else 0.0),
+       lambda w, n: 1.0 / w.lex[n].rank if w.lex[n] else 0.0, label=Text('BM25 rank (1/rank)', 'posição no BM25 (1/posição)')),
     _f("dense_cos", "[-1, 1]; 0 when unknown", "Cosine between the query vector and the chunk's stored vector "
        "(for lexical-only finds too).",
-       lambda w, n: w.cos[n] if w.known[n] else 0.0),
+       lambda w, n: w.cos[n] if w.known[n] else 0.0, label=Text('cosine to the question', 'cosseno com a pergunta')),
     _f("dense_gap", "[0, 2]; 0 when unknown", "Best cosine among the window's candidates minus this one's.",
-       lambda w, n: w.best_cos - w.cos[n] if w.known[n] else 0.0),
+       lambda w, n: w.best_cos - w.cos[n] if w.known[n] else 0.0, label=Text('cosine gap to the best candidate', 'distância do cosseno ao melhor candidato')),
     _f("dense_rank_recip", "(0, 1]; 0 when absent", "1 / rank in the dense list.",
-       lambda w, n: 1.0 / w.den[n].rank if w.den[n] else 0.0),
+       lambda w, n: 1.0 / w.den[n].rank if w.den[n] else 0.0, label=Text('dense rank (1/rank)', 'posição no denso (1/posição)')),
     _f("cos_rank_norm", "[0, 1]", "Rank of this cosine among the window's candidates, 0 = best, 1 = worst.",
-       lambda w, n: w.cos_rank_norm[n] if w.known[n] else 1.0),
+       lambda w, n: w.cos_rank_norm[n] if w.known[n] else 1.0, label=Text("cosine's place in the window", 'lugar do cosseno na janela')),
     _f("rrf_norm", "(0, 1]", "RRF score divided by the best RRF score of the fused list.",
-       lambda w, n: w.items[n].score / w.best_rrf if w.best_rrf > 0 else 0.0),
+       lambda w, n: w.items[n].score / w.best_rrf if w.best_rrf > 0 else 0.0, label=Text('RRF score vs the best', 'nota RRF relativa à melhor')),
     _f("fused_rank_recip", "(0, 1]", "1 / rank in the fused list.",
-       lambda w, n: 1.0 / w.items[n].rank),
+       lambda w, n: 1.0 / w.items[n].rank, label=Text('fused rank (1/rank)', 'posição na fusão (1/posição)')),
     _f("in_both", "{0, 1}", "1 when both the lexical and the dense list hold the chunk.",
-       lambda w, n: 1.0 if w.lex[n] and w.den[n] else 0.0),
+       lambda w, n: 1.0 if w.lex[n] and w.den[n] else 0.0, label=Text('found by both BM25 and dense', 'encontrado pelo BM25 e pelo denso')),
     _f("cov_chunk", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the chunk (title, "
        "context line and text).",
-       lambda w, n: w.covs[n]),
+       lambda w, n: w.covs[n], label=Text('question covered by the chunk', 'pergunta coberta pelo trecho')),
     _f("cov_chunk_count", "[0, 1]", "Share of the question's content tokens that occur in the chunk (unweighted).",
-       lambda w, n: _count_cov(w.q, w.sets[n])),
+       lambda w, n: _count_cov(w.q, w.sets[n]), label=Text('share of question words in the chunk', 'fração das palavras da pergunta no trecho')),
     _f("cov_parent", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the whole parent "
        "document (title and text).",
-       lambda w, n: _coverage(w.q, w.view.parent_set(w.items[n].parent_id))),
+       lambda w, n: _coverage(w.q, w.view.parent_set(w.items[n].parent_id)), label=Text('question covered by the whole document', 'pergunta coberta pelo documento inteiro')),
     _f("cov_title", "[0, 1]", "IDF-weighted coverage of the question's content tokens by the parent's title.",
-       lambda w, n: _coverage(w.q, w.view.title_set(w.items[n].parent_id))),
+       lambda w, n: _coverage(w.q, w.view.title_set(w.items[n].parent_id)), label=Text('question covered by the title', 'pergunta coberta pelo título')),
     _f("focus_missing", "[0, 1]", "Largest normalized IDF (idf / idf of an unseen token) of a question token "
        "the chunk lacks; 0 when the chunk has them all. The question's focus, when missing, is usually rare.",
-       lambda w, n: _focus_missing(w.q, w.sets[n])),
+       lambda w, n: _focus_missing(w.q, w.sets[n]), label=Text('rarest question word the chunk lacks', 'palavra mais rara da pergunta ausente do trecho')),
     _f("bigram_cov", "[0, 1]; 0 for a one-token question", "Share of the question's consecutive content-token "
        "pairs that occur within two positions of each other in the chunk.",
-       lambda w, n: _bigram_cov(w.q, w.view.tokens(w.ids[n]))),
+       lambda w, n: _bigram_cov(w.q, w.view.tokens(w.ids[n])), label=Text('question word pairs kept together', 'pares de palavras da pergunta juntos')),
     _f("proximity", "[0, 1]; 0 with fewer than two tokens covered", "Covered distinct question tokens divided "
        "by the length of the shortest chunk span that holds all of them.",
-       lambda w, n: _proximity(w.q, w.view.tokens(w.ids[n]))),
+       lambda w, n: _proximity(w.q, w.view.tokens(w.ids[n])), label=Text('question words close together', 'palavras da pergunta próximas')),
     _f("chunk_len_log", "≥ 0", "ln(1 + content tokens of the chunk).",
-       lambda w, n: math.log1p(len(w.view.tokens(w.ids[n])))),
+       lambda w, n: math.log1p(len(w.view.tokens(w.ids[n]))), label=Text('chunk length', 'tamanho do trecho')),
     _f("parent_share", "(0, 1]", "Share of the window's candidates that come from this chunk's parent.",
-       lambda w, n: w.parent_count[w.items[n].parent_id] / len(w.items)),
+       lambda w, n: w.parent_count[w.items[n].parent_id] / len(w.items), label=Text("window's share from the same document", 'fração da janela do mesmo documento')),
     _f("code_match", "[0, 1]; 0 when the question names no code", "Share of the question's codes (PX-7, E-42) "
        "that the chunk contains as whole tokens.",
-       lambda w, n: w.codes(n)[0]),
+       lambda w, n: w.codes(n)[0], label=Text("question's codes found", 'códigos da pergunta encontrados')),
     _f("code_conflict", "{0, 1}", "1 when the question names a code that the chunk lacks while the chunk "
        "names another code with the same prefix (PX-17 for PX-7).",
-       lambda w, n: w.codes(n)[1]),
+       lambda w, n: w.codes(n)[1], label=Text('another code of the same prefix', 'outro código do mesmo prefixo')),
     _f("neg_align", "{-1, 0, 1}", "Question has a negation word: +1 if the chunk has one too, −1 if not; 0 "
        "when the question has none.",
-       lambda w, n: _align(w.q.has_neg, w.sets[n], _NEG_WORDS)),
+       lambda w, n: _align(w.q.has_neg, w.sets[n], _NEG_WORDS), label=Text('negation lines up', 'negação alinhada')),
     _f("cond_align", "{-1, 0, 1}", "Same as neg_align for condition words (exceto, salvo, caso, quando, …).",
-       lambda w, n: _align(w.q.has_cond, w.sets[n], _COND_WORDS, w.view.folded(w.ids[n]), _COND_PHRASES)),
+       lambda w, n: _align(w.q.has_cond, w.sets[n], _COND_WORDS, w.view.folded(w.ids[n]), _COND_PHRASES), label=Text('condition lines up', 'condição alinhada')),
     _f("q_has_code", "{0, 1}", "The question names a code (question level).",
-       lambda w, n: 1.0 if w.q.codes else 0.0),
+       lambda w, n: 1.0 if w.q.codes else 0.0, label=Text('question names a code', 'a pergunta cita um código')),
     _f("q_len", "≥ 0", "Number of distinct content tokens of the question (question level).",
-       lambda w, n: float(len(w.q.tokens))),
+       lambda w, n: float(len(w.q.tokens)), label=Text('question length', 'tamanho da pergunta')),
     _f("q_unseen_index", "[0, 1]", "IDF-weighted share of the question's content tokens that occur nowhere "
        "in the tenant's index (question level).",
-       lambda w, n: w.unseen_w),
+       lambda w, n: w.unseen_w, label=Text('question words unseen in the index', 'palavras da pergunta ausentes do índice')),
     _f("q_missing_window", "[0, 1]", "IDF-weighted share of the question's content tokens that occur in no "
        "candidate of the window (question level).",
-       lambda w, n: w.miss_w),
+       lambda w, n: w.miss_w, label=Text('question words in no candidate', 'palavras da pergunta em nenhum candidato')),
     _f("q_missing_window_max", "[0, 1]", "Largest normalized IDF of a question token found in no candidate "
        "of the window (question level); 0 when every token is found somewhere.",
-       lambda w, n: w.miss_max),
+       lambda w, n: w.miss_max, label=Text('rarest question word in no candidate', 'palavra mais rara da pergunta em nenhum candidato')),
     _f("best_cov_window", "[0, 1]", "Best cov_chunk over the window's candidates (question level).",
-       lambda w, n: w.best_cov),
+       lambda w, n: w.best_cov, label=Text('best coverage in the window', 'melhor cobertura na janela')),
     _f("cov_gap", "[0, 1]", "best_cov_window minus this chunk's cov_chunk.",
-       lambda w, n: w.best_cov - w.covs[n]),
+       lambda w, n: w.best_cov - w.covs[n], label=Text('coverage gap to the best candidate', 'distância de cobertura ao melhor candidato')),
     _f("reader_maxsim", "[-1, 1]; 0 when the reader did not run", "The reader's score: the mean over the "
        "question's tokens of each one's best cosine with the chunk's tokens (e5's token states, MaxSim).",
-       lambda w, n: w.reader[n]),
+       lambda w, n: w.reader[n], label=Text('reader: question tokens matched in context', 'leitor: tokens da pergunta casados no contexto')),
     _f("reader_gap", "[0, 2]; 0 when the reader did not run", "Best reader_maxsim among the window's candidates "
        "minus this one's.",
-       lambda w, n: w.best_reader - w.reader[n]),
+       lambda w, n: w.best_reader - w.reader[n], label=Text('reader gap to the best candidate', 'distância do leitor ao melhor candidato')),
 )
 
 #: Context-sentence features for the evidence model, in column order.
@@ -202,52 +208,52 @@ SENTENCE_FEATURES: tuple[Feature, ...] = (
 #: letters or more). A question with no focus token names nothing a passage could support.
 GATE_FEATURES: tuple[Feature, ...] = (
     _f("g_cov_best", "[0, 1]", "Best cov_chunk over the selected chunks.",
-       lambda g, _: g.best('cov_chunk'), sign=1),
+       lambda g, _: g.best('cov_chunk'), sign=1, label=Text('question covered by the best chunk', 'pergunta coberta pelo melhor trecho')),
     _f("g_cov_union", "[0, 1]", "IDF-weighted coverage of the question's content tokens by all selected chunks "
        "together.",
-       lambda g, _: _coverage(g.q, g.token_union), sign=1),
+       lambda g, _: _coverage(g.q, g.token_union), sign=1, label=Text('question covered by all chunks', 'pergunta coberta por todos os trechos')),
     _f("g_parent_cov_best", "[0, 1]", "Best cov_parent over the selected chunks.",
-       lambda g, _: g.best('cov_parent'), sign=1),
+       lambda g, _: g.best('cov_parent'), sign=1, label=Text('question covered by the best document', 'pergunta coberta pelo melhor documento')),
     _f("g_focus_cov_best", "[0, 1]; 0 when the question has no focus token", "Best IDF-weighted share of the "
        "focus tokens that one selected chunk holds (stem-aware).",
-       lambda g, _: max((_focus_cov(g.focus, s) for s in g.stems), default=0.0), sign=1),
+       lambda g, _: max((_focus_cov(g.focus, s) for s in g.stems), default=0.0), sign=1, label=Text('focus words in the best chunk', 'palavras-foco no melhor trecho')),
     _f("g_focus_cov_top", "[0, 1]; 0 when the question has no focus token", "The same share for the first "
        "selected chunk (the one the answer leans on).",
-       lambda g, _: _focus_cov(g.focus, g.stems[0]) if g.stems else 0.0, sign=1),
+       lambda g, _: _focus_cov(g.focus, g.stems[0]) if g.stems else 0.0, sign=1, label=Text('focus words in the first chunk', 'palavras-foco no primeiro trecho')),
     _f("g_focus_missing", "[0, 1]; 1 when the question has no focus token", "IDF-weighted share of the focus "
        "tokens that no selected chunk holds, even by stem: what the context does not talk about.",
-       lambda g, _: sum(g.missing) / g.focus.total if g.focus.total > 0 else 1.0, sign=-1),
+       lambda g, _: sum(g.missing) / g.focus.total if g.focus.total > 0 else 1.0, sign=-1, label=Text('focus words in no chunk', 'palavras-foco em nenhum trecho')),
     _f("g_focus_missing_n", "≥ 0", "Number of focus tokens that no selected chunk holds.",
-       lambda g, _: float(len(g.missing)), sign=-1),
+       lambda g, _: float(len(g.missing)), sign=-1, label=Text('how many focus words are in no chunk', 'quantas palavras-foco não estão em trecho algum')),
     _f("g_sentence_cov", "[0, 1]", "Best IDF-weighted coverage of the question by one sentence, or two adjacent "
        "sentences of one chunk, of the selected chunks.",
-       lambda g, _: _sentence_cov(g.q, g.view, g.ids), sign=1),
+       lambda g, _: _sentence_cov(g.q, g.view, g.ids), sign=1, label=Text('question covered by one or two sentences', 'pergunta coberta por uma ou duas frases')),
     _f("g_bigram_best", "[0, 1]", "Best bigram_cov over the selected chunks.",
-       lambda g, _: g.best('bigram_cov'), sign=1),
+       lambda g, _: g.best('bigram_cov'), sign=1, label=Text('question word pairs kept together', 'pares de palavras da pergunta juntos')),
     _f("g_proximity_best", "[0, 1]", "Best proximity over the selected chunks.",
-       lambda g, _: g.best('proximity'), sign=1),
+       lambda g, _: g.best('proximity'), sign=1, label=Text('question words close together', 'palavras da pergunta próximas')),
     _f("g_cos_best", "[-1, 1]; 0 when unknown", "Best dense cosine over the selected chunks.",
-       lambda g, _: g.best_cos, sign=1),
+       lambda g, _: g.best_cos, sign=1, label=Text('best dense cosine', 'melhor cosseno denso')),
     _f("g_cos_peak", "[-2, 2]; 0 when unknown", "g_cos_best minus the median nonzero cosine of the rerank window: "
        "how much the best match stands out from the on-topic crowd (negative when the selected chunks' best cosine "
        "is below that median).",
-       lambda g, _: g.best_cos - g.median if g.sel and g.any_known else 0.0, sign=1),
+       lambda g, _: g.best_cos - g.median if g.sel and g.any_known else 0.0, sign=1, label=Text("best cosine's lead over the window", 'vantagem do melhor cosseno sobre a janela')),
     _f("g_unseen_index", "[0, 1]", "q_unseen_index: IDF-weighted share of question tokens that occur nowhere in "
        "the tenant's index.",
-       lambda g, _: g.unseen, sign=-1),
+       lambda g, _: g.unseen, sign=-1, label=Text('question words unseen in the index', 'palavras da pergunta ausentes do índice')),
     _f("g_code_match", "[0, 1]; 0 when the question names no code", "Best code_match over the selected chunks.",
-       lambda g, _: g.best('code_match'), sign=1),
+       lambda g, _: g.best('code_match'), sign=1, label=Text("question's codes found", 'códigos da pergunta encontrados')),
     _f("g_code_conflict", "{0, 1}", "1 when no selected chunk holds all the question's codes and one names "
        "another code of the same prefix (PX-17 for PX-7).",
-       lambda g, _: g.code_conflict, sign=-1),
+       lambda g, _: g.code_conflict, sign=-1, label=Text('another code of the same prefix', 'outro código do mesmo prefixo')),
     _f("g_reader_best", "[-1, 1]; 0 when the reader did not run", "Best reader_maxsim over the selected chunks.",
-       lambda g, _: g.best("reader_maxsim"), sign=1),
+       lambda g, _: g.best("reader_maxsim"), sign=1, label=Text('best reader score', 'melhor nota do leitor')),
     _f("g_reader_peak", "[-2, 2]; 0 when the reader did not run", "g_reader_best minus the median reader_maxsim "
        "of the rerank window: how much the best reading stands out from the on-topic crowd.",
-       lambda g, _: g.best("reader_maxsim") - g.reader_median if g.sel else 0.0, sign=1),
+       lambda g, _: g.best("reader_maxsim") - g.reader_median if g.sel else 0.0, sign=1, label=Text("best reader score's lead over the window", 'vantagem da melhor nota do leitor sobre a janela')),
     _f("g_reader_sentence", "[-1, 1]; 0 when the reader did not run", "Best s_reader over the sentences of the "
        "selected chunks: the one sentence that reads most like an answer.",
-       lambda g, _: g.best_sentence_reading(), sign=1),
+       lambda g, _: g.best_sentence_reading(), sign=1, label=Text('best reader score of one sentence', 'melhor nota do leitor para uma frase')),
 )
 
 CANDIDATE_NAMES: tuple[str, ...] = tuple(f.name for f in CANDIDATE_FEATURES)
@@ -259,20 +265,34 @@ GATE_SIGNS: tuple[int, ...] = tuple(f.sign for f in GATE_FEATURES)
 
 
 def _feature_set_version() -> str:
-    """A digest of every declaration (group, order, name, range, text, sign): adding, removing, reordering or
-    re-describing a feature changes it, so a model trained on another set is refused at load. A change of
-    meaning is a change of its text."""
-    import hashlib
-
-    text = "\n".join(f"{group}|{f.name}|{f.range}|{f.doc}|{f.sign}"
-                     for group, feats in (("candidate", CANDIDATE_FEATURES), ("sentence", SENTENCE_FEATURES),
-                                          ("gate", GATE_FEATURES)) for f in feats)
-    return "judge-features-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    """A digest of every declaration (group, order, name, range, text, sign) **and of the code that computes
+    each feature** (its function, the group's context class, every project function they reach:
+    :mod:`.fingerprint`): adding, removing, reordering, re-describing or recomputing a feature changes it, so a
+    model trained on another set is refused at load."""
+    return "judge-features-" + fingerprint(sys.modules[__name__], "_f", (
+        ("candidate", CANDIDATE_FEATURES, _Window), ("sentence", SENTENCE_FEATURES, _SentenceTable),
+        ("gate", GATE_FEATURES, _GateContext)))
 
 
-#: The feature set's version, recorded by every model and checked at load (derived from the declarations).
-FEATURE_SET_VERSION = _feature_set_version()
+@lru_cache(maxsize=1)
+def feature_set_version() -> str:
+    """The feature set's version (:func:`_feature_set_version`), recorded by every model and checked at load;
+    computed once per process, on first use."""
+    return _feature_set_version()
+
+
 FEATURE_DOCS: dict[str, Feature] = {f.name: f for f in (*CANDIDATE_FEATURES, *SENTENCE_FEATURES, *GATE_FEATURES)}
+#: The model's baseline term of an explanation (what every contribution is measured from).
+BIAS_LABEL = Text("model baseline (bias)", "base do modelo (viés)")
+BIAS_DOC = "the log-odds with every feature at its training average"
+
+
+def feature_label(name: str, lang: str = "en") -> str:
+    """A feature (or the ``bias``) in plain words in ``lang``; its id where it has no label."""
+    if name == "bias":
+        return BIAS_LABEL(lang)
+    feature = FEATURE_DOCS.get(name)
+    return feature.label(lang) if feature is not None and feature.label is not None else name
 
 _NEG_WORDS = frozenset(fold(w) for w in NEGATIONS)
 _COND_WORDS = frozenset(fold(w) for w in CONDITIONS if " " not in w)

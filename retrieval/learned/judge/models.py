@@ -15,7 +15,7 @@ intercept, which sum to the logit.
 A model folder holds ``reranker.txt`` / ``support.txt|support.json`` / ``evidence.txt|evidence.json``,
 ``manifest.json`` (feature set version, feature names, threshold, training sets' hashes, parameters, held-out
 metrics) and ``model_card.md``. :func:`load_judge` refuses a folder whose feature set differs from this
-code's (:data:`retrieval.learned.judge.features.FEATURE_SET_VERSION` and names).
+code's (:func:`retrieval.learned.judge.features.feature_set_version` and names).
 
 Loaded models are cached by what their folder holds, never by its path alone (:func:`folder_fingerprint`): a
 model retrained into the same folder ("judge more, train again") is loaded anew, so a comparison after the
@@ -33,8 +33,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...core.errors import first_line
-from .features import CANDIDATE_NAMES, FEATURE_SET_VERSION, GATE_NAMES, GATE_SIGNS, SENTENCE_NAMES
+from ...core.reasons import Reason, declare, error
+from .features import CANDIDATE_NAMES, GATE_NAMES, GATE_SIGNS, SENTENCE_NAMES, feature_set_version
 
 MANIFEST = "manifest.json"
 CARD = "model_card.md"
@@ -45,7 +45,41 @@ FAQUAD_ATTRIBUTION = ("FaQuAD (Sayama, Araujo and Fernandes, 2019; repository li
 
 
 class JudgeModelError(Exception):
-    """A model folder is missing, unreadable, or was trained on another feature set."""
+    """A model folder is missing, unreadable, or was trained on another feature set: :attr:`reason` says which."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.text())
+        self.reason = reason
+
+
+MISSING = declare("judge.missing", en="no judge model at {folder} ({file} missing)",
+                  pt="não há modelo do juiz em {folder} ({file} ausente)")
+UNREADABLE = declare("judge.unreadable", en="{file} is unreadable ({error})", pt="{file} está ilegível ({error})")
+NOT_OBJECT = declare("judge.not_object", en="{file} is not a JSON object", pt="{file} não é um objeto JSON")
+OTHER_SET = declare("judge.other_feature_set",
+                    en="model at {folder} was trained on feature set {theirs!q}, this code computes {ours!q}: "
+                       "retrain it (python -m retrieval train)",
+                    pt="o modelo em {folder} foi treinado no conjunto de características {theirs!q}, este código "
+                       "calcula {ours!q}: treine-o de novo (python -m retrieval train)")
+OTHER_NAMES = declare("judge.other_features",
+                      en="model at {folder} lists other features than feature set {ours!q} defines: retrain it",
+                      pt="o modelo em {folder} lista outras características que as do conjunto {ours!q}: treine-o "
+                         "de novo")
+NEEDS_LIGHTGBM = declare("judge.needs_lightgbm", en="the judge needs lightgbm (pip install lightgbm==4.7.0)",
+                         pt="o juiz precisa do lightgbm (pip install lightgbm==4.7.0)")
+MODEL_UNREADABLE = declare("judge.model_unreadable", en="model at {folder} is unreadable: {error}",
+                           pt="o modelo em {folder} está ilegível: {error}")
+NOT_LIGHTGBM = declare("judge.not_lightgbm", en="model at {folder}: the reranker must be a LightGBM model",
+                       pt="modelo em {folder}: o reranqueador precisa ser um modelo LightGBM")
+FEATURE_COUNT = declare("judge.feature_count",
+                        en="model at {folder}: {role} reads {n} features, the feature set has {expected}",
+                        pt="modelo em {folder}: {role} lê {n} características, o conjunto tem {expected}")
+AGAINST_SIGN = declare("judge.against_sign",
+                       en="model at {folder}: the support gate's coefficients of {names!l} push against their "
+                          "feature's declared direction: retrain it",
+                       pt="modelo em {folder}: os coeficientes do portão de suporte de {names!l} empurram contra a "
+                          "direção declarada da característica: treine-o de novo")
+LOADED = declare("judge.loaded", en="loaded", pt="carregado")
 
 
 class LogisticModel:
@@ -225,7 +259,7 @@ class JudgeModels:
                 (folder / name).write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
             files[role] = name
         hashes = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in files.values()}
-        manifest = {**self.manifest, "feature_set_version": FEATURE_SET_VERSION,
+        manifest = {**self.manifest, "feature_set_version": feature_set_version(),
                     "candidate_features": list(CANDIDATE_NAMES), "sentence_features": list(SENTENCE_NAMES),
                     "gate_features": list(GATE_NAMES), "files": files, "sha256": hashes, "support_threshold": self.threshold,
                     "reranker_kind": RERANKER_KIND, "reranker_label": RERANKER_LABEL}
@@ -286,20 +320,18 @@ def read_models(folder: str | Path) -> JudgeModels:
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise JudgeModelError(f"no judge model at {folder} ({MANIFEST} missing)") from None
+        raise JudgeModelError(MISSING(folder=str(folder), file=MANIFEST)) from None
     except (OSError, ValueError) as exc:
-        raise JudgeModelError(f"{folder / MANIFEST} is unreadable ({exc.__class__.__name__})") from None
+        raise JudgeModelError(UNREADABLE(file=str(folder / MANIFEST), error=exc.__class__.__name__)) from None
     if not isinstance(manifest, dict):
-        raise JudgeModelError(f"{folder / MANIFEST} is not a JSON object")
+        raise JudgeModelError(NOT_OBJECT(file=str(folder / MANIFEST)))
     version = manifest.get("feature_set_version")
-    if version != FEATURE_SET_VERSION:
-        raise JudgeModelError(f"model at {folder} was trained on feature set '{version}', this code computes "
-                              f"'{FEATURE_SET_VERSION}': retrain it (python -m retrieval train)")
+    if version != feature_set_version():
+        raise JudgeModelError(OTHER_SET(folder=str(folder), theirs=str(version), ours=feature_set_version()))
     if (tuple(manifest.get("candidate_features") or ()) != CANDIDATE_NAMES
             or tuple(manifest.get("sentence_features") or ()) != SENTENCE_NAMES
             or tuple(manifest.get("gate_features") or ()) != GATE_NAMES):
-        raise JudgeModelError(f"model at {folder} lists other features than feature set '{FEATURE_SET_VERSION}' "
-                              "defines: retrain it")
+        raise JudgeModelError(OTHER_NAMES(folder=str(folder), ours=feature_set_version()))
     try:
         files, hashes = manifest["files"], manifest.get("sha256") or {}
         models = {role: _load_model(folder, files[role], hashes.get(files[role]))
@@ -311,32 +343,30 @@ def read_models(folder: str | Path) -> JudgeModels:
         if not 0.0 <= threshold <= 1.0:  # NaN fails this too
             raise ValueError(f"support_threshold {threshold} is not a probability in [0, 1]")
     except ImportError:
-        raise JudgeModelError("the judge needs lightgbm (pip install lightgbm==4.7.0)") from None
+        raise JudgeModelError(NEEDS_LIGHTGBM()) from None
     except Exception as exc:  # noqa: BLE001 - reported as the reason the stage dropped
-        first = first_line(exc, 160)
-        raise JudgeModelError(f"model at {folder} is unreadable: {exc.__class__.__name__}: {first}") from None
+        raise JudgeModelError(MODEL_UNREADABLE(folder=str(folder), error=error(exc, 160))) from None
     if not isinstance(models["reranker"], BoosterModel):
-        raise JudgeModelError(f"model at {folder}: the reranker must be a LightGBM model")
+        raise JudgeModelError(NOT_LIGHTGBM(folder=str(folder)))
     for role, names in (("reranker", CANDIDATE_NAMES), ("support", GATE_NAMES), ("evidence", SENTENCE_NAMES)):
         m = models[role]
         n = m.booster.num_feature() if isinstance(m, BoosterModel) else len(m.coef)
         if n != len(names):
-            raise JudgeModelError(f"model at {folder}: {role} reads {n} features, the feature set has {len(names)}")
+            raise JudgeModelError(FEATURE_COUNT(folder=str(folder), role=role, n=n, expected=len(names)))
     support = models["support"]
     if isinstance(support, LogisticModel):
         against = [n for n, c, sign in zip(GATE_NAMES, support.coef, GATE_SIGNS) if c * sign < -1e-9]
         if against:
-            raise JudgeModelError(f"model at {folder}: the support gate's coefficients of {', '.join(against)} push "
-                                  "against their feature's declared direction: retrain it")
+            raise JudgeModelError(AGAINST_SIGN(folder=str(folder), names=against))
     return JudgeModels(models["reranker"], models["support"], models["evidence"], threshold, manifest, folder)
 
 
-def load_judge(folder: str | Path) -> tuple[JudgeModels | None, str]:
-    """Like :func:`read_models` but never raises: ``(models, "loaded")`` or ``(None, reason)``."""
+def load_judge(folder: str | Path) -> tuple[JudgeModels | None, Reason]:
+    """Like :func:`read_models` but never raises: ``(models, LOADED)`` or ``(None, reason)``."""
     try:
-        return read_models(folder), "loaded"
+        return read_models(folder), LOADED()
     except JudgeModelError as exc:
-        return None, str(exc)
+        return None, exc.reason
 
 
 def ndcg_at(ranked: Sequence[str], grades: Mapping[str, float], k: int = 10) -> float:

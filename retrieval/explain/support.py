@@ -1,0 +1,67 @@
+"""The learned support gate of one trace, for a page: the bars of its decision and its verdict in one line.
+
+Reads the trace dict's ``gate.support`` (:func:`retrieval.stages.judge.support_decision`); returns plain values
+and reasons (:class:`~retrieval.core.reasons.Reason`), rendered in the page's language by the page.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..core.reasons import Reason, declare
+from ..learned.judge.features import BIAS_DOC, FEATURE_DOCS, feature_label
+from ..stages.judge import named, readable_digits
+
+ANSWERS = declare("support.verdict_answers", en="P(support) {p:.{digits}f} ≥ threshold {threshold:.{digits}f}: the "
+                  "learned gate answers", pt="P(suporte) {p:.{digits}f} ≥ limiar {threshold:.{digits}f}: o portão "
+                  "aprendido responde")
+ABSTAINS = declare("support.verdict_abstains", en="P(support) {p:.{digits}f} < threshold {threshold:.{digits}f}: the "
+                   "learned gate abstains", pt="P(suporte) {p:.{digits}f} < limiar {threshold:.{digits}f}: o portão "
+                   "aprendido se abstém")
+MISSING = declare("support.verdict_missing", en="{verdict} — no selected chunk mentions {words}.",
+                  pt="{verdict} — nenhum trecho selecionado menciona {words}.")
+ALTHOUGH = declare("support.verdict_although", en="{verdict}, although no selected chunk mentions {words}.",
+                   pt="{verdict}, embora nenhum trecho selecionado mencione {words}.")
+NOTHING = declare("support.verdict_nothing", en="{verdict} — the question names nothing to look for.",
+                  pt="{verdict} — a pergunta não nomeia nada a procurar.")
+PLAIN = declare("support.verdict", en="{verdict}.", pt="{verdict}.")
+
+
+def support_rows(trace: Mapping[str, Any], lang: str = "en") -> list[dict[str, Any]]:
+    """Rows for the support gate's bar chart: one per gate feature that moved the log-odds, strongest first,
+    then the model's baseline (bias), so the bars visibly sum to the log-odds. Each row has the feature id,
+    its label in ``lang`` (the feature's declaration), its value and what it measures. Empty when the learned
+    gate did not run."""
+    support = (trace.get("gate") or {}).get("support") or {}
+    values = support.get("features") or {}
+    contributions = support.get("contributions") or {}
+
+    def row(name: str, value: float, direction: str) -> dict[str, Any]:
+        return {"feature": name, "label": feature_label(name, lang), "contribution": value,
+                "value": values.get(name), "meaning": FEATURE_DOCS[name].doc if name in FEATURE_DOCS else BIAS_DOC,
+                "direction": direction}
+
+    rows = [row(name, value, "for answering" if value > 0 else "against answering")
+            for name, value in contributions.items() if name != "bias" and abs(value) >= 1e-4]
+    rows.sort(key=lambda r: -abs(r["contribution"]))
+    if rows and "bias" in contributions:
+        rows.append(row("bias", contributions["bias"], "baseline"))
+    return rows
+
+
+def support_summary(trace: Mapping[str, Any]) -> Reason | None:
+    """The learned gate's verdict in one line: P(support) against the threshold and the verdict, with the words no
+    selected chunk mentions; its note's reason when the gate did not decide; ``None`` when it did not run."""
+    support = (trace.get("gate") or {}).get("support") or {}
+    if support.get("best") is None:
+        return Reason.from_dict(support.get("note_code"))
+    passes = bool(support.get("passes"))
+    p, threshold = float(support["best"]), float(support["threshold"])
+    verdict = (ANSWERS if passes else ABSTAINS)(p=p, threshold=threshold, digits=readable_digits(p, threshold))
+    missing = support.get("missing_tokens") or []
+    if missing:
+        return (ALTHOUGH if passes else MISSING)(verdict=verdict, words=named(missing))
+    reason = Reason.from_dict(support.get("reason_code"))
+    if not passes and reason is not None and reason.code == "support.nothing_named":
+        return NOTHING(verdict=verdict)
+    return PLAIN(verdict=verdict)

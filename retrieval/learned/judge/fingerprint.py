@@ -1,0 +1,104 @@
+"""The fingerprint of the code that computes a feature set: a model trained on one version of a feature's code is
+refused by another, even when the feature kept its name and its text.
+
+For each declared feature, the fingerprint reads its declaration's source (the ``_f(...)`` call: name, range,
+text, sign and the function that computes it; not its label, which only shows it) and, transitively, the source
+of every project function or class that function names (type annotations aside): the module's helpers, the group's context class (what
+``w.covs`` reads) and the tokenizer, codes and text functions it imports. Sources are compared as Python reads
+them (:func:`ast.unparse`: comments and layout do not count), so a reformatting keeps the version and a changed
+formula changes it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import textwrap
+import types
+from typing import Any, Iterable, Mapping
+
+
+def _normalized(source: str) -> str:
+    tree = ast.parse(textwrap.dedent(source))
+    for node in ast.walk(tree):  # docstrings describe, they do not compute
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef, ast.Module)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The names ``node``'s code reads, type annotations left out (a type named in a signature computes nothing)."""
+    skipped: set[int] = set()
+    for n in ast.walk(node):
+        notes = [getattr(n, "returns", None), getattr(n, "annotation", None)] if not isinstance(n, ast.Name) else []
+        for note in notes:
+            if note is not None:
+                skipped |= {id(x) for x in ast.walk(note)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in skipped}
+
+
+def _project_object(value: Any, package: str) -> bool:
+    return isinstance(value, (types.FunctionType, type)) and (getattr(value, "__module__", "") or "").startswith(package)
+
+
+def declaration_calls(module: types.ModuleType, factory: str) -> dict[str, ast.Call]:
+    """``feature name → its declaration call`` (``factory("name", ...)``) in ``module``'s source."""
+    tree = ast.parse(inspect.getsource(module))
+    calls: dict[str, ast.Call] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == factory and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            calls[node.args[0].value] = node
+    return calls
+
+
+def fingerprint(module: types.ModuleType, factory: str, groups: Iterable[tuple[str, Iterable[Any], Any]],
+                package: str = "retrieval") -> str:
+    """The digest of a feature set's declarations and of all the project code they reach.
+
+    Args:
+        module: the module that declares the features (its source is read).
+        factory: the name of the function each declaration calls (``_f``).
+        groups: ``(group, features in order, context class)`` per group; a feature has ``name``, ``range``,
+            ``doc`` and ``sign``.
+        package: code outside it (numpy, the standard library) is not read.
+    """
+    calls = declaration_calls(module, factory)
+    namespace: Mapping[str, Any] = vars(module)
+    parts: list[str] = []
+    pending: list[Any] = []
+    for group, features, context in groups:
+        parts.append(f"group {group}")
+        pending.append(context)
+        for feature in features:
+            parts.append(f"{group}|{feature.name}|{feature.range}|{feature.doc}|{feature.sign}")
+            call = calls.get(feature.name)
+            if call is None:  # declared at run time, not in the module's source: its declaration stands for it
+                continue
+            kept = ast.Call(call.func, call.args, [k for k in call.keywords if k.arg != "label"])
+            parts.append(ast.unparse(kept))
+            computes = [a for a in call.args if isinstance(a, ast.Lambda)]  # the function; the rest is data
+            pending += [namespace[n] for node in computes for n in sorted(_names(node))
+                        if n in namespace and _project_object(namespace[n], package)]
+    reached: dict[str, str] = {}  # qualified name → normalized source, in name order below (not discovery order)
+    while pending:
+        obj = pending.pop()
+        key = f"{obj.__module__}.{obj.__qualname__}"
+        if key in reached:
+            continue
+        try:
+            source = _normalized(inspect.getsource(obj))
+        except (OSError, TypeError):  # a built-in or generated object: its name stands for it
+            source = key
+        reached[key] = source
+        owner = inspect.getmodule(obj)
+        scope = vars(owner) if owner is not None else {}
+        for name in sorted(_names(ast.parse(source))):
+            value = scope.get(name)
+            if value is not None and _project_object(value, package):
+                pending.append(value)
+    parts += [f"{key}\n{reached[key]}" for key in sorted(reached)]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:12]

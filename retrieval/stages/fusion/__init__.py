@@ -1,0 +1,14 @@
+"""Fusion of the generators' lists: one method a module, each declared once in :data:`METHODS`, in the order
+they are imported here (the order they are offered in)."""
+
+# isort: off
+from .rrf import rrf, weighted_rrf
+from .combsum import combsum
+from .convex import CONVEX_DEFAULT_WEIGHT, convex, convex_weight
+# isort: on
+from .base import (GENERATORS, MAX_WEIGHT, METHODS, FusionMethod, Term, check_weight_names, fuse, method,
+                   parse_weights, round_robin, variant_technique)
+
+__all__ = ["CONVEX_DEFAULT_WEIGHT", "GENERATORS", "MAX_WEIGHT", "METHODS", "FusionMethod", "Term",
+           "check_weight_names", "combsum", "convex", "convex_weight", "fuse", "method", "parse_weights",
+           "round_robin", "rrf", "variant_technique", "weighted_rrf"]
