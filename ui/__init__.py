@@ -1,1 +1,2 @@
-"""Streamlit-side helpers: cached factories (:mod:`ui.resources`) and trace layout (:mod:`ui.layout`)."""
+"""The Streamlit side: both pages' panels (:mod:`ui.ask`, :mod:`ui.evaluation`), the cached factories
+(:mod:`ui.resources`), the access gate, the interface texts (:mod:`ui.i18n`) and what every panel draws with."""

@@ -185,12 +185,12 @@ class _Done:
     text: str
 
 
-RAW = declare("raw", en="{text!c}", pt="{text!c}")
+RAW = declare("raw", en="{text}", pt="{text!c}")
 
 
 def raw(text: str) -> Reason:
-    """A text recorded as it came (a library's error, a server's message): shown as written, in a code span on a
-    page, never translated."""
+    """A text recorded as it came (a library's error, a server's message, an error's English sentence): shown as
+    written, never translated (escaped on an English page, a code span on any other)."""
     return RAW(text=" ".join(str(text).split()))
 
 

@@ -32,8 +32,8 @@ NOT_INTEGER = declare("link.not_integer", en="{key}={value!q} is not an integer;
                       pt="{key}={value!q} não é um inteiro; usando {default}")
 NOT_NUMBER = declare("link.not_number", en="{key}={value!q} is not a number; using {default}",
                      pt="{key}={value!q} não é um número; usando {default}")
-OUTSIDE = declare("link.outside", en="{key}={value} is outside [{low}, {high}]; using {default}",
-                  pt="{key}={value} está fora de [{low}, {high}]; usando {default}")
+OUTSIDE = declare("link.outside", en="{key}={value} is outside [{low:g}, {high:g}]; using {default}",
+                  pt="{key}={value} está fora de [{low:g}, {high:g}]; usando {default}")
 UNKNOWN_TRANSFORMS = declare("link.unknown_transforms", en="transforms: unknown {names!l}; ignored",
                              pt="transforms: desconhecidas {names!l}; ignoradas")
 MMR_NOT_NUMBER = declare("link.mmr_not_number", en="mmr={value!q} is not a number; MMR off",
@@ -45,13 +45,16 @@ BAD_WEIGHTS = declare("link.bad_weights", en="fusion_weights={value!q}: {why}; u
 NOT_OFFERED = declare("link.reranker_not_offered",
                       en="{key}={value!q} is not one of this app's rerankers ({choices!l}); using {default}",
                       pt="{key}={value!q} não é um dos reranqueadores deste app ({choices!l}); usando {default}")
+REFUSED = declare("link.refused", en="{key}: {why}", pt="{key}: {why}")
 FILTER_REFUSED = declare("link.filter_refused", en="f.{name}: {why}", pt="f.{name}: {why}")
 FILTER_VALUES = declare("link.filter_values", en="f.{name}: no document{where} has {name} {values}",
                         pt="f.{name}: nenhum documento{where} tem {name} {values}")
-WITH_TENANT = declare("link.with_tenant", en=" with {field}={tenant}", pt=" com {field}={tenant}")
+WITH_TENANT = declare("link.with_tenant", en=" with {field}={tenant!q}", pt=" com {field}={tenant!q}")
 NO_TENANT = declare("link.no_tenant", en="", pt="")
 VALUES = declare("link.values", en="{shown!w}", pt="{shown!w}")
 VALUES_MORE = declare("link.values_more", en="{shown!w} and {more} more", pt="{shown!w} e mais {more}")
+TENANT_NOT_YOURS = declare("link.tenant_not_yours", en="tenant: not one of the tenants you may open",
+                           pt="tenant: não é um dos inquilinos que você pode abrir")
 B_DEFAULT = declare("link.b_default", en="B's default", pt="o padrão de B")
 MMR_OFF = declare("link.mmr_off", en="MMR off", pt="MMR desligado")
 
@@ -171,7 +174,7 @@ def link_filter_problems(pending: Mapping[str, Sequence[str]], offered_values: M
     Returns:
         ``(the pending filters left for the pickers, one reason per refusal)``.
     """
-    where = WITH_TENANT(field=tenant_field, tenant=repr(tenant[0])) if tenant else NO_TENANT()
+    where = WITH_TENANT(field=tenant_field, tenant=tenant[0]) if tenant else NO_TENANT()
     kept: dict[str, tuple[str, ...]] = {}
     problems: list[Reason] = []
     for name, values in pending.items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..core.reasons import Reason, declare
+from ..core.reasons import Reason, declare, raw
 from ..learned.judge.features import BIAS_DOC, FEATURE_DOCS, feature_label
 from ..stages.judge import named, readable_digits
 
@@ -54,7 +54,8 @@ def support_summary(trace: Mapping[str, Any]) -> Reason | None:
     selected chunk mentions; its note's reason when the gate did not decide; ``None`` when it did not run."""
     support = (trace.get("gate") or {}).get("support") or {}
     if support.get("best") is None:
-        return Reason.from_dict(support.get("note_code"))
+        note = Reason.from_dict(support.get("note_code"))
+        return note if note is not None or not support.get("note") else raw(str(support["note"]))
     passes = bool(support.get("passes"))
     p, threshold = float(support["best"]), float(support["threshold"])
     verdict = (ANSWERS if passes else ABSTAINS)(p=p, threshold=threshold, digits=readable_digits(p, threshold))

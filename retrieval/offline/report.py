@@ -18,8 +18,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import InvalidId
 from ..core.markdown import code, md
+from ..core.reasons import declare, put
 from ..core.paths import LAB_CORPUS
-from .evaluation.compare import p_text
+from .evaluation.compare import p_reason, p_text
 from .evaluation.metrics import best_positions
 from .judgments import trec_field_problem
 
@@ -188,12 +189,23 @@ def _is_fixture(report: Mapping[str, Any]) -> bool:
     return str(report.get("corpus") or "") == str(LAB_CORPUS.resolve())
 
 
+KEPT = declare("decision.kept", en="no candidate beats the baseline significantly on {metric} (p < 0.05) without "
+               "losing on the held-out split", pt="nenhuma candidata supera a referência com significância em {metric} "
+               "(p < 0,05) sem perder na parte reservada")
+BEATS = declare("decision.beats", en="{metric} {delta:+.4f} over {baseline!c} ({p})",
+                pt="{metric} {delta:+.4f} sobre {baseline!c} ({p})")
+BEATS_HELD = declare("decision.beats_heldout", en="{metric} {delta:+.4f} over {baseline!c} ({p}); held-out "
+                     "{held:+.4f} ({held_p})", pt="{metric} {delta:+.4f} sobre {baseline!c} ({p}); parte reservada "
+                     "{held:+.4f} ({held_p})")
+
+
 def choose(report: Mapping[str, Any], metric: str | None = None,
            name: Callable[[str], str] = str) -> dict[str, Any]:
     """The provisional decision: the candidate with the largest positive delta on ``metric`` (default
     ``ndcg@K`` with the largest K) that is significant (p < 0.05) and does not lose on the held-out split
-    (when the run has one); otherwise the baseline stays. ``name`` writes the baseline's name into ``why``
-    (the decision record passes :func:`~retrieval.core.markdown.code`)."""
+    (when the run has one); otherwise the baseline stays. ``why`` is the decision's reason in English (``name``
+    writes the baseline's name into it: the decision record passes :func:`~retrieval.core.markdown.code`) and
+    ``why_code`` the same as a code and parameters, for a page in its language."""
     metric = metric or f"ndcg@{report['k'][-1]}"
     rows = [c for c in report["comparisons"] if c["metric"] == metric]
     held = {c["candidate"]: c for c in (report.get("comparisons_by_split") or {}).get("heldout", [])
@@ -202,13 +214,17 @@ def choose(report: Mapping[str, Any], metric: str | None = None,
             and (c["candidate"] not in held or held[c["candidate"]]["delta"] >= 0)]
     baseline = next(iter(report["configs"]))
     if not good:
-        return {"choice": baseline, "metric": metric, "why": "no candidate beats the baseline significantly "
-                f"on {metric} (p < 0.05) without losing on the held-out split"}
+        return put({"choice": baseline, "metric": metric}, "why", KEPT(metric=metric))
     best = max(good, key=lambda c: c["delta"])
-    why = f"{metric} {best['delta']:+.4f} over {name(baseline)} ({p_text(best['p_value'])})"
     if best["candidate"] in held:
-        why += f"; held-out {held[best['candidate']]['delta']:+.4f} ({p_text(held[best['candidate']]['p_value'])})"
-    return {"choice": best["candidate"], "metric": metric, "why": why}
+        other = held[best["candidate"]]
+        why = BEATS_HELD(metric=metric, delta=best["delta"], baseline=baseline, p=p_reason(best["p_value"]),
+                         held=other["delta"], held_p=p_reason(other["p_value"]))
+    else:
+        why = BEATS(metric=metric, delta=best["delta"], baseline=baseline, p=p_reason(best["p_value"]))
+    decision = put({"choice": best["candidate"], "metric": metric}, "why", why)
+    decision["why"] = why.text(quote=name) if name is not str else decision["why"]
+    return decision
 
 
 def _next_hypothesis(report: Mapping[str, Any], config: str) -> str:

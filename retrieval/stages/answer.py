@@ -50,6 +50,8 @@ NO_CHUNK_PASSED = declare("answer.no_chunk_passed", en="no chunk passed the gate
 LLM_UNAVAILABLE = declare("answer.llm_unavailable", en="llm:{model} unavailable ({error})",
                           pt="llm:{model} indisponível ({error})")
 ADAPTER_FAILED = declare("answer.adapter_failed", en="{adapter} failed ({error})", pt="{adapter} falhou ({error})")
+NO_SUPPORT = declare("answer.no_support", en="the LLM found no support in the context",
+                     pt="o LLM não achou apoio no contexto")
 FALLBACK = declare("answer.fallback", en="{why}; extractive fallback. {note}", pt="{why}; resposta extrativa no lugar. {note}")
 
 
@@ -107,7 +109,7 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, context: Sequence[FinalItem]) -> Answer:
         if not context:
-            return abstention(self.name, "no chunk passed the gate", self.language)
+            return abstention(self.name, NO_CHUNK_PASSED(), self.language)
         q_terms = set(tokenize(question))
         candidates, sent_tokens = [], []
         for item in context:
@@ -162,13 +164,13 @@ class LLMAnswerer:
                 reply (empty, oversized, malformed, holding a secret); :func:`answer_stage` falls back.
         """
         if not context:
-            return abstention(self.name, "no chunk passed the gate")
+            return abstention(self.name, NO_CHUNK_PASSED())
         numbered = "\n\n".join(f"[{i}] {item.text}" for i, item in enumerate(context, start=1))
         reply = self._chat.complete(SYSTEM_PROMPT, f"Pergunta: {question}\n\nContexto:\n{numbered}")
         text = reply.text
         costs = {"llm_calls": 1, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}
         if "SEM_EVIDENCIA" in text:
-            return replace(abstention(self.name, "the LLM found no support in the context"), costs=costs)
+            return replace(abstention(self.name, NO_SUPPORT()), costs=costs)
         dropped: list[str] = []
 
         def keep_valid(match: re.Match) -> str:

@@ -126,8 +126,9 @@ def test_a_link_opens_its_tab_and_the_link_follows_the_open_tab() -> None:
     assert "tab" not in at.query_params and at.query_params["q"] == PX7
     at = page(q=PX7, tenant="lumen", tab="everything")
     assert at.session_state["view_tab"] == "Rank grid"
-    assert [w.value for w in at.warning] == ["URL parameter ignored: tab='everything' is not one of grid, lists, "
-                                             "movement, compare, judge, where, timings; using grid"]
+    assert [w.value for w in at.warning] == ["URL parameter ignored: tab=`everything` is not one of `grid`, "
+                                             "`lists`, `movement`, `compare`, `judge`, `where`, `timings`; "
+                                             "using grid"]
 
 
 def test_tenant_lumen_never_shows_a_ventura_chunk() -> None:
@@ -172,13 +173,13 @@ def test_picking_a_labeled_question_sets_question_and_tenant() -> None:
     assert any("Labeled question `lab-004`" in c.value for c in at.caption)
 
 
-@pytest.mark.parametrize("spec, tier", [("bi", "full"), ("reader", "full"), ("cross", "rrf_only")])
+@pytest.mark.parametrize("spec, tier", [("bi-encoder", "full"), ("reader", "full"), ("cross-encoder", "rrf_only")])
 def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # The app offers the cross-encoders its deployer names (no model path is typed on the page).
     monkeypatch.setenv("RETRIEVAL_APP_RERANKERS", "no-such-org/no-such-cross-encoder")
     at = page(q=PX7, tenant="lumen")
     at.radio(key="rerank_mode").set_value(spec)
-    if spec == "cross":
+    if spec == "cross-encoder":
         at.run()
         at.selectbox(key="rerank_cross").set_value("no-such-org/no-such-cross-encoder")
     at.run()
@@ -186,7 +187,7 @@ def test_reranker_toggle(spec: str, tier: str, monkeypatch: pytest.MonkeyPatch) 
     line = tier_line(at)
     assert f"-badge[{tier}]" in line
     at = open_tab(at, "tab_lists")
-    if spec == "bi":
+    if spec == "bi-encoder":
         assert "bi\\-encoder" in line  # named honestly: a bi-encoder rescoring, not a cross-encoder
         assert any(h == "Reranked (bi-encoder)" for h in subheaders(at))
     elif spec == "reader":
@@ -230,7 +231,7 @@ def test_compare_b_follows_a_change_of_a_setting_it_was_not_given() -> None:
     at = page(q=PX7, tenant="lumen", ab="false")
     assert_ok(at)
     assert at.session_state["cmp_reranker"] == "ltr" and at.session_state["cmp_top_k"] == 5
-    at.radio(key="rerank_mode").set_value("off").run()
+    at.radio(key="rerank_mode").set_value("none").run()
     assert_ok(at)
     assert at.session_state["cmp_reranker"] == "none"
     assert at.query_params.get("reranker") == "none" and "b_reranker" not in at.query_params
@@ -286,5 +287,5 @@ def test_support_gate_panel_says_why_it_abstained() -> None:
     assert len(panel) == 1
     summary = [m.value.replace("\\", "") for m in panel[0].markdown]  # the text is Markdown-escaped
     assert len(summary) == 1 and summary[0].startswith("P(support) ")
-    assert "the learned gate abstains" in summary[0] and "'biblioteca'" in summary[0]
+    assert "the learned gate abstains" in summary[0] and "`biblioteca`" in summary[0]
     assert [getattr(c, "type", "") for c in panel[0].children.values()].count("vega_lite_chart") == 1

@@ -114,8 +114,8 @@ def test_a_reranker_path_in_the_url_is_ignored_without_a_word_on_the_filesystem(
     at = page(reranker=raw)
     assert_ok(at)
     (line,) = url_warnings(at)
-    assert line == (f"URL parameter ignored: reranker={raw!r} is not one of this app's rerankers "
-                    "(ltr, none, reader, bi-encoder:use-m3); using ltr")
+    assert line == (f"URL parameter ignored: reranker=`{raw}` is not one of this app's rerankers "
+                    "(`ltr`, `none`, `reader`, `bi-encoder:use-m3`); using ltr")
     assert at.radio(key="rerank_mode").value == "ltr"
     assert at.radio(key="rerank_mode").options == [
         "Learned ranker (LambdaMART over BM25, dense, coverage and reader features)", "Off",
@@ -128,7 +128,7 @@ def test_the_configured_cross_encoders_are_the_only_other_choices(monkeypatch: p
     at = page(reranker="org/cross-b")
     assert_ok(at)
     assert not url_warnings(at)
-    assert at.radio(key="rerank_mode").value == "cross"
+    assert at.radio(key="rerank_mode").value == "cross-encoder"
     assert at.selectbox(key="rerank_cross").options == ["org/cross-a", "org/cross-b"]
     assert at.selectbox(key="rerank_cross").value == "org/cross-b"
 

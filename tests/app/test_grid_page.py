@@ -48,7 +48,7 @@ def test_grid_has_one_row_per_candidate_and_a_picked_chunk_opens_its_card() -> N
     assert_ok(at)
     head = next(m.value for m in at.markdown if m.value.startswith(code(cut["chunk_id"])))
     assert "parent" in head
-    formula = next(m.value for m in at.markdown if m.value.startswith(f"Fused #{fused['rank']}:"))
+    formula = next(m.value for m in at.markdown if m.value.startswith(f"Fused #{fused['rank']} (RRF):"))
     for ranker, rank in fused["ranks"].items():
         assert f"1/(60 + {rank})" in formula
     assert any("raw LambdaMART score" in c.value for c in at.caption)

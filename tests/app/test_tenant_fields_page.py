@@ -54,7 +54,7 @@ def test_a_link_filter_names_only_the_tenants_fields(corpus: Path) -> None:
     assert sorted(url_warnings(at)) == [
         f"URL parameter ignored: f.clearance: unknown filter field 'clearance' ({ACME_FIELDS})",
         f"URL parameter ignored: f.colour: unknown filter field 'colour' ({ACME_FIELDS})",
-        "URL parameter ignored: f.doc_type: no document with tenant='acme' has doc_type 'secret'"]
+        "URL parameter ignored: f.doc_type: no document with tenant=`acme` has doc_type `secret`"]
     assert at.multiselect(key="flt_region").value == ["norte"]
     assert at.multiselect(key="flt_doc_type").value == ["faq"]
     assert sorted(ms.key for ms in at.sidebar.multiselect if ms.key.startswith("flt_")) == [
@@ -116,7 +116,7 @@ def test_a_field_with_too_many_values_for_a_picker_is_typed_and_its_link_filter_
     at.query_params["f.batch"] = ["4", "9"]
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert url_warnings(at) == ["URL parameter ignored: f.batch: no document with tenant='acme' has batch '9'"]
+    assert url_warnings(at) == ["URL parameter ignored: f.batch: no document with tenant=`acme` has batch `9`"]
     assert at.text_input(key="flt_text_batch").value == "4"
     assert not [ms.key for ms in at.sidebar.multiselect if ms.key.startswith("flt_")]  # every field is typed
 

@@ -73,7 +73,7 @@ def test_off_under_an_access_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_decision_sentence_names_each_failed_condition() -> None:
-    from ui.tune_panel import decision_sentence
+    from ui.evaluation.tune import decision_sentence
 
     base = {"metric": "ndcg@10", "best": {"overrides": {"rrf_k": 30}}}
     row = {"delta": 0.03, "p_value": 0.01, "lost_relevant": []}

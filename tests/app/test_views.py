@@ -74,9 +74,9 @@ def test_list_rows_copy_the_trace_and_mark_relevance() -> None:
 
 
 def test_lists_csv_has_one_table_per_list() -> None:
-    tables = tables.lists_csv(trace())
-    assert list(tables) == ["lexical", "dense", "fused", "reranked"]
-    fused = list(csv.DictReader(io.StringIO(tables["fused"])))
+    csvs = tables.lists_csv(trace())
+    assert list(csvs) == ["lexical", "dense", "fused", "reranked"]
+    fused = list(csv.DictReader(io.StringIO(csvs["fused"])))
     assert [r["chunk_id"] for r in fused] == ["a#0", "b#0", "c#0"]
     assert fused[1]["rank_bm25"] == ""  # None is an empty cell, never 0
     empty = tables.lists_csv(trace(reranked={"score_kind": "none", "items": []}))["reranked"]
@@ -103,12 +103,14 @@ def test_contribution_rows_mark_single_ranker_items() -> None:
 
 def test_empty_reasons_come_from_the_trace() -> None:
     off = trace(models={"reranker": None}, reranked={"score_kind": "none", "items": [], "note": "no rerank ran"})
-    assert "no reranker configured" in tables.empty_reason(off, "reranked")
+    assert tables.empty_reason(off, "reranked").text() == "no rerank ran: no reranker configured (reranker off)"
+    assert tables.empty_reason(off, "reranked").text("pt") == ("nenhum rerank rodou: nenhum reranqueador configurado "
+                                                               "(reranqueador desligado)")
     failed = trace(models={"reranker": "x/y", "reranker_status": "reranker 'x/y' could not load: OSError"},
                    reranked={"score_kind": "none", "items": []})
-    assert "could not load" in tables.empty_reason(failed, "reranked")
+    assert "could not load" in tables.empty_reason(failed, "reranked").text()
     skipped = trace(lexical={"score_kind": "bm25", "items": [], "note": "skipped: hybrid switched off"})
-    assert tables.empty_reason(skipped, "lexical") == "skipped: hybrid switched off"
+    assert tables.empty_reason(skipped, "lexical").text() == "skipped: hybrid switched off"
 
 
 def test_diff_finals() -> None:
@@ -126,7 +128,7 @@ def test_diff_finals() -> None:
 def test_url_params_round_trip_and_reject_bad_values() -> None:
     defaults = links.ViewParams()
     params = links.ViewParams(q="PX-7?", tenant="lumen", filters={"year": ("2024", "2025")}, top_k=3,
-                              reranker=links.RERANKER_BI, dense_only=True, min_similarity=0.5)
+                              reranker="bi-encoder:use-m3", dense_only=True, min_similarity=0.5)
     query = links.params_to_query(params, defaults)
     assert query == {"q": "PX-7?", "tenant": "lumen", "f.year": ["2024", "2025"], "top_k": "3",
                      "reranker": "bi-encoder:use-m3", "dense_only": "true", "min_similarity": "0.5"}
@@ -134,7 +136,10 @@ def test_url_params_round_trip_and_reject_bad_values() -> None:
                                                defaults)
     assert parsed == params and problems == []
     parsed, problems = links.params_from_query({"top_k": ["0"], "rrf_k": ["abc"], "min_similarity": ["2"]}, defaults)
-    assert parsed == defaults and len(problems) == 3
+    assert parsed == defaults
+    assert [p.text() for p in problems] == ["top_k=0 is outside [1, 200]; using 5",
+                                            "rrf_k='abc' is not an integer; using 60",
+                                            "min_similarity=2.0 is outside [-1, 1]; using 0.8"]
 
 
 
@@ -162,7 +167,7 @@ def test_language_and_judgments_file_travel_in_the_url() -> None:
     params, problems = links.params_from_query({"lang": ["pt"], "judgments": ["j.jsonl"]}, links.ViewParams())
     assert params.lang == "pt" and params.judgments == "j.jsonl" and not problems
     params, problems = links.params_from_query({"lang": ["fr"]}, links.ViewParams())
-    assert params.lang == "en" and problems == ["lang='fr' is not one of en, pt; using en"]
+    assert params.lang == "en" and [p.text() for p in problems] == ["lang='fr' is not one of en, pt; using en"]
     assert links.params_to_query(links.ViewParams(lang="pt"), links.ViewParams()) == {"lang": "pt"}
 
 
@@ -174,7 +179,9 @@ def test_the_open_tab_travels_in_the_url() -> None:
     assert params.tab == "lists" and problems == []
     params, problems = links.params_from_query({"tab": ["Timings"]}, defaults)
     assert params.tab == "grid"
-    assert problems == ["tab='Timings' is not one of grid, lists, movement, compare, judge, where, timings; using grid"]
+    assert [p.text() for p in problems] == [
+        "tab='Timings' is not one of grid, lists, movement, compare, judge, where, timings; using grid"]
+    assert problems[0].text("pt").startswith("tab='Timings' não é")
 
 
 def test_compare_configuration_b_travels_in_the_url_with_the_same_validation() -> None:
@@ -188,18 +195,16 @@ def test_compare_configuration_b_travels_in_the_url_with_the_same_validation() -
     assert parsed == params and problems == []
     # B's values pass the bounds A's do; a bad one is dropped with its reason and B keeps its default (None).
     parsed, problems = links.params_from_query({"b_top_k": ["0"], "b_rrf_k": ["x"], "b_min_similarity": ["nan"],
-                                                "b_overfetch": ["21"]}, defaults)
+                                                "b_overfetch": ["101"]}, defaults)
     assert (parsed.b_top_k, parsed.b_rrf_k, parsed.b_min_similarity, parsed.b_overfetch) == (None,) * 4
-    assert problems == ["b_top_k=0 is outside [1, 50]; using B's default",
+    assert [p.text() for p in problems] == ["b_top_k=0 is outside [1, 200]; using B's default",
                         "b_rrf_k='x' is not an integer; using B's default",
                         "b_min_similarity=nan is outside [-1, 1]; using B's default",
-                        "b_overfetch=21 is outside [1, 20]; using B's default"]
+                        "b_overfetch=101 is outside [1, 100]; using B's default"]
     assert links.params_to_query(defaults, defaults) == {}  # B unset: nothing in the link
 
 
 def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
-    from retrieval.explain import links, support, tables
-
     trace = {"gate": {"support": {"best": 0.12, "threshold": 0.15, "passes": False, "reason": "no selected chunk "
                                   "mentions 'zulu'; support 0.12 < 0.15",
                                   "features": {"g_focus_missing": 0.6, "g_cos_best": 0.88, "g_cov_best": 0.3},
@@ -214,19 +219,21 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     assert rows[1]["meaning"].startswith("IDF-weighted share of the focus tokens")
     from retrieval.learned.judge.features import GATE_NAMES
 
-    assert set(support.GATE_LABELS) == {*GATE_NAMES, "bias"}
-    assert support.support_summary(trace) == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
+    from retrieval.learned.judge.features import feature_label
+
+    assert all(feature_label(name, lang) != name for name in (*GATE_NAMES, "bias") for lang in ("en", "pt"))
+    assert support.support_summary(trace).text() == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
     trace["gate"]["support"]["missing_tokens"] = ["zulu", "alfa"]
-    assert support.support_summary(trace) == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
+    assert support.support_summary(trace).text() == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
                                             "selected chunk mentions 'zulu', 'alfa'.")
-    assert support.support_summary(trace, "pt") == ("P(suporte) 0.12 < limiar 0.15: o portão aprendido se abstém — "
+    assert support.support_summary(trace).text("pt") == ("P(suporte) 0,12 < limiar 0,15: o portão aprendido se abstém — "
                                                   "nenhum trecho selecionado menciona 'zulu', 'alfa'.")
     passing = {"gate": {"support": {"best": 0.2, "threshold": 0.15, "passes": True, "missing_tokens": ["rate"]}}}
-    assert support.support_summary(passing) == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers, although "
+    assert support.support_summary(passing).text() == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers, although "
                                               "no selected chunk mentions 'rate'.")
     close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
-    assert support.support_summary(close) == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
-    assert support.support_summary({"gate": {"support": {"note": "not applied: off"}}}) == "not applied: off"
+    assert support.support_summary(close).text() == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
+    assert support.support_summary({"gate": {"support": {"note": "not applied: off"}}}).text() == "not applied: off"
     assert support.support_summary({"gate": {}}) is None and support.support_rows({"gate": {}}) == []
 
 

@@ -59,7 +59,7 @@ def assert_same_as_local(local, other, question, filters, label) -> None:
 
 
 def test_same_lists_and_final_chunks_as_local_on_every_lab_question(lab_bench, milvus_bench, lab_questions):
-    assert milvus_bench.state.store_reason == "ok" and milvus_bench.state.store.count() == len(lab_bench.state.chunks)
+    assert milvus_bench.state.store_reason.code == "store.ok" and milvus_bench.state.store.count() == len(lab_bench.state.chunks)
     for q in lab_questions:
         assert_same_as_local(lab_bench, milvus_bench, q.question, q.filters, q.id)
 
@@ -262,8 +262,9 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
     # Loading while the server is down: the in-process BM25 and the reason, never an exception.
     state = bench.load_corpus(corpus)
     # The server's version is asked first (retrieval.backends.milvus.server_features): a server that is down says so.
-    assert state.store is None and state.store_reason.startswith("vector store unavailable: Milvus at http://")
-    assert "unavailable: MilvusException" in state.store_reason and "Fail connecting to server" in state.store_reason
+    why = state.store_reason.text()
+    assert state.store is None and why.startswith("vector store unavailable: Milvus at http://"), why
+    assert "unavailable: MilvusException" in why and "Fail connecting to server" in why
     again = bench.ask(question, {"tenant": "lumen"})
     assert again.tier == "lexical_only" and [f.parent_id for f in again.final][:1] == ["a1"]
     # The server back (a new process over the same data): the collection is loaded again, nothing is written.

@@ -103,7 +103,7 @@ def test_empty_bm25_index_gives_dense_only(lab_bench):
 def test_embedder_failure_gives_lexical_only(lab_bench, tmp_path):
     s = lab_bench.settings.with_overrides(embedding_model=str(tmp_path / "no-such-model"))
     bench = Workbench(s, progress=False)
-    assert bench.embedder is None and "could not load" in bench.embedder_reason
+    assert bench.embedder is None and "could not load" in bench.embedder_reason.text()
     bench.load_corpus()
     trace = bench.ask(NEGATION_Q, {"tenant": "lumen"})
     assert trace.tier == "lexical_only" and "could not load" in trace.tier_reason
@@ -130,10 +130,11 @@ def test_reranker_that_cannot_load_gives_rrf_only(lab_bench, tmp_path):
 
 
 def test_hub_name_with_downloads_off_fails_fast():
-    from retrieval.stages.rerank import load_reranker
+    from retrieval.stages.rerank import LoadContext, load_reranker
 
     # Refused from the disk check alone (no model library, no network): the reason says what to do.
-    reranker, reason = load_reranker("BAAI/bge-reranker-v2-m3", allow_downloads=False)
+    reranker, why = load_reranker("BAAI/bge-reranker-v2-m3", LoadContext(allow_downloads=False))
+    reason = why.text()
     assert reranker is None and reason.startswith("reranker 'BAAI/bge-reranker-v2-m3' is not on disk")
     assert "models pull BAAI/bge-reranker-v2-m3" in reason and "RETRIEVAL_ALLOW_DOWNLOADS=true" in reason
 

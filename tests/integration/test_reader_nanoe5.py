@@ -40,7 +40,7 @@ def test_the_reader_ranks_the_passage_that_answers_first():
                 "Para ativar o PX-7, cadastre o número de série no portal."]
     for spec in ("reader", "reader:int8"):
         reader, why = load_reranker(spec)
-        assert why == "loaded" and reader.kind == "reader"
+        assert why.code == "rerank.loaded" and reader.kind == "reader"
         scores = reader.score(question, passages)
         assert int(np.argmax(scores)) == 1, (spec, scores)
         assert np.all((scores > 0) & (scores <= 1.0))

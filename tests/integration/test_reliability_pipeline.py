@@ -44,7 +44,7 @@ def test_a_weight_zero_dense_ranker_neither_lists_nor_orders(lab_bench):
     trace = lab_bench.ask("O PX-7 não foi ativado apesar do pagamento, o que faço?", {"tenant": "lumen"}, settings=s)
     assert trace.fused.chunk_ids() == trace.lexical.chunk_ids()
     assert trace.dense.items  # it was searched (the gate reads its cosines) but not fused
-    assert "dropped from the fusion (weight 0): dense" in trace.fused.note
+    assert trace.fused.note.text() == "dropped from the fusion (weight 0): dense"
     assert [i.score for i in trace.fused.items] == pytest.approx([1 / (60 + r) for r in range(1, len(trace.fused.items) + 1)])
 
 
@@ -133,11 +133,11 @@ def test_a_chroma_that_answers_query_but_fails_get_never_raises_out_of_ask(tmp_p
     state.store.collections = {name: GetFails(col) for name, col in state.store.collections.items()}
     trace = bench.ask(TWO_PARTS, {"tenant": "lumen"})
     assert trace.dense.items and trace.final and trace.answer.text  # answered, from the window it got
-    stages = {n["stage"]: n["note"] for n in trace.notes}
+    stages = {n.stage: n.reason.text() for n in trace.notes}
     assert "OperationalError: too many SQL variables" in stages["select"]  # MMR not applied, and why
     if "judge_features" in stages:  # the learned judge read lexical-only finds: it dropped, saying why
         assert trace.tier_reason == f"learned ranker: {stages['judge_features']}"
     picked = explain.explain_many(state, trace.to_dict(), explain.targets(state, trace.final[0].parent_id),
                                   query_vector=bench.encoder.query(TWO_PARTS)[0])
     assert all(e["lists"]["dense"]["status"] in {"in_list", "unknown"} for e in picked)
-    assert any("OperationalError" in (e["lists"]["dense"].get("note") or "") for e in picked)
+    assert any("OperationalError" in getattr(e["lists"]["dense"].get("note"), "text", str)() for e in picked)

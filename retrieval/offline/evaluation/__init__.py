@@ -15,11 +15,11 @@ Exports of a report are in :mod:`retrieval.offline.report`.
 from ...core.split import split_of
 from .calibrate import calibrate_gate
 from .compare import compare, observed
-from .configs import NAMED_CONFIGS, Config, resolve_configs, select_split
+from .configs import Config, named_configs, resolve_configs, select_split
 from .diagnose import LAYERS, diagnose, evidence_check
 from .metrics import METRICS, aggregate, scores
 from .runner import TqdmProgress, bench_factory, evaluate_configs
 
-__all__ = ["LAYERS", "METRICS", "NAMED_CONFIGS", "Config", "TqdmProgress", "aggregate", "bench_factory",
+__all__ = ["LAYERS", "METRICS", "Config", "TqdmProgress", "aggregate", "bench_factory", "named_configs",
            "calibrate_gate", "compare", "diagnose", "evaluate_configs", "evidence_check", "observed",
            "resolve_configs", "scores", "select_split", "split_of"]

@@ -6,12 +6,37 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
+from ...core.reasons import Reason, declare, raw
 from ...core.types import Question
 from .configs import Config
 from .metrics import RANX_LOCK, parent_ranking, parent_run, quiet_ranx, relevant_grades
 
 
-def observed(report: Mapping[str, Any]) -> list[str]:
+OBSERVED = declare("observed.line", en="{candidate!c} vs {baseline!c}: {deltas}; {improved} questions improved, "
+                   "{worsened} worsened", pt="{candidate!c} contra {baseline!c}: {deltas}; {improved} perguntas "
+                   "melhoraram, {worsened} pioraram")
+OBSERVED_LOST = declare("observed.line_lost", en="{candidate!c} vs {baseline!c}: {deltas}; {improved} questions "
+                        "improved, {worsened} worsened; {lost} lost a relevant document the baseline had in its top {k}",
+                        pt="{candidate!c} contra {baseline!c}: {deltas}; {improved} perguntas melhoraram, {worsened} "
+                        "pioraram; {lost} perderam um documento relevante que a referência tinha no top {k}")
+DELTA = declare("observed.delta", en="{metric} {delta:+.4f} ({p})", pt="{metric} {delta:+.4f} ({p})")
+DELTAS = declare("observed.deltas", en="{first}, {rest}", pt="{first}, {rest}")
+P_EQUALS = declare("p.equals", en="p={p:.4f}", pt="p={p:.4f}")
+P_TINY = declare("p.tiny", en="p={p:.1e}", pt="p={p:.1e}")
+P_BELOW = declare("p.below", en="p<0.001", pt="p<0,001")
+P_NONE = declare("p.none", en="p=n/a", pt="p=n/d")
+
+
+def p_reason(p: Any) -> Reason:
+    """A p-value as a reason (its numbers written per language): what :func:`p_text` writes in English."""
+    if p is None:
+        return P_NONE()
+    if p == 0:
+        return P_BELOW()  # no permutation out of ranx's 1,000 reached the observed difference
+    return P_EQUALS(p=p) if p >= 0.0001 else P_TINY(p=p)
+
+
+def observed(report: Mapping[str, Any]) -> list[Reason]:
     """One line per candidate: what the run showed on the headline metrics (to set beside the hypothesis)."""
     kmax = report["k"][-1]
     lines = []
@@ -21,12 +46,15 @@ def observed(report: Mapping[str, Any]) -> list[str]:
         for metric in (f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}"):
             row = next((r for r in rows if r["candidate"] == candidate and r["metric"] == metric), None)
             if row:
-                parts.append(f"{metric} {row['delta']:+.4f} ({p_text(row['p_value'])})")
+                parts.append(DELTA(metric=metric, delta=row["delta"], p=p_reason(row["p_value"])))
+        deltas = parts[0] if parts else raw("")
+        for part in parts[1:]:
+            deltas = DELTAS(first=deltas, rest=part)
         head = next(r for r in rows if r["candidate"] == candidate and r["metric"] == f"ndcg@{kmax}")
         lost = len(head["lost_relevant"])
-        lines.append(f"{candidate} vs {head['baseline']}: " + ", ".join(parts)
-                     + f"; {len(head['improved'])} questions improved, {len(head['worsened'])} worsened"
-                     + (f"; {lost} lost a relevant document the baseline had in its top {kmax}" if lost else ""))
+        fields = dict(candidate=candidate, baseline=head["baseline"], deltas=deltas, improved=len(head["improved"]),
+                      worsened=len(head["worsened"]))
+        lines.append(OBSERVED_LOST(**fields, lost=lost, k=kmax) if lost else OBSERVED(**fields))
     return lines
 
 

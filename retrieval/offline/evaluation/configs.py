@@ -11,25 +11,36 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ...core.split import split_of
 from ...core.types import Question
+from ...stages.fusion import METHODS
+from ...stages.rerank import KINDS
 from ...settings import Settings
 
-#: Named configurations (DESIGN.md, "Command line"): settings overrides over the base settings.
-NAMED_CONFIGS: dict[str, dict[str, Any]] = {
+#: The named configurations that name no declared kind (DESIGN.md, "Command line"): settings overrides over the
+#: base settings. ``hybrid+rerank`` takes the base's own reranker.
+BASE_CONFIGS: dict[str, dict[str, Any]] = {
     "bm25": {"dense_enabled": False, "hybrid_enabled": True, "reranker_model": "none"},
     "dense": {"hybrid_enabled": False, "reranker_model": "none"},
     "hybrid": {"reranker_model": "none"},
     "hybrid+rerank": {},
-    "hybrid+ltr": {"reranker_model": "ltr"},
-    "hybrid+reader": {"reranker_model": "reader"},
-    # Further interventions, each one change away from ``hybrid``:
-    "hybrid-rrf30": {"reranker_model": "none", "rrf_k": 30},
-    "weighted-rrf": {"reranker_model": "none", "fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"},
-    "combsum": {"reranker_model": "none", "fusion": "combsum"},
+}
+#: Further interventions, each one change away from ``hybrid``.
+INTERVENTIONS: dict[str, dict[str, Any]] = {
     "hybrid-use-m3": {"reranker_model": "none", "embedding_model": "use-m3"},
     "hybrid-minilm": {"reranker_model": "none", "embedding_model": "minilm"},
 }
 
 
+def named_configs() -> dict[str, dict[str, Any]]:
+    """Every named configuration, in order: the base ones, one per reranker kind that declares its evaluation
+    (``hybrid+ltr``, ``hybrid+reader``), ``hybrid-rrf30``, one per fusion method that declares one
+    (``weighted-rrf``, ``combsum``), then the other interventions. Read from the declarations each time, so a
+    kind declared later has its configuration too."""
+    out = dict(BASE_CONFIGS)
+    out.update({kind.evaluation[0]: dict(kind.evaluation[1]) for kind in KINDS if kind.evaluation})
+    out["hybrid-rrf30"] = {"reranker_model": "none", "rrf_k": 30}
+    out.update({m.evaluation[0]: dict(m.evaluation[1]) for m in METHODS if m.evaluation})
+    out.update(INTERVENTIONS)
+    return out
 
 
 def select_split(questions: Iterable[Question], split: str) -> list[Question]:
@@ -53,9 +64,10 @@ def resolve_configs(names: Sequence[str], base: Settings, extra: Sequence[Mappin
     """
     out = []
     for name in names:
-        if name not in NAMED_CONFIGS:
-            raise ValueError(f"unknown config '{name}' (named configs: {', '.join(NAMED_CONFIGS)})")
-        overrides = dict(NAMED_CONFIGS[name])
+        named = named_configs()
+        if name not in named:
+            raise ValueError(f"unknown config '{name}' (named configs: {', '.join(named)})")
+        overrides = dict(named[name])
         if name == "hybrid+rerank":
             overrides["reranker_model"] = base.reranker_model
         out.append(Config(name, overrides))

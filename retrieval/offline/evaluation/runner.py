@@ -155,7 +155,9 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
             part: compare([q for q in chosen if split_of(q.id) == part], configs, finals_by_config,
                           per_q_by_config, names, runs)
             for part in ("dev", "heldout")}
-    report["observed"] = observed(report)
+    lines = observed(report)
+    report["observed"] = [line.text() for line in lines]  # the report JSON: the English lines and their codes
+    report["observed_codes"] = [line.to_dict() for line in lines]
     return report
 
 

@@ -1,8 +1,9 @@
-"""The analyst's page: the rank grid, the provenance card of one chunk, and "Why A above B".
+"""The rank grid tab: one table of every candidate chunk, the provenance card of one chunk, and "Why A above B".
 
-Layout only: the rows, the card's signals and the deciding signal come from :mod:`retrieval.explain.grid`; every
-visible text is in :mod:`ui.i18n`. Ids, terms and trace texts put into Markdown go through
-:func:`ui.escape.code` / :func:`ui.escape.md`; table cells and select boxes show plain text.
+Layout only: the rows, the card's signals and the deciding signal come from :mod:`retrieval.explain.grid`,
+:mod:`~retrieval.explain.card` and :mod:`~retrieval.explain.why`; a fusion method's formula and a feature's words
+are their declarations'; every other visible text is in :mod:`ui.i18n.grid`. Ids, terms and trace texts put into
+Markdown go through :func:`ui.escape.code` / :func:`ui.escape.md`; table cells and select boxes show plain text.
 """
 
 from __future__ import annotations
@@ -12,14 +13,20 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
-from retrieval.explain import grid
+from retrieval.explain import card as cards
+from retrieval.explain import grid, why
 from retrieval.explain.tables import empty_reason
+from retrieval.learned.judge.features import feature_label
+from retrieval.stages.fusion import METHODS
+from retrieval.stages.gate import GATES
+from retrieval.stages.rerank import KINDS
 
-from .escape import code, md
-from .i18n import feature_label, t
-from .keep import keep, kept, remember, restore
-from .layout import highlighted, relevance_badge
-from .reasons import reason
+from ..escape import code, md
+from ..format import num
+from ..i18n import t
+from ..keep import keep, kept, remember, restore
+from ..reasons import reason
+from ..widgets import highlighted, relevance_badge
 
 #: Rows of the grid shown without scrolling, and their height in pixels (about 21 rows and the header fit in
 #: 530 px: under the answer on a 1280×720 screen).
@@ -31,8 +38,8 @@ CARD_KEY, A_KEY, B_KEY, GRID_KEY = "card_pick", "why_a", "why_b", "rank_grid"
 DECIDED_STYLE = "background-color: rgba(255, 193, 7, 0.25)"
 
 
-def _num(value: float | None, spec: str) -> str:
-    return "—" if value is None else format(value, spec)
+def _num(value: float | None, spec: str, lang: str = "en") -> str:
+    return num(value, spec, lang)
 
 
 def _arrow(move: int | None) -> str:
@@ -53,9 +60,8 @@ def fate_text(row: Mapping[str, Any], lang: str, markdown: bool = False) -> str:
     ``markdown`` (trace texts escaped), plain otherwise (a table cell)."""
     fate, detail = row["fate"], row["fate_detail"]
     wrap = code if markdown else str
-    text = md if markdown else str
     if fate == "final":
-        return ""
+        return t("fate_tail", lang) if detail.get("tail") else ""
     if fate == "dedup":
         return t("fate_dedup", lang, kept=wrap(detail["kept"]))
     if fate == "top_k":
@@ -68,9 +74,9 @@ def fate_text(row: Mapping[str, Any], lang: str, markdown: bool = False) -> str:
         if "reason" in detail:
             return t("fate_gate_request", lang, reason=reason(detail["reason"], lang) if markdown
                      else str(detail["reason"]))
-        spec = ".2f" if detail["kind"] == "bm25" else ".3f"
-        return t("fate_gate", lang, kind=detail["kind"], value=_num(detail["value"], spec),
-                 threshold=detail["threshold"])
+        spec = GATES.get(detail["kind"]).value_spec if detail["kind"] in GATES else ".3f"
+        return t("fate_gate", lang, kind=detail["kind"], value=_num(detail["value"], spec, lang),
+                 threshold=_num(detail["threshold"], "", lang))
     return t("fate_not_fused", lang)
 
 
@@ -148,14 +154,15 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
 
 
 # -- the provenance card ---------------------------------------------------------------------------------------
-def _rrf_formula(fusion: Mapping[str, Any]) -> str:
+def _fusion_formula(trace: Mapping[str, Any], fusion: Mapping[str, Any], lang: str) -> str:
+    """The fused score written out as its method declares its terms: ``bm25 1/(60 + 1) + dense 1/(60 + 3) = …``
+    for a rank-based method, each list's weighted normalized score for CombSUM and the convex combination."""
     terms = fusion["terms"]
-    if fusion["method"] == "combsum":
-        return " + ".join(f"{code(x['ranker'])} {x['recorded']:.4f}" for x in terms) + f" = **{fusion['score']:.4f}**"
-    parts = " + ".join(f"{code(x['ranker'])} {'' if x['weight'] == 1 else format(x['weight'], 'g') + '·'}"
-                       f"1/({x['k']} + {x['rank']})" for x in terms)
-    values = " + ".join(_num(x["value"], ".5f") for x in terms)
-    return f"{parts} = {values} = **{fusion['score']:.5f}**"
+    parts = " + ".join(f"{code(x['ranker'])} {cards.term_formula(trace, x, lang)}" for x in terms)
+    if not fusion["rank_based"]:
+        return f"{parts} = **{_num(fusion['score'], '.4f', lang)}**"
+    values = " + ".join(_num(x["value"], ".5f", lang) for x in terms)
+    return f"{parts} = {values} = **{_num(fusion['score'], '.5f', lang)}**"
 
 
 def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
@@ -163,7 +170,7 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
     """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its text with the question's terms
     marked, BM25 per term, cosine and dense rank, the RRF terms with k, the reranker's score and each feature's
     contribution, and the gate's decision."""
-    card = grid.provenance(trace, chunk_id, relevant, graded)
+    card = cards.provenance(trace, chunk_id, relevant, graded)
     row = card["row"]
     st.subheader(t("card_title", lang))
     where = t("card_final", lang, n=row["final"]) if row["final"] else fate_text(row, lang, markdown=True)
@@ -176,7 +183,7 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
         with st.container(border=True):
             st.markdown(highlighted(chunk_text.get(chunk_id, ""), terms))
         _dense_line(card["dense"], lang)
-        _fusion_lines(card["fusion"], row, lang)
+        _fusion_lines(trace, card["fusion"], row, lang)
         _gate_line(card["gate"], row, lang)
     with right:
         _bm25_section(trace, card["bm25"], lang)
@@ -186,10 +193,11 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
 def _bm25_section(trace: Mapping[str, Any], bm25: Mapping[str, Any] | None, lang: str) -> None:
     if bm25 is None:
         lexical = trace.get("lexical") or {}
-        why = lexical.get("note") if not lexical.get("items") and lexical.get("note") else t("card_no_bm25_any", lang)
-        st.markdown(t("card_no_bm25", lang, why=reason(why, lang) if why != t("card_no_bm25_any", lang) else why))
+        why = (reason(lexical.get("note_code") or lexical["note"], lang)
+               if not lexical.get("items") and lexical.get("note") else t("card_no_bm25_any", lang))
+        st.markdown(t("card_no_bm25", lang, why=why))
         return
-    st.markdown(t("card_bm25", lang, rank=bm25["rank"], score=f"{bm25['score']:.3f}"))
+    st.markdown(t("card_bm25", lang, rank=bm25["rank"], score=_num(bm25["score"], ".3f", lang)))
     if not bm25["terms"]:
         return
     top = max(v for _, v in bm25["terms"]) or 1.0
@@ -205,19 +213,24 @@ def _dense_line(dense: Mapping[str, Any], lang: str) -> None:
     if dense["cosine"] is None:
         st.markdown(t("card_no_dense", lang))
     elif dense["cosine_from"] == "gate":
-        st.markdown(t("card_dense_gate", lang, cos=f"{dense['cosine']:.3f}"))
+        st.markdown(t("card_dense_gate", lang, cos=_num(dense["cosine"], ".3f", lang)))
     else:
-        st.markdown(t("card_dense", lang, cos=f"{dense['cosine']:.3f}", rank=dense["rank"]))
+        st.markdown(t("card_dense", lang, cos=_num(dense["cosine"], ".3f", lang), rank=dense["rank"]))
 
 
-def _fusion_lines(fusion: Mapping[str, Any] | None, row: Mapping[str, Any], lang: str) -> None:
+def _fusion_lines(trace: Mapping[str, Any], fusion: Mapping[str, Any] | None, row: Mapping[str, Any],
+                  lang: str) -> None:
     if fusion is None:
         st.markdown(t("card_no_fused", lang))
         return
-    key = "card_combsum" if fusion["method"] == "combsum" else "card_rrf"
-    st.markdown(t(key, lang, rank=fusion["rank"], formula=_rrf_formula(fusion)))
-    shares = " · ".join(f"{r} {v * 100:.0f} %" for r, v in row["shares"].items())
-    st.caption(t("card_rrf_k", lang, k=fusion["k"], shares=md(shares)))
+    method = METHODS.get(fusion["method"]).label(lang) if fusion["method"] in METHODS else md(fusion["method"])
+    st.markdown(t("card_fused", lang, rank=fusion["rank"], method=method,
+                  formula=_fusion_formula(trace, fusion, lang)))
+    shares = " · ".join(f"{r} {num(v * 100, '.0f', lang)} %" for r, v in row["shares"].items())
+    if fusion["rank_based"]:
+        st.caption(t("card_rrf_k", lang, k=fusion["k"], shares=md(shares)))
+    else:
+        st.caption(t("card_shares", lang, shares=md(shares)))
 
 
 def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, lang: str) -> None:
@@ -226,12 +239,14 @@ def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, 
             t("fate_window", lang, max_input=(trace.get("settings") or {}).get("reranker_max_input"))
         st.markdown(t("card_no_rerank", lang, why=why))
         return
+    kind = KINDS.get(rerank["kind"]) if rerank["kind"] in KINDS else None
     st.markdown(t("card_rerank", lang, kind=md(rerank["kind"] or rerank["score_kind"] or ""), rank=rerank["rank"],
-                  score=f"{rerank['score']:.3f}", fused=rerank["fused_rank"], move=_arrow(rerank["move"])))
+                  score=_num(rerank["score"], ".3f", lang), fused=rerank["fused_rank"], move=_arrow(rerank["move"])))
     if not rerank["features"]:
-        st.caption(t("card_rerank_scale", lang, kind=md(rerank["score_kind"] or "")))
+        scale = kind.score_label(lang) if kind and kind.score_label else md(rerank["score_kind"] or "")
+        st.caption(t("card_rerank_scale", lang, kind=scale))
         return
-    st.caption(t("card_rerank_unit", lang, bias=_num(rerank["bias"], "+.3f")))
+    st.caption(t("card_rerank_unit", lang, bias=_num(rerank["bias"], "+.3f", lang)))
     frame = pd.DataFrame([{"contribution": value, "label": feature_label(name, lang), "feature": name}
                           for name, value in rerank["features"]])
     st.dataframe(frame, hide_index=True, width="stretch", row_height=ROW_HEIGHT, height=10 * ROW_HEIGHT + 3,
@@ -242,9 +257,9 @@ def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, 
 
 
 def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> None:
-    spec = ".2f" if gate["kind"] == "bm25" else ".3f"
-    values = {"kind": gate["kind"], "value": _num(gate["value"], spec) if gate["value"] is not None else
-              t("unknown", lang), "threshold": gate["threshold"]}
+    spec = GATES.get(gate["kind"]).value_spec if gate["kind"] in GATES else ".3f"
+    values = {"kind": gate["kind"], "value": _num(gate["value"], spec, lang) if gate["value"] is not None else
+              t("unknown", lang), "threshold": _num(gate["threshold"], "", lang)}
     if gate["decision"] == "passed":
         line = t("card_gate_passed", lang, **values)
     elif gate["reason"]:
@@ -256,8 +271,8 @@ def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> No
     st.markdown(line)
     support = gate.get("support")
     if support:
-        st.caption(t("card_support", lang, p=f"{support['p']:.2f}", op="≥" if support["passes"] else "<",
-                     threshold=_num(support["threshold"], ".2f"),
+        st.caption(t("card_support", lang, p=_num(support["p"], ".2f", lang), op="≥" if support["passes"] else "<",
+                     threshold=_num(support["threshold"], ".2f", lang),
                      verdict=t("card_support_answers" if support["passes"] else "card_support_abstains", lang),
                      read=t("card_support_read", lang) if support["read"] else ""))
 
@@ -266,10 +281,10 @@ def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> No
 _GROUP_FORMAT = {"bm25": ".3f", "dense": ".3f", "rrf": ".5f", "rerank": "+.4f"}
 
 
-def _value(group: str, value: float | None) -> str:
+def _value(group: str, value: float | None, lang: str = "en") -> str:
     if value is None:
         return "—"
-    return f"{value * 100:.0f} %" if group == "share" else format(value, _GROUP_FORMAT[group])
+    return f"{num(value * 100, '.0f', lang)} %" if group == "share" else num(value, _GROUP_FORMAT[group], lang)
 
 
 def _signal_cells(row: Mapping[str, Any], lang: str) -> tuple[str, str]:
@@ -292,11 +307,11 @@ def _sentence(trace: Mapping[str, Any], result: Mapping[str, Any], rows_by_id: M
     stage = t(f"stage_{result['stage']}", lang)
     if kind == "feature":
         return t("why_feature", lang, upper=upper, lower=lower, signal=md(feature_label(signal, lang)),
-                 diff=f"{diff:+.3f}")
+                 diff=num(diff, "+.3f", lang))
     if kind == "score":
-        return t("why_score", lang, upper=upper, lower=lower, diff=f"{diff:+.3f}")
+        return t("why_score", lang, upper=upper, lower=lower, diff=num(diff, "+.3f", lang))
     if kind == "rrf":
-        return t("why_rrf", lang, upper=upper, lower=lower, signal=md(signal), diff=f"{diff:+.5f}")
+        return t("why_rrf", lang, upper=upper, lower=lower, signal=md(signal), diff=num(diff, "+.5f", lang))
     if kind == "tie":
         return t("why_tie", lang, upper=upper, lower=lower, stage=stage, signal=t(f"signal_{signal}", lang))
     if kind == "absent":
@@ -327,7 +342,7 @@ def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], l
     if a == b:
         st.info(t("why_same", lang))
         return
-    result = grid.why_above(trace, a, b)
+    result = why.why_above(trace, a, b)
     rows_by_id = {r["chunk_id"]: r for r in rows}
     st.markdown(_sentence(trace, result, rows_by_id, lang))
     deciding = result["deciding"]
@@ -338,9 +353,10 @@ def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], l
         only = {"upper": t("why_only_upper", lang), "lower": t("why_only_lower", lang)}.get(entry["only"] or "", "")
         table.append({"decided": "★" if (entry["group"], entry["signal"]) == (decided_group, deciding["signal"])
                       else "", "group": what, "signal": signal,
-                      "upper": _value(entry["group"], entry["upper"]), "lower": _value(entry["group"], entry["lower"]),
-                      "diff": _value(entry["group"], entry["diff"]) if entry["group"] != "share" else
-                      f"{entry['diff'] * 100:+.0f} pp", "only": only})
+                      "upper": _value(entry["group"], entry["upper"], lang),
+                      "lower": _value(entry["group"], entry["lower"], lang),
+                      "diff": _value(entry["group"], entry["diff"], lang) if entry["group"] != "share" else
+                      f"{num(entry['diff'] * 100, '+.0f', lang)} pp", "only": only})
     table.sort(key=lambda r: not r["decided"])  # the deciding signal first, then the groups in pipeline order
     frame = pd.DataFrame(table, columns=["group", "signal", "upper", "lower", "diff", "only", "decided"])
     styled = frame.style.apply(lambda r: [DECIDED_STYLE if r["decided"] else ""] * len(r), axis=1)
@@ -374,3 +390,9 @@ def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms:
     provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang)
     st.divider()
     why_a_above_b(trace, rows, lang)
+
+
+def panel(asked: Any) -> None:
+    """The grid tab of one question (:class:`ui.ask.page.Asked`), as a fragment: a pick re-runs it alone."""
+    st.fragment(analyst_view)(asked.trace, asked.choices.corpus.chunk_text, asked.terms, asked.relevant,
+                              asked.graded, asked.lang)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 import streamlit as st
@@ -16,13 +16,15 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import tuned
-from retrieval.offline.evaluation.compare import p_text
+from retrieval.offline.evaluation.compare import p_reason
 from retrieval.settings import Settings
 
-from .escape import code, md
-from .i18n import t
-from .layout import table
-from .reasons import reason
+from ..escape import code, md
+from ..format import num
+from ..i18n import t
+from ..reasons import reason
+from ..widgets import table
+from .page import EvalPage, open_bench
 
 #: The budget input's bounds and default, in seconds (the dev search stops before passing it).
 BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT = 1, 3600, 120
@@ -40,12 +42,12 @@ def decision_sentence(record: Mapping[str, Any], lang: str) -> str:
         return t("tu_kept_no_heldout", lang)
     delta, p, lost = row["delta"], row["p_value"], row["lost_relevant"]
     if record["recommended"]:
-        return t("tu_recommended", lang, metric=metric, delta=f"{delta:+.4f}", p=p_text(p))
+        return t("tu_recommended", lang, metric=metric, delta=num(delta, "+.4f", lang), p=reason(p_reason(p), lang))
     reasons = []
     if delta <= 0:
-        reasons.append(t("tu_no_gain", lang, metric=metric, delta=f"{delta:+.4f}"))
+        reasons.append(t("tu_no_gain", lang, metric=metric, delta=num(delta, "+.4f", lang)))
     elif p is None or p >= 0.05:
-        reasons.append(t("tu_not_significant", lang, metric=metric, delta=f"{delta:+.4f}", p=p_text(p)))
+        reasons.append(t("tu_not_significant", lang, metric=metric, delta=num(delta, "+.4f", lang), p=reason(p_reason(p), lang)))
     if lost:
         reasons.append(t("tu_loses", lang, n=len(lost)) + ", ".join(code(x["id"]) for x in lost[:5]))
     return t("tu_kept", lang, why="; ".join(reasons))
@@ -57,19 +59,12 @@ def _configs_json(record: Mapping[str, Any]) -> str:
                        {"name": "tuned", "settings": dict(record["best"]["overrides"])}], indent=2) + "\n"
 
 
-def tune_panel(lang: str, base: Settings, chosen_paths: Callable[[], tuple[str, str, str | None]],
-               open_bench: Callable[[str], Callable[[Settings], Any]], restricted: bool, set_label: str) -> None:
-    """The panel, in an expander.
-
-    Args:
-        lang: the interface language.
-        base: the app's settings (the search starts from them; adoption is keyed by them).
-        chosen_paths: the page's chosen (corpus, questions, qrels), confined to the data roots ('' corpus: lab).
-        open_bench: the page's Workbench opener for a corpus.
-        restricted: an access policy is set (the panel is off, as training is).
-        set_label: the chosen set's name, as the page's radio shows it.
-    """
+def panel(page: EvalPage) -> None:
+    """The panel, in an expander, on the page's chosen set (off under an access policy, as training is; the
+    search starts from the app's settings, and adoption is keyed by them)."""
     ss = st.session_state
+    lang, base, restricted = page.lang, page.base, page.access.restricted
+    set_label = page.sets.get(ss.get("ev_set"), page.sets["lab"])
     with st.expander(t("tu_title", lang), expanded=False):
         st.caption(t("tu_caption", lang))
         if restricted:  # the tuner reads every question of the set, whatever its tenant
@@ -82,7 +77,7 @@ def tune_panel(lang: str, base: Settings, chosen_paths: Callable[[], tuple[str, 
         no_templates = c2.checkbox(t("tu_no_templates", lang), value=True, key="tu_no_templates",
                                    help=t("tu_no_templates_help", lang))
         try:
-            corpus, questions_path, qrels = chosen_paths()
+            corpus, questions_path, qrels = page.chosen_paths()
             refused = None
         except RetrievalError as exc:
             corpus, questions_path, qrels, refused = "", "", None, str(exc)
@@ -93,7 +88,7 @@ def tune_panel(lang: str, base: Settings, chosen_paths: Callable[[], tuple[str, 
             elif not questions_path:
                 st.error(t("ev_need_questions", lang))
             else:
-                _run(lang, base, corpus, questions_path, qrels, open_bench, float(budget), not no_templates)
+                _run(lang, base, corpus, questions_path, qrels, float(budget), not no_templates)
         result = ss.get("tu_result")
         if result and result["corpus"] == target:
             _report(lang, base, result["record"], target)
@@ -111,8 +106,8 @@ def tune_panel(lang: str, base: Settings, chosen_paths: Callable[[], tuple[str, 
                     st.error(t("tu_failed", lang, error=md(exc.strerror or exc.__class__.__name__)))
 
 
-def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str | None,
-         open_bench: Callable[[str], Callable[[Settings], Any]], budget: float, templates: bool) -> None:
+def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str | None, budget: float,
+         templates: bool) -> None:
     from retrieval.backends.corpus import load_questions
     from retrieval.offline.tune import tune
 
@@ -133,8 +128,8 @@ def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str
             status.update(label=t("tu_failed", lang, error=reason(str(exc), lang)), state="error")
             ss.pop("tu_result", None)
             return
-        bar.progress(1.0, text=t("tu_done", lang, s=f"{time.perf_counter() - started:.0f}"))
-        status.update(label=t("tu_done", lang, s=f"{time.perf_counter() - started:.0f}"), state="complete",
+        bar.progress(1.0, text=t("tu_done", lang, s=num(time.perf_counter() - started, ".0f", lang)))
+        status.update(label=t("tu_done", lang, s=num(time.perf_counter() - started, ".0f", lang)), state="complete",
                       expanded=False)
     ss.tu_result = {"corpus": corpus or str(LAB_CORPUS), "record": record}
 
@@ -144,7 +139,7 @@ def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -
 
     s = record["search"]
     st.markdown(t("tu_searched", lang, evaluated=s["evaluated"], planned=s["planned"],
-                  dev=record["questions"]["dev"], s=f"{s['seconds']:.0f}", budget=f"{record['budget_s']:.0f}")
+                  dev=record["questions"]["dev"], s=num(s["seconds"], ".0f", lang), budget=num(record["budget_s"], ".0f", lang))
                 + (t("tu_stopped", lang) if s["stopped_by_budget"] else ""))
     st.markdown(t("tu_top", lang, metric=record["metric"]))
     rows = [{"candidate": c["name"], "step": c["step"], **{m: c["dev"].get(m) for m in COLUMNS},
@@ -161,8 +156,8 @@ def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -
         table(pd.DataFrame(rows), lang)
         row = record.get("comparison")
         if row:
-            st.caption(t("tu_compared", lang, metric=record["metric"], delta=f"{row['delta']:+.4f}",
-                         p=p_text(row["p_value"]), improved=len(row["improved"]), worsened=len(row["worsened"]),
+            st.caption(t("tu_compared", lang, metric=record["metric"], delta=num(row["delta"], "+.4f", lang),
+                         p=reason(p_reason(row["p_value"]), lang), improved=len(row["improved"]), worsened=len(row["worsened"]),
                          lost=len(row["lost_relevant"])))
     sentence = decision_sentence(record, lang)
     (st.success if record["recommended"] else st.info)(sentence)

@@ -1,0 +1,283 @@
+"""The main page's sidebar: the language, the corpus and its question set, the tenant and the metadata filters, the
+ranking settings (top_k, over-fetch, rrf_k, the fusion method, the gate, the reranker, dense-only), the query
+transforms and MMR. Every bound is the settings model's (:func:`retrieval.settings.bounds`); every method and
+reranker is a declared one."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import streamlit as st
+
+from retrieval.core.errors import CorpusError, PathRefused
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
+from retrieval.core.tenants import visible_questions, visible_tenants
+from retrieval.explain import links
+from retrieval.serving import roots
+from retrieval.settings import bounds
+from retrieval.stages.fusion import METHODS
+from retrieval.stages.transforms import TECHNIQUES
+
+from .. import lang as ui_lang
+from .. import resources
+from ..escape import code, md
+from ..format import num
+from ..i18n import t
+from ..reasons import reason
+from ..widgets import nav_links
+from . import compare
+from .page import DEFAULT_JUDGMENTS, NO_TENANT, AskPage, Choices, Corpus
+
+
+def panel(page: AskPage) -> Choices:
+    """Draw the sidebar; returns what it chose (the corpus, the link's parameters, the filters)."""
+    ss, lang = st.session_state, page.lang
+    with st.sidebar:
+        nav_links(t("nav_ask", lang), t("nav_eval", lang))
+        st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
+                 horizontal=True, help=t("language_help", lang))
+        corpus = corpus_panel(page)
+        filters = filters_panel(page, corpus)
+        ranking_panel(page)
+        transforms_panel(page)
+    reranker = page.rerankers.spec(ss.rerank_mode, ss.get("rerank_cross", ""))
+    compare.b_follows_a(reranker)  # B's settings still at their default follow A's
+    params = links.ViewParams(
+        q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
+        tenant=ss.get("tenant", NO_TENANT), filters={k: tuple(str(v) for v in vs) for k, vs in filters.items() if vs},
+        top_k=int(ss.top_k), overfetch=int(ss.overfetch), rrf_k=int(ss.rrf_k), reranker=reranker,
+        dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
+        rows=int(ss.rows), transforms=tuple(ss.transforms), mmr=round(float(ss.mmr_lambda), 2) if ss.mmr_on else None,
+        lang=lang, judgments="" if ss.judgments_path == str(DEFAULT_JUDGMENTS) else ss.judgments_path,
+        fusion=ss.fusion, fusion_weights=ss.fusion_weights.strip(),
+        tab=ss.get("_view_tab_id", "tab_grid").removeprefix("tab_"), **compare.b_fields(reranker))
+    return Choices(corpus, params, filters)
+
+
+# -- the corpus and its questions ------------------------------------------------------------------------------
+def _normalize_corpus(page: AskPage, raw: str) -> str:
+    """'' for the lab corpus, else the real path inside the data roots (so one corpus has one cache entry).
+
+    Raises:
+        PathRefused: outside the data roots, not a file or folder, or over the input size limit.
+    """
+    raw = raw.strip()
+    if not raw:
+        return ""
+    path = str(roots.confine_input(raw, page.base))
+    return "" if path == str(LAB_CORPUS.resolve()) else path
+
+
+def embedding_bar(lang: str) -> Any:
+    """A progress bar (chunks embedded of the chunks to embed) and the callback that moves it; the bar shows once
+    the first batch is embedded (reading and chunking come before, and an index in step embeds none)."""
+    slot = st.empty()
+
+    def moved(done: int, total: int) -> None:
+        slot.progress(min(1.0, done / max(1, total)), text=t("embedding_progress", lang, done=num(done, ",d", lang),
+                                                             total=num(total, ",d", lang)))
+
+    return moved
+
+
+def load_workbench(page: AskPage, corpus: str) -> Any:
+    """The Workbench of ``corpus`` (indexed on first use, with its progress)."""
+    index_key, lang = resources.index_key(page.base), page.lang
+    if resources.is_loaded(corpus, index_key):
+        return resources.open_workbench_cached(corpus, index_key)
+    label = code(corpus) if corpus else t("lab_corpus", lang)
+    with st.status(t("indexing", lang, label=label), expanded=True) as status:
+        started = time.perf_counter()
+        bench = resources.open_workbench_cached(corpus, index_key, embedding_bar(lang))
+        state = bench.state
+        sizes = "" if page.access.restricted else t("index_sizes", lang, docs=num(len(state.documents), ",d", lang),
+                                                    chunks=num(len(state.chunks), ",d", lang))
+        status.update(label=t("indexed", lang, label=label, sizes=sizes, s=num(time.perf_counter() - started, ".1f",
+                                                                               lang)),
+                      state="complete", expanded=False)
+    return bench
+
+
+def corpus_panel(page: AskPage) -> Corpus:
+    ss, lang, base, access = st.session_state, page.lang, page.base, page.access
+    st.header(t("corpus", lang))
+    st.text_input(t("corpus_input", lang), key="corpus_input", placeholder=t("corpus_placeholder", lang),
+                  help=t("corpus_help", lang))
+    active = ss.get("active_corpus", "")
+    still = code(active) if active else t("lab_corpus", lang)
+    try:
+        requested = _normalize_corpus(page, ss.corpus_input)
+    except PathRefused as exc:
+        st.error(t("still_using", lang, error=reason(str(exc), lang), corpus=still))
+        requested = active
+    try:
+        bench = load_workbench(page, requested)
+        ss.active_corpus = requested
+    except CorpusError as exc:
+        st.error(t("corpus_not_loaded", lang, error=reason(str(exc), lang), corpus=still))
+        bench = load_workbench(page, active if active != requested else "")
+        ss.active_corpus = active if active != requested else ""
+    state = bench.state
+    # Under a policy the sizes are those of the user's tenants: the page says nothing of the others.
+    n_docs, n_chunks = resources.corpus_size(state, visible_tenants(state.tenants, access.allowed)
+                                             if access.restricted and state.tenants else None)
+    st.caption(t("corpus_line", lang, docs=num(n_docs, ",d", lang), chunks=num(n_chunks, ",d", lang),
+                 index=code(state.index_id), store=reason(state.store_reason, lang)))
+    if st.button(t("reindex", lang), help=t("reindex_help", lang)):
+        with st.status(t("reindexing", lang)) as status:
+            try:
+                if ss.active_corpus:  # read again: it passes the roots and the size limit again
+                    roots.confine_input(ss.active_corpus, base)
+                state = bench.load_corpus(ss.active_corpus or None, on_progress=embedding_bar(lang))
+                r = state.sync
+                status.update(label=(t("reindexed", lang, added=r.added, updated=r.updated, removed=r.removed,
+                                       unchanged=r.unchanged) if r else
+                                     t("reindexed_no_vectors", lang, why=reason(state.store_reason, lang))),
+                              state="complete")
+            except (CorpusError, PathRefused) as exc:
+                status.update(label=t("reindex_failed", lang, error=reason(str(exc), lang)), state="error")
+        state = bench.state
+    questions = _questions(page, state)
+    multi_tenant = bool(state.tenants)
+    # The corpus' tenants this user may open (all of them in single-user mode), as the corpus writes them.
+    tenant_values = visible_tenants(state.tenants, access.allowed)
+    questions = visible_questions(questions, base.tenant_field, access.allowed, multi_tenant)
+    corpus = Corpus(bench, state, questions, tenant_values, multi_tenant)
+    _pick_question(page, corpus)
+    return corpus
+
+
+def _questions(page: AskPage, state: Any) -> list[Any]:
+    ss, lang = st.session_state, page.lang
+    on_lab = ss.active_corpus == ""
+    st.text_input(t("questions_input", lang), key="questions_input",
+                  placeholder=t("lab_questions", lang) if on_lab else t("none", lang), help=t("questions_help", lang))
+    questions_path = str(LAB_QUESTIONS) if on_lab else ""
+    if ss.questions_input.strip():
+        try:
+            questions_path = str(roots.confine_input(ss.questions_input.strip(), page.base))
+        except PathRefused as exc:
+            st.error(reason(str(exc), lang))
+            questions_path = ""
+    if not questions_path:
+        return []
+    try:
+        return resources.get_questions(questions_path, resources.file_mtime(questions_path))
+    except CorpusError as exc:
+        st.error(t("questions_not_loaded", lang, error=reason(str(exc), lang)))
+        return []
+
+
+def _pick_question(page: AskPage, corpus: Corpus) -> None:
+    ss, lang, tenant_field = st.session_state, page.lang, page.base.tenant_field
+    by_id = {q.id: q for q in corpus.questions}
+
+    def pick() -> None:
+        picked = by_id.get(ss.picked)
+        if picked is not None:
+            ss.question = picked.question
+            if picked.filters.get(tenant_field) is not None:
+                ss.tenant = str(picked.filters[tenant_field])
+
+    if by_id:
+        if ss.get("picked") not in by_id:
+            ss.picked = ""
+        st.selectbox(t("pick_labeled", lang), [""] + list(by_id), key="picked", on_change=pick,
+                     format_func=lambda qid: "—" if not qid else f"{qid} · {by_id[qid].group} · {by_id[qid].question[:70]}")
+
+
+# -- the tenant and the metadata filters -----------------------------------------------------------------------
+def filters_panel(page: AskPage, corpus: Corpus) -> dict[str, list[Any]]:
+    ss, lang, tenant_field, state = st.session_state, page.lang, page.base.tenant_field, corpus.state
+    st.header(t("filters", lang))
+    tenants = corpus.tenants
+    if corpus.multi_tenant and ss.get("tenant", NO_TENANT) not in tenants:
+        ss.tenant = NO_TENANT
+    if tenants:
+        st.selectbox(t("tenant", lang, field=md(tenant_field)), [NO_TENANT] + tenants, key="tenant",
+                     format_func=lambda v: t("pick_tenant", lang) if v == NO_TENANT else v,
+                     help=t("tenant_help", lang))
+    # The pickers list the values of the chosen tenant (before one is chosen, of the tenants this user may open):
+    # never a value that exists only in another tenant.
+    chosen_tenant = [v for v in corpus.tenant_values if str(v) == ss.get("tenant", NO_TENANT)]
+    values = state.filter_values((chosen_tenant or corpus.tenant_values) if corpus.multi_tenant else None)
+    if (chosen_tenant or not corpus.multi_tenant) and not ss.get("_link_filters_checked"):
+        # The link's filters, once its tenant is known: a field or value this tenant lacks is said, not dropped.
+        ss.pending_filters, problems = links.link_filter_problems(ss.pending_filters, values, chosen_tenant,
+                                                                  state.field_types, tenant_field,
+                                                                  state.field_types_of)
+        ss.url_problems.extend(problems)
+        ss._link_filters_checked = True
+    chosen: dict[str, list[Any]] = {}
+    for name, options in values.items():
+        if name == tenant_field:
+            continue
+        if len(options) > links.PICKER_MAX_VALUES:  # too many for a picker: typed, and checked against the tenant's
+            key = f"flt_text_{name}"
+            if key not in ss:
+                ss[key] = ", ".join(ss.pending_filters.get(name, ()))
+            st.text_input(md(name), key=key, placeholder=t("any", lang),
+                          help=t("typed_values_help", lang, n=num(len(options), ",d", lang)))
+            chosen[name], unknown = links.typed_filter_values(ss[key], options)
+            if unknown:
+                st.warning(t("typed_values_unknown", lang, field=md(name), values=", ".join(map(code, unknown))))
+            continue
+        key = f"flt_{name}"
+        if key not in ss:
+            wanted = set(ss.pending_filters.get(name, ()))
+            ss[key] = [v for v in options if str(v) in wanted]
+        else:
+            ss[key] = [v for v in ss[key] if v in options]
+        st.multiselect(md(name), options, key=key, placeholder=t("any", lang))
+        chosen[name] = list(ss[key])
+    return chosen
+
+
+# -- ranking ---------------------------------------------------------------------------------------------------
+def number_input(label: str, setting: str, key: str, **kwargs: Any) -> Any:
+    """A number box bounded by the setting's own bounds (the settings model's)."""
+    low, high = bounds(setting)
+    return st.number_input(label, low, high, key=key, **kwargs)
+
+
+def ranking_panel(page: AskPage) -> None:
+    ss, lang = st.session_state, page.lang
+    st.header(t("ranking", lang))
+    c1, c2 = st.columns(2)
+    with c1:
+        number_input("top_k", "top_k", "top_k")
+    with c2:
+        number_input(t("overfetch", lang), "overfetch", "overfetch", help=t("overfetch_help", lang))
+    with c1:
+        number_input("rrf_k", "rrf_k", "rrf_k", help=t("rrf_k_help", lang))
+    c2.number_input(t("rows", lang), *links.ROWS, key="rows")
+    if ss.get("fusion") not in METHODS:
+        ss.fusion = page.defaults.fusion
+    st.selectbox(t("fusion", lang), list(METHODS.names()), key="fusion",
+                 format_func=lambda name: METHODS.get(name).label(lang), help=t("fusion_help", lang))
+    st.text_input(t("fusion_weights", lang), key="fusion_weights", placeholder="bm25=1.0,dense=0.5",
+                  help=t("fusion_weights_help", lang))
+    low, high = bounds("min_similarity")
+    st.slider(t("min_similarity", lang), float(low), float(high), step=0.01, key="min_similarity")
+    modes = page.rerankers.modes
+    if ss.get("rerank_mode") not in modes:
+        ss.rerank_mode = page.rerankers.mode(page.defaults.reranker)[0]
+    st.radio(t("reranker", lang), modes, key="rerank_mode", format_func=lambda mode: page.rerankers.label(mode, lang))
+    if page.rerankers.named(ss.rerank_mode):  # the deployer's named models of this kind (cross-encoders): which
+        named = page.rerankers.of(ss.rerank_mode)
+        if ss.get("rerank_cross") not in named:
+            ss.rerank_cross = named[0]
+        st.selectbox("Cross-encoder", named, key="rerank_cross", help=t("cross_help", lang))
+    st.toggle(t("dense_only", lang), key="dense_only", help=t("dense_only_help", lang))
+
+
+def transforms_panel(page: AskPage) -> None:
+    ss, lang = st.session_state, page.lang
+    st.header(t("transforms", lang))
+    st.multiselect(t("techniques", lang), list(TECHNIQUES), key="transforms", help=t("techniques_help", lang))
+    st.toggle(t("mmr", lang), key="mmr_on", help=t("mmr_help", lang))
+    if ss.mmr_on:
+        low, high = bounds("mmr_lambda")
+        st.slider("MMR λ", float(low), float(high), step=0.05, key="mmr_lambda")
+    st.toggle(t("ab_toggle", lang), key="ab")
