@@ -40,6 +40,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from retrieval.backends.base import OK as STORE_OK
+from retrieval.backends.embedders import LOADED as EMBEDDER_LOADED
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 from retrieval.settings import Settings
@@ -124,15 +126,15 @@ def bench_corpus(settings: Settings, spec: str, *, cache_from: int = 100_000, la
 
         lexical_s = time.perf_counter() - started
         store = HnswMemoryStore(state.chunks, _passage_matrix(embedder, state.chunks))
-        state = replace(state, store=store, store_reason="ok",
+        state = replace(state, store=store, store_reason=STORE_OK(),
                         sync=SyncReport(len(state.chunks), 0, 0, 0, False))
-        bench.state, bench.embedder, bench.embedder_reason = state, embedder, "loaded"
+        bench.state, bench.embedder, bench.embedder_reason = state, embedder, EMBEDDER_LOADED()
         bench.encoder = QueryEncoder(embedder)
         out["build_parts_s"] = {"read_chunk_bm25": round(lexical_s, 1),
                                 "hnsw": round(time.perf_counter() - started - lexical_s, 1)}
     build_s = time.perf_counter() - started
     if state.store is None:
-        raise RuntimeError(state.store_reason)
+        raise RuntimeError(state.store_reason.text())
     n = len(state.chunks)
     record = CACHE / f"build-{spec}-v2.json"
     first = state.sync

@@ -16,7 +16,8 @@ import logging
 import math
 import threading
 from array import array
-from typing import Any, Callable, Iterable, Sequence
+from collections import Counter
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -190,6 +191,46 @@ class _BM25S(_Engine):
 ENGINES: dict[str, Callable[[Iterable[list[str]]], _Engine]] = {"rank-bm25": _RankBM25, "bm25s": _BM25S}
 
 
+class Lexical(Protocol):
+    """What the pipeline and the learned judge read of a lexical backend, whichever holds the postings (the
+    in-process :class:`LexicalIndex`, Milvus' sparse vectors: :class:`retrieval.backends.milvus.MilvusLexical`)."""
+
+    tenant_field: str
+
+    def size(self, tenant: object = None) -> int:
+        """Chunks in ``tenant``'s index (``None``: the index of a corpus without tenants)."""
+        ...
+
+    def search(self, query_text: str, filters: Filters, window: int) -> RankedList:
+        """The BM25 list of the filters' chunks (stage ``lexical``), at most ``window`` items."""
+        ...
+
+    def document_frequencies(self, tenant: object = None) -> tuple[int, Callable[[str], int]]:
+        """``(chunks, token → chunks holding it)`` of ``tenant``'s index: the statistics BM25's IDF reads."""
+        ...
+
+
+class PostingFrequencies:
+    """Document frequency from bm25s posting lists (a posting list's length)."""
+
+    def __init__(self, vocab: Mapping[str, int], indptr: np.ndarray) -> None:
+        self.vocab, self.indptr = vocab, indptr
+
+    def __call__(self, token: str) -> int:
+        v = self.vocab.get(token)
+        return 0 if v is None else int(self.indptr[v + 1] - self.indptr[v])
+
+
+class CountFrequencies:
+    """Document frequency from a token → chunk count map."""
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.counts = counts
+
+    def __call__(self, token: str) -> int:
+        return int(self.counts.get(token, 0))
+
+
 class _TenantIndex:
     """One tenant's chunks, their BM25 engine, and metadata columns (built on first use) for filter masks."""
 
@@ -199,6 +240,17 @@ class _TenantIndex:
         self._columns: dict[str, tuple[np.ndarray, dict[Any, int]]] = {}
         self._masks: dict[tuple[str, tuple[Any, ...]], np.ndarray] = {}
         self._lock = threading.Lock()  # requests share the index
+        self._counts: Counter[str] | None = None
+
+    def document_frequencies(self) -> tuple[int, Callable[[str], int]]:
+        """The engine's posting lists where it keeps them (bm25s), else each token's chunks counted once."""
+        vocab = getattr(self.engine, "vocab", None)
+        if vocab is not None and hasattr(self.engine, "indptr"):
+            return int(self.engine.n_docs), PostingFrequencies(vocab, self.engine.indptr)
+        with self._lock:
+            if self._counts is None:
+                self._counts = Counter(t for c in self.chunks for t in set(tokenize(c.indexed_text)))
+        return len(self.chunks), CountFrequencies(self._counts)
 
     def column(self, key: str) -> tuple[np.ndarray, dict[Any, int]]:
         """Codes of ``key``'s value per chunk (-1 when absent) and the typed value → code map (keyed by
@@ -271,6 +323,11 @@ class LexicalIndex:
         without tenants)."""
         index = self._indexes.get(typed(tenant))
         return len(index.chunks) if index else 0
+
+    def document_frequencies(self, tenant: object = None) -> tuple[int, Callable[[str], int]]:
+        """``(chunks, token → chunks holding it)`` of ``tenant``'s index (:class:`Lexical`)."""
+        index = self._indexes.get(typed(tenant))
+        return index.document_frequencies() if index is not None else (0, CountFrequencies({}))
 
     def search(self, query_text: str, filters: Filters, window: int) -> RankedList:
         """Rank the chunks of the filters' tenant that match every filter.

@@ -56,7 +56,7 @@ from ..core.filters import Filters, field_types
 from ..core.text import tokenize
 from ..core.types import Chunk, RankedList, ScoredItem
 from .corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
-from .lexical import K1, B, LexicalIndex, lucene_idf
+from .lexical import K1, B, CountFrequencies, LexicalIndex, lucene_idf
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from .store import SyncReport, embed_chunks, index_variant
 
@@ -651,7 +651,8 @@ class MilvusSyncReport(SyncReport):
 
 # -- the lexical side ------------------------------------------------------------------------------------
 class MilvusLexical:
-    """:class:`retrieval.backends.lexical.LexicalIndex`'s ``search`` and ``size`` over the collection's sparse vectors.
+    """:class:`retrieval.backends.lexical.Lexical` over the collection's sparse vectors (``search``, ``size``,
+    ``document_frequencies``).
 
     Ranking, scores and ``terms`` equal the local engine's (see the module docstring). When Milvus does not
     answer at request time, the tenant's chunks are indexed in process (once, the same BM25) and the list says
@@ -676,10 +677,11 @@ class MilvusLexical:
         s = self.stats.get(tenant)
         return s.n if s else 0
 
-    def document_frequencies(self, tenant: object = None) -> tuple[int, Mapping[str, int]]:
-        """``(chunks, chunks per token)`` of ``tenant``'s statistics (what the learned judge reads)."""
+    def document_frequencies(self, tenant: object = None) -> tuple[int, Callable[[str], int]]:
+        """``(chunks, token → chunks holding it)`` of ``tenant``'s statistics
+        (:class:`retrieval.backends.lexical.Lexical`)."""
         s = self.stats.get(tenant)
-        return (s.n, s.df) if s else (0, {})
+        return (s.n, CountFrequencies(s.df)) if s else (0, CountFrequencies({}))
 
     def query_vector(self, tokens: Sequence[str], tenant: Any) -> dict[int, float]:
         """The query side: Lucene IDF over the tenant's chunks of each unique token the tenant holds."""

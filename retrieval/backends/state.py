@@ -12,7 +12,7 @@ from ..core.codes import corpus_codes
 from ..core.filters import typed
 from ..core.reasons import Reason
 from ..core.types import Chunk, Document
-from .lexical import LexicalIndex
+from .lexical import Lexical
 from .store import DenseStore, SyncReport
 
 
@@ -24,7 +24,7 @@ class IndexState:
     documents: tuple[Document, ...]
     chunks: tuple[Chunk, ...]
     chunk_by_id: Mapping[str, Chunk]
-    lexical: LexicalIndex
+    lexical: Lexical
     field_types: Mapping[str, set[type]]
     store: DenseStore | None
     store_reason: Reason

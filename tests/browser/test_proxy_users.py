@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, running_app
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, running_app
 
 from retrieval.serving.serve import relay
 

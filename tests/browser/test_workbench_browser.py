@@ -14,7 +14,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_reliability_cli import one_error_line, run
+from .test_reliability_cli import one_error_line, run
 
 pytestmark = pytest.mark.integration
 

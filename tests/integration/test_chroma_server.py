@@ -36,8 +36,7 @@ def _chroma_cli() -> str | None:
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory):
     cli = _chroma_cli()
-    if cli is None:
-        pytest.skip("the `chroma` CLI (chromadb package) is not installed")
+    assert cli is not None, "the `chroma` CLI of the pinned chromadb package is missing"
     port = _free_port()
     log = tmp_path_factory.mktemp("chroma-server-log") / "server.log"
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "NO_COLOR": "1"}

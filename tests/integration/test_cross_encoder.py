@@ -15,7 +15,7 @@ NEGATION_Q = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory):
-    torch = pytest.importorskip("torch")
+    import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")

@@ -278,7 +278,7 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
             except Exception:  # noqa: BLE001
                 time.sleep(0.5)
         state = bench.load_corpus(corpus)
-        assert state.store_reason == "ok"
+        assert state.store_reason.code == "store.ok"
         assert (state.sync.added, state.sync.updated, state.sync.removed, state.sync.unchanged) == (0, 0, 0, 4)
         back = bench.ask(question, {"tenant": "lumen"})
         assert back.tier == "rrf_only" and _ids(back.lexical) == _ids(up.lexical) and _ids(back.dense) == _ids(up.dense)

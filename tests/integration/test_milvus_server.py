@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_milvus import HOSTILE, _embed, _ids, _open, _small_docs, assert_same_as_local
+from .test_milvus import HOSTILE, _embed, _ids, _open, _small_docs, assert_same_as_local
 
 from bench.milvus_server import MilvusServerProcess, MilvusServerUnavailable
 from retrieval.backends.embedders import FunctionEmbedder
@@ -89,7 +89,7 @@ def test_lab_questions_give_the_local_lists_under_each_tenant_and_filter(lab_ben
     (the later stages read only these lists, the stored vectors and the chunks), and every FULL-th question as
     a whole request (tier and reason, lexical, dense and fused lists, final chunks)."""
     state, local = server_bench.state, lab_bench.state
-    assert state.store_reason == "ok" and state.store.count() == len(local.chunks)
+    assert state.store_reason.code == "store.ok" and state.store.count() == len(local.chunks)
     assert isinstance(state.lexical, InProcessLexical)
     window, compared = settings.window, 0
     for q in lab_questions:

@@ -54,6 +54,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "fate_gate_request": {"en": "gate refused the request: {reason}", "pt": "o portão recusou o pedido: {reason}"},
     "fate_window": {"en": "outside rerank window (top {max_input})",
                     "pt": "fora da janela do rerank (top {max_input})"},
+    "fate_tail": {"en": "after the rerank window: kept in fused order (top_k is larger than the window)",
+                  "pt": "depois da janela do reranqueamento: mantido na ordem da fusão (top_k maior que a janela)"},
     "fate_not_fused": {"en": "not fused (its list was left out)", "pt": "não fundido (sua lista ficou de fora)"},
     "card_title": {"en": "Provenance card", "pt": "Cartão de proveniência"},
     "card_pick": {"en": "Chunk (or select a row of the grid)", "pt": "Trecho (ou selecione uma linha da grade)"},

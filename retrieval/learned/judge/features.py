@@ -26,9 +26,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...backends.lexical import LexicalIndex, lucene_idf
+from ...backends.lexical import Lexical, lucene_idf
 from ...core.codes import CONDITIONS, NEGATIONS, codes
-from ...core.filters import typed
 from ...core.kinds import Text
 from ...core.text import KEPT_WORDS, fold, tokenize, whole_sentences
 from ...core.types import Chunk, Document, RankedList
@@ -319,29 +318,11 @@ class TenantStats:
         return lucene_idf(max(self.n_docs, 1), 0)
 
 
-def tenant_stats(lexical: LexicalIndex, tenant: Any = None) -> TenantStats:
-    """The BM25 statistics of ``tenant``'s index (``None``: the index of a corpus without tenants).
-
-    Reads the bm25s posting lists directly (their lengths are the document frequencies); for the rank-bm25
-    engine counts each token's chunks once and keeps the counts on the index.
-    """
-
-    own = getattr(lexical, "document_frequencies", None)
-    if callable(own):  # a backend that keeps each tenant's statistics itself (Milvus)
-        n_docs, counts = own(tenant)
-        return TenantStats(n_docs, _CountDF(counts))
-    index = lexical._indexes.get(typed(tenant))  # noqa: SLF001 - the judge reads the index's own statistics
-    if index is None:
-        return TenantStats(0, _CountDF({}))
-    engine = index.engine
-    vocab = getattr(engine, "vocab", None)
-    if vocab is not None and hasattr(engine, "indptr"):
-        return TenantStats(int(engine.n_docs), _PostingDF(vocab, engine.indptr))
-    counts = getattr(index, "_judge_df", None)
-    if counts is None:
-        counts = Counter(t for c in index.chunks for t in set(tokenize(c.indexed_text)))
-        index._judge_df = counts  # noqa: SLF001 - cached once per tenant index
-    return TenantStats(len(index.chunks), _CountDF(counts))
+def tenant_stats(lexical: Lexical, tenant: Any = None) -> TenantStats:
+    """The BM25 statistics of ``tenant``'s index (``None``: the index of a corpus without tenants), from the
+    lexical backend's own :meth:`~retrieval.backends.lexical.Lexical.document_frequencies`."""
+    n_docs, doc_freq = lexical.document_frequencies(tenant)
+    return TenantStats(n_docs, doc_freq)
 
 
 def stats_without(stats: TenantStats, chunks: Sequence[Chunk]) -> TenantStats:
@@ -359,27 +340,6 @@ class _MinusDF:
 
     def __call__(self, token: str) -> int:
         return max(self.base(token) - int(self.removed.get(token, 0)), 0)
-
-
-class _PostingDF:
-    """Document frequency from bm25s posting lists (a posting list's length)."""
-
-    def __init__(self, vocab: Mapping[str, int], indptr: np.ndarray) -> None:
-        self.vocab, self.indptr = vocab, indptr
-
-    def __call__(self, token: str) -> int:
-        v = self.vocab.get(token)
-        return 0 if v is None else int(self.indptr[v + 1] - self.indptr[v])
-
-
-class _CountDF:
-    """Document frequency from a token → chunk count map."""
-
-    def __init__(self, counts: Mapping[str, int]) -> None:
-        self.counts = counts
-
-    def __call__(self, token: str) -> int:
-        return int(self.counts.get(token, 0))
 
 
 # -- text views (cached per corpus) ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ import copy
 from html.parser import HTMLParser
 
 import pytest
-from test_grid import trace as grid_trace
+from ..explain.test_grid import trace as grid_trace
 
 from retrieval.explain import grid, report_html
 from retrieval.offline import report_html as evaluation_html

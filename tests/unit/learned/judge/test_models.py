@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-lgb = pytest.importorskip("lightgbm")
+import lightgbm as lgb  # noqa: E402 - pinned: a missing package fails here, it never skips
 
 from retrieval.learned.judge.features import (
     CANDIDATE_NAMES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("lightgbm")
+import lightgbm  # noqa: E402,F401 - pinned: a missing package fails here, it never skips
 
 from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
 
@@ -132,7 +132,7 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
     from dataclasses import replace as dc_replace
 
     import numpy as np
-    from test_judge_features import DOCS, QUESTION  # the hand-built three-chunk case
+    from ..learned.judge.test_features import DOCS, QUESTION  # the hand-built three-chunk case
 
     from retrieval.backends.lexical import LexicalIndex
     from retrieval.core.filters import Filters

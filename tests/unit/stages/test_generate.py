@@ -8,22 +8,23 @@ import threading
 import numpy as np
 import pytest
 
+from retrieval.backends.base import OK as STORE_OK
 from retrieval.core.errors import InvalidSetting
 from retrieval.core.filters import Filters, build_filters
 from retrieval.core.listcache import ListCache
+from retrieval.core.reasons import raw
 from retrieval.core.timing import StageTimer
 from retrieval.core.types import Query, RankedList, RankerKey, ScoredItem
 from retrieval.pipeline.expand import Expansion, fuse_expanded, multi_hop
 from retrieval.pipeline.index import build_index
-from retrieval.core.reasons import raw
 from retrieval.pipeline.tiers import plan_tier
-from retrieval.stages.tiers import DENSE_ONLY, RRF_ONLY
 from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
 from retrieval.stages.gate import Cosines, decide, question_cosines
 from retrieval.stages.generate import QueryEncoder, generate
 from retrieval.stages.rerank import RerankerSpec
 from retrieval.stages.select import dedup, lost_by_reranker, select
+from retrieval.stages.tiers import DENSE_ONLY, RRF_ONLY
 
 DOCS = [
     {"id": "a", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas após o pagamento.", "metadata": {"tenant": "t1"}},
@@ -90,7 +91,7 @@ def state(corpus):
 def with_store(state, store):
     import dataclasses
 
-    return dataclasses.replace(state, store=store, store_reason="ok")
+    return dataclasses.replace(state, store=store, store_reason=STORE_OK())
 
 
 def test_ranker_keys_print_as_the_trace_names():

@@ -202,23 +202,3 @@ def test_why_above_other_cases_tie_absent_score() -> None:
                                                                "signal": "score", "diff": pytest.approx(0.4)}
     with pytest.raises(ValueError):
         why.why_above(t, "a#1", "a#1")
-
-
-def test_every_text_of_the_analyst_tab_is_in_both_languages() -> None:
-    import re
-    from pathlib import Path
-
-    from retrieval.learned.judge.features import CANDIDATE_NAMES
-    from ui.i18n import FEATURE_LABELS, TEXTS, feature_label
-
-    source = (Path(__file__).resolve().parents[2] / "ui" / "grid.py").read_text(encoding="utf-8")
-    keys = set(re.findall(r'\bt\(\s*"([a-z0-9_]+)"', source))
-    keys |= {f"stage_{s}" for s in ("reranked", "fused")} | {"signal_fused_rank", "signal_best_single_rank"}
-    keys |= {f"grp_{g}" for g in ("rrf", "share")}
-    assert len(keys) > 60
-    for key in keys:
-        assert set(TEXTS[key]) == {"en", "pt"} and all(TEXTS[key].values()), key
-    for name in (*CANDIDATE_NAMES, "bias"):
-        assert set(FEATURE_LABELS[name]) == {"en", "pt"}, name
-    assert feature_label("cov_chunk", "pt") == "pergunta coberta pelo trecho"
-    assert feature_label("not_a_feature", "pt") == "not_a_feature"
