@@ -201,11 +201,16 @@ def eval_(
     out: Optional[Path] = typer.Option(None, "--out", help="Write report.json, comparison.csv, per-question CSVs, "
                                        "a TREC run per config and decision.md here."),
     sweep: Optional[str] = typer.Option(None, "--sweep", help="A config name: add its top-k sweep (k = 1…20)."),
+    run: list[str] = typer.Option([], "--run", help="Another engine's run to evaluate beside the configs: a TREC "
+                                  "run or JSONL of rankings, PATH or NAME=PATH (repeatable)."),
+    gate: Optional[str] = typer.Option(None, "--gate", help="Release gate: METRIC[,drop=D][,alpha=A][,lost=L] "
+                                       "(e.g. ndcg@10,drop=0.01): exit 1 when a candidate fails it; with --out, "
+                                       "gate.xml (JUnit) and gate_per_query.csv are written there."),
     transform: list[str] = TransformOpt,
     mmr: Optional[float] = MmrOpt,
     sets: list[str] = SetOpt,
 ) -> None:
-    """Evaluate configurations on a labeled question set (metrics by ranx)."""
+    """Evaluate configurations (and imported runs) on a labeled question set (metrics by ranx)."""
     _setup_logging()
     settings = _settings(sets, transforms=transform or None, mmr_lambda=mmr)
     from .backends.corpus import load_questions
@@ -216,11 +221,18 @@ def eval_(
     except ValueError:
         _fail(f"--k expects integers separated by commas, got '{k}'")
     settings, tuned_note = _tuned(settings, corpus)  # the corpus' adopted default, under --set
+    from .offline.release import ReleaseRule, check, junit_xml, per_query_csv
+    from .offline.runs import load_run
+
     try:
+        rule = ReleaseRule.parse(gate) if gate is not None else None
+        imported = [load_run(path, name or None) for name, _, path in
+                    (item.rpartition("=") if "=" in item else ("", "", item) for item in run)]
         cfgs = _configs(configs, config_file, settings)
         qs = load_questions(questions, qrels=qrels)
         report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis,
-                                  sweep=sweep)
+                                  sweep=sweep, imported=imported)
+        checks = check(report, rule) if rule is not None else []
     except (RetrievalError, ValueError) as exc:
         _fail(str(exc))
     if tuned_note:
@@ -235,12 +247,33 @@ def eval_(
             _fail(f"{out}: cannot write the outputs ({exc})")
         except RetrievalError as exc:  # an id the TREC run format cannot carry: refused, nothing written
             _fail(str(exc))
+    if rule is not None:
+        report["gate"] = {"rule": gate, "passed": all(c.passed for c in checks),
+                          "checks": [{"candidate": c.candidate, "condition": c.condition, "passed": c.passed,
+                                      "reason": c.reason.text(), "reason_code": c.reason.to_dict()} for c in checks]}
+        if out is not None:
+            try:
+                (out / "gate.xml").write_text(junit_xml(checks, rule), encoding="utf-8")
+                (out / "gate_per_query.csv").write_text(per_query_csv(report, rule), encoding="utf-8")
+                written += [out / "gate.xml", out / "gate_per_query.csv"]
+            except OSError as exc:
+                _fail(f"{out}: cannot write the gate's outputs ({exc})")
     if json_:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
-        return
-    _print_report(report, split)
-    if written:
-        typer.echo(f"\nwrote {len(written)} files to {out}")
+    else:
+        _print_report(report, split)
+        for imported_name, cfg in report["configs"].items():
+            named = cfg.get("imported")
+            if named and (named["not_in_corpus"] or named["unanswered"] or named["not_in_set"]):
+                typer.echo(f"\nrun {imported_name}: {sum(map(len, named['not_in_corpus'].values()))} ids not in the "
+                           f"corpus (in {len(named['not_in_corpus'])} questions), {len(named['unanswered'])} "
+                           f"questions unanswered, {len(named['not_in_set'])} of its questions not in the set")
+        if written:
+            typer.echo(f"\nwrote {len(written)} files to {out}")
+        for c in checks:
+            typer.echo(("PASS " if c.passed else "FAIL ") + c.reason.text())
+    if checks and not all(c.passed for c in checks):
+        raise typer.Exit(1)
 
 
 def _configs(configs: str, config_file: Optional[Path], settings: Any) -> list[Any]:
@@ -294,7 +327,9 @@ def _print_report(report: dict[str, Any], split: str) -> None:
     for c in report["comparisons"]:
         if c["metric"] == f"ndcg@{kmax}":
             typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} "
-                       f"({p_text(c['p_value'])}), "
+                       f"({p_text(c['p_value'])}"
+                       + (f", Holm {p_text(c['p_holm'])}" if len(report["configs"]) > 2 and "p_holm" in c else "")
+                       + "), "
                        f"improved {len(c['improved'])}, worsened {len(c['worsened'])}, "
                        f"lost a relevant document in {len(c['lost_relevant'])}"
                        + (" — wins on the mean but loses evidence the baseline found"
@@ -304,8 +339,9 @@ def _print_report(report: dict[str, Any], split: str) -> None:
         d = cfg["diagnosis"]["overall"]
         t = cfg["timings_ms"]
         alone = t.get("standalone_estimate")
+        wall = f"{t['wall_total'] / 1000:.1f} s" if "wall_total" in t else "imported run"
         typer.echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
-                   f"{t['wall_total'] / 1000:.1f} s" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
+                   f"{wall}" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
     ev = report.get("evidence_check") or {}
     if ev:
         typer.echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "

@@ -39,6 +39,12 @@ def reason(value: Any, lang: str) -> str:
     return md(text) if lang == "en" else t("recorded_as", lang, text=code(text))
 
 
+def plain(value: Any, lang: str) -> str:
+    """A reason as plain text in ``lang`` (a table cell, a chart's tooltip): no Markdown, ids in quotes."""
+    found = as_reason(value)
+    return found.text(lang) if found is not None else str(value or "")
+
+
 def recorded(data: Mapping[str, Any], key: str, lang: str) -> str:
     """The reason a trace dict holds under ``key`` (its ``<key>_code``, else its text), in ``lang``."""
     return reason(data.get(f"{key}_code") or data.get(key), lang)

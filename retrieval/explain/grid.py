@@ -81,7 +81,8 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
 
     ``detail``: ``{"position": n}`` (final, 1-based), ``{"kept": chunk_id}`` (dedup), ``{"top_k": n}``,
     ``{"max_input": n}`` (window), ``{"kind": "cosine"|"bm25", "value": v or None, "threshold": t}`` or
-    ``{"reason": text}`` (gate; the latter when the whole request was refused).
+    ``{"reason": code or text}`` (gate; the latter when the whole request was refused: the recorded reason's
+    code where the trace has one, rendered by the page in its language).
     """
     settings = trace.get("settings") or {}
     final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or []}
@@ -106,7 +107,8 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
         elif cid not in selected:
             out[cid] = ("mmr", {}) if mmr_ran(trace) else ("top_k", {"top_k": settings.get("top_k")})
         elif not final:  # the whole request was refused: one reason for every chunk the gate read
-            out[cid] = ("gate", {"reason": gate.get("reason") or trace.get("tier_reason") or ""})
+            out[cid] = ("gate", {"reason": gate.get("reason_code") or gate.get("reason")
+                                 or trace.get("tier_reason_code") or trace.get("tier_reason") or ""})
         else:
             found = (dense if gate_kind == COSINE.name else lexical).get(cid, {}).get("score")
             out[cid] = ("gate", {"kind": gate_kind, "value": found, "threshold": gate.get("threshold"),

@@ -8,13 +8,15 @@ question, the hypothesis) goes through :func:`html.escape`, so a chunk id holdin
   grid_rows`) as a table, the provenance of each final item (BM25 per term, cosine, the RRF terms
   ``w / (k + r)``, the reranker's feature contributions in raw LambdaMART units) and what the reranker dropped.
 
-The words are English or Portuguese (``lang``); the trace's own reasons stay as recorded (English).
+The words are English or Portuguese (``lang``), and so are the trace's reasons where it recorded their codes
+(a trace without codes keeps its English text).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..core.reasons import Reason
 from . import card as cards
 from . import grid
 from .html import esc, label, lang_of, num, page, table
@@ -33,7 +35,7 @@ def question_report(trace: Mapping[str, Any], lang: str = "en", relevant: Sequen
 
     Args:
         trace: the trace dict.
-        lang: ``en`` or ``pt`` (the report's words; the trace's reasons stay as recorded).
+        lang: ``en`` or ``pt`` (the report's words and the trace's coded reasons).
         relevant, graded: the question's labels, when it is a labeled one (the grid's label column).
 
     Returns:
@@ -43,7 +45,8 @@ def question_report(trace: Mapping[str, Any], lang: str = "en", relevant: Sequen
     parts = [f"<p><b>{esc(label('question', lang))}:</b> {esc(trace.get('question'))}</p>",
              f"<p><b>{esc(label('tier', lang))}:</b> <span class=\"tier\">{esc(trace.get('tier'))}</span></p>"]
     if trace.get("tier_reason"):
-        parts.append(f"<p class=\"muted\">{esc(label('tier_reason', lang))}: {esc(trace['tier_reason'])}</p>")
+        parts.append(f"<p class=\"muted\">{esc(label('tier_reason', lang))}: "
+                     f"{esc(_said(trace, 'tier_reason', lang))}</p>")
     parts.append(_answer(trace, lang))
     rows = grid.grid_rows(trace, relevant, graded)
     parts.append(f"<h2>{esc(label('grid', lang))}</h2><p class=\"muted\">{esc(label('grid_note', lang))}</p>")
@@ -73,6 +76,17 @@ def _answer(trace: Mapping[str, Any], lang: str) -> str:
     return "".join(out)
 
 
+def _text(value: Any, lang: str) -> str:
+    """A recorded reason in ``lang`` (its code's template), or the text as recorded."""
+    found = Reason.from_dict(value) if isinstance(value, Mapping) else None
+    return found.text(lang) if found is not None else str(value or "")
+
+
+def _said(data: Mapping[str, Any], key: str, lang: str) -> str:
+    """The reason a trace dict holds under ``key``: its ``<key>_code`` in ``lang``, else its text."""
+    return _text(data.get(f"{key}_code") or data.get(key), lang)
+
+
 def _fate(row: Mapping[str, Any], lang: str) -> str:
     words = _FATES.get(row["fate"], (row["fate"], row["fate"]))[1 if lang == "pt" else 0]
     detail = row.get("fate_detail") or {}
@@ -81,7 +95,7 @@ def _fate(row: Mapping[str, Any], lang: str) -> str:
     elif row["fate"] == "top_k" and detail.get("top_k"):
         words += f" ({detail['top_k']})"
     elif row["fate"] == "gate" and detail.get("reason"):
-        words += f": {detail['reason']}"
+        words += f": {_text(detail['reason'], lang)}"
     elif row["fate"] == "gate" and detail.get("value") is not None:
         words += f" ({detail.get('kind')} {detail['value']:.3f} < {detail.get('threshold')})"
     return esc(words)
@@ -150,7 +164,8 @@ def _dropped(trace: Mapping[str, Any], lang: str, relevant: Sequence[str] | None
              graded: Mapping[str, int] | None) -> str:
     out = [f"<h2>{esc(label('dropped', lang))}</h2>"]
     if not (trace.get("reranked") or {}).get("items"):
-        reason = ((trace.get("reranked") or {}).get("note") or trace.get("tier_reason") or "")
+        reranked = trace.get("reranked") or {}
+        reason = _said(reranked, "note", lang) if reranked.get("note") else _said(trace, "tier_reason", lang)
         out.append(f"<p class=\"muted\">{esc(reason)}</p>")
         return "".join(out)
     rows = lost_rows(trace, relevant, graded)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import InvalidId
 from ..core.markdown import code, md
-from ..core.reasons import declare, put
+from ..core.reasons import Reason, declare, put
 from ..core.paths import LAB_CORPUS
 from .evaluation.compare import p_reason, p_text
 from .evaluation.metrics import best_positions
@@ -70,9 +70,16 @@ def metric_names(report: Mapping[str, Any]) -> list[str]:
     return [m for m in first if "@" in m] + ["abstention_accuracy"]
 
 
+def decisive_p(comparison: Mapping[str, Any]) -> float | None:
+    """The p-value a decision reads: Holm's adjusted one where the run compared several candidates (a report
+    before it has only ``p_value``)."""
+    return comparison.get("p_holm", comparison.get("p_value"))
+
+
 def comparison_rows(report: Mapping[str, Any], split: str | None = None) -> list[dict[str, Any]]:
-    """One row per (config, metric): the value, and against the baseline the delta, p-value, improved,
-    worsened and lost-relevant counts. ``split`` reads ``dev`` / ``heldout`` figures of an ``all`` run."""
+    """One row per (config, metric): the value, and against the baseline the delta, the p-value and Holm's
+    adjusted one (over the candidates), whether that one is below 0.05, improved, worsened and lost-relevant
+    counts. ``split`` reads ``dev`` / ``heldout`` figures of an ``all`` run."""
     comparisons = report["comparisons"] if split is None else (report.get("comparisons_by_split") or {}).get(split, [])
     by_key = {(c["candidate"], c["metric"]): c for c in comparisons}
     rows = []
@@ -84,7 +91,8 @@ def comparison_rows(report: Mapping[str, Any], split: str | None = None) -> list
                          "value": values.get(metric),
                          "baseline": c["baseline"] if c else None, "delta": c["delta"] if c else None,
                          "p_value": c["p_value"] if c else None,
-                         "significant": (c["p_value"] is not None and c["p_value"] < 0.05) if c else None,
+                         "p_holm": decisive_p(c) if c else None,
+                         "significant": (decisive_p(c) is not None and decisive_p(c) < 0.05) if c else None,
                          "improved": len(c["improved"]) if c else None,
                          "worsened": len(c["worsened"]) if c else None,
                          "lost_relevant": len(c["lost_relevant"]) if c else None,
@@ -92,7 +100,8 @@ def comparison_rows(report: Mapping[str, Any], split: str | None = None) -> list
     return rows
 
 
-COMPARISON_COLUMNS = ("split", "config", "tier", "metric", "value", "baseline", "delta", "p_value", "significant",
+COMPARISON_COLUMNS = ("split", "config", "tier", "metric", "value", "baseline", "delta", "p_value", "p_holm",
+                      "significant",
                       "improved", "worsened", "lost_relevant", "wins_on_mean_but_lost_relevant")
 
 
@@ -199,6 +208,16 @@ BEATS_HELD = declare("decision.beats_heldout", en="{metric} {delta:+.4f} over {b
                      "{held:+.4f} ({held_p})")
 
 
+HOLM = declare("p.holm", en="{p}, Holm-adjusted over {n} candidates", pt="{p}, ajustado por Holm entre {n} candidatas")
+
+
+def _p(report: Mapping[str, Any], comparison: Mapping[str, Any]) -> Reason:
+    """The decisive p as a reason: saying it is Holm's adjusted one when there are several candidates."""
+    n = len(report["configs"]) - 1
+    shown = p_reason(decisive_p(comparison))
+    return HOLM(p=shown, n=n) if n > 1 and "p_holm" in comparison else shown
+
+
 def choose(report: Mapping[str, Any], metric: str | None = None,
            name: Callable[[str], str] = str) -> dict[str, Any]:
     """The provisional decision: the candidate with the largest positive delta on ``metric`` (default
@@ -210,7 +229,7 @@ def choose(report: Mapping[str, Any], metric: str | None = None,
     rows = [c for c in report["comparisons"] if c["metric"] == metric]
     held = {c["candidate"]: c for c in (report.get("comparisons_by_split") or {}).get("heldout", [])
             if c["metric"] == metric}
-    good = [c for c in rows if c["delta"] > 0 and c["p_value"] is not None and c["p_value"] < 0.05
+    good = [c for c in rows if c["delta"] > 0 and decisive_p(c) is not None and decisive_p(c) < 0.05
             and (c["candidate"] not in held or held[c["candidate"]]["delta"] >= 0)]
     baseline = next(iter(report["configs"]))
     if not good:
@@ -218,10 +237,10 @@ def choose(report: Mapping[str, Any], metric: str | None = None,
     best = max(good, key=lambda c: c["delta"])
     if best["candidate"] in held:
         other = held[best["candidate"]]
-        why = BEATS_HELD(metric=metric, delta=best["delta"], baseline=baseline, p=p_reason(best["p_value"]),
-                         held=other["delta"], held_p=p_reason(other["p_value"]))
+        why = BEATS_HELD(metric=metric, delta=best["delta"], baseline=baseline, p=_p(report, best),
+                         held=other["delta"], held_p=_p(report, other))
     else:
-        why = BEATS(metric=metric, delta=best["delta"], baseline=baseline, p=p_reason(best["p_value"]))
+        why = BEATS(metric=metric, delta=best["delta"], baseline=baseline, p=_p(report, best))
     decision = put({"choice": best["candidate"], "metric": metric}, "why", why)
     decision["why"] = why.text(quote=name) if name is not str else decision["why"]
     return decision
@@ -446,7 +465,8 @@ def _cost_section(configs: Mapping[str, Any], names: list[str]) -> list[str]:
         shared = c.get("shared_lists")
         reuse = "—" if not shared else f"{int(shared['hits'])} ({shared['saved_ms'] / 1000:.1f})"
         alone = t.get("standalone_estimate")
-        out.append(f"| {_cell(name)} | {t['wall_total'] / 1000:.1f} | {'—' if alone is None else f'{alone / 1000:.1f}'} | "
+        wall = "—" if t.get("wall_total") is None else f"{t['wall_total'] / 1000:.1f}"  # an imported run: none
+        out.append(f"| {_cell(name)} | {wall} | {'—' if alone is None else f'{alone / 1000:.1f}'} | "
                    f"{_fmt(t.get('total_p50'), 1)} / "
                    f"{_fmt(t.get('total_p95'), 1)} | {_fmt(t.get('rerank_p50'), 1)} | {_fmt(cost.get('llm_calls'))} | "
                    f"{_fmt(cost.get('input_tokens'))} / {_fmt(cost.get('output_tokens'))} | {reuse} |")

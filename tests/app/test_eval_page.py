@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _apptest import assert_ok
 from streamlit.testing.v1 import AppTest
 
@@ -121,3 +122,22 @@ def test_training_states_its_minimum_before_the_click(tmp_path: Path, monkeypatc
     assert not at.exception, [e.value for e in at.exception]
     (warning,) = [w.value for w in at.warning if w.value.startswith("Needs at least 8")]
     assert "this set has " in warning and at.button(key="ev_train").disabled
+
+
+def test_three_configurations_state_holms_correction_and_the_form_takes_other_engines_runs() -> None:
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    uploads = [w for w in at.get("file_uploader") if w.proto.label.startswith("Runs of another engine")]
+    assert len(uploads) == 1 and uploads[0].proto.multiple_files
+    at.selectbox(key="ev_split").set_value("heldout")
+    at.multiselect(key="ev_configs").set_value(["bm25", "dense", "hybrid"])
+    at.selectbox(key="ev_reranker").set_value("none")
+    at.button[0].click().run()
+    assert_ok(at)
+    report = at.session_state["ev_report"]
+    rows = [c for c in report["comparisons"] if c["metric"] == "ndcg@10"]
+    assert [r["candidate"] for r in rows] == ["dense", "hybrid"]
+    ordered = sorted(rows, key=lambda r: r["p_value"])  # Holm: the smallest p times 2, the next times 1, monotone
+    assert ordered[0]["p_holm"] == pytest.approx(min(1.0, 2 * ordered[0]["p_value"]), abs=1e-6)
+    assert ordered[1]["p_holm"] == pytest.approx(max(ordered[0]["p_holm"], ordered[1]["p_value"]), abs=1e-6)
+    headers = {c for frame in at.dataframe for c in frame.value.columns}
+    assert "p_holm" in headers  # labelled "p (Holm, over the candidates)" by the table's column config

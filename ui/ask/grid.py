@@ -25,7 +25,7 @@ from ..escape import code, md
 from ..format import num
 from ..i18n import t
 from ..keep import keep, kept, remember, restore
-from ..reasons import reason
+from ..reasons import plain, reason
 from ..widgets import highlighted, relevance_badge
 
 #: Rows of the grid shown without scrolling, and their height in pixels (about 21 rows and the header fit in
@@ -73,7 +73,7 @@ def fate_text(row: Mapping[str, Any], lang: str, markdown: bool = False) -> str:
     if fate == "gate":
         if "reason" in detail:
             return t("fate_gate_request", lang, reason=reason(detail["reason"], lang) if markdown
-                     else str(detail["reason"]))
+                     else plain(detail["reason"], lang))
         spec = GATES.get(detail["kind"]).value_spec if detail["kind"] in GATES else ".3f"
         return t("fate_gate", lang, kind=detail["kind"], value=_num(detail["value"], spec, lang),
                  threshold=_num(detail["threshold"], "", lang))

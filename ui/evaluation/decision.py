@@ -56,6 +56,12 @@ def panel(run: Evaluated) -> None:
         caveats.append(t("ev_lost_caveat", lang, candidate=code(candidate),
                          metrics=", ".join(c["metric"] for c in found), n=len(lost))
                        + ", ".join(f"{md(q)} ({', '.join(map(md, v))})" for q, v in list(lost.items())[:8]))
+    for name, cfg in configs.items():  # an imported run's ids the corpus does not hold: said, never silent
+        named = cfg.get("imported")
+        if named and (named["not_in_corpus"] or named["unanswered"]):
+            caveats.append(t("ev_run_named", lang, name=code(name), questions=len(named["not_in_corpus"]),
+                             ids=sum(len(v) for v in named["not_in_corpus"].values()),
+                             unanswered=len(named["unanswered"])))
     for caveat in caveats:
         st.warning(caveat)
     phases = st.session_state.get("ev_phases")

@@ -5,15 +5,17 @@ went."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from retrieval.backends.corpus import load_questions
-from retrieval.core.errors import RetrievalError
+from retrieval.core.errors import CorpusError, RetrievalError
 from retrieval.core.tenants import visible_questions
 from retrieval.offline.evaluation import evaluate_configs, named_configs, resolve_configs
 from retrieval.offline.evaluation.runner import progress_position
+from retrieval.offline.runs import load_run
 
 from .. import resources
 from ..escape import code
@@ -44,6 +46,8 @@ def panel(page: EvalPage) -> None:
         c4, c5 = st.columns([3, 1])
         c4.multiselect(t("ev_configs", lang), list(named_configs()), default=["dense", "hybrid"], key="ev_configs")
         c5.selectbox(t("ev_reranker", lang), list(page.rerankers), format_func=page.rerankers.get, key="ev_reranker")
+        st.file_uploader(t("ev_runs", lang), type=["trec", "run", "txt", "tsv", "jsonl"], accept_multiple_files=True,
+                         key="ev_runs", help=t("ev_runs_help", lang))
         st.text_area(t("ev_hypothesis", lang), key="ev_hypothesis", height=68, placeholder=t("ev_hypothesis_ph", lang))
         run_clicked = st.form_submit_button(t("ev_run", lang), type="primary")
     if run_clicked:
@@ -70,6 +74,7 @@ def run(page: EvalPage) -> None:
         if not questions:
             raise ValueError(t("ev_no_tenant_questions", lang))
     configs = resolve_configs(ss.ev_configs, base)
+    imported = [load_run(upload.name, Path(upload.name).stem, _text(upload)) for upload in ss.get("ev_runs") or []]
     status = st.status(t("ev_evaluating", lang), expanded=True)
     bar = status.progress(0.0, text=t("ev_loading", lang))
     phases = dict.fromkeys(PHASES, 0.0)
@@ -95,7 +100,7 @@ def run(page: EvalPage) -> None:
     started = time.perf_counter()
     # under a policy the report's label checks read the user's tenants' documents only
     report = evaluate_configs(timed_open, base, questions, configs, ks, ss.ev_split, progress,
-                              ss.ev_hypothesis.strip() or None, tenants=access.allowed)
+                              ss.ev_hypothesis.strip() or None, tenants=access.allowed, imported=imported)
     ended = time.perf_counter()
     if clock["last"]:
         phases["requests"] = clock["last"] - started - phases["index and models"]
@@ -109,6 +114,14 @@ def run(page: EvalPage) -> None:
     ss.ev_report, ss.ev_corpus_key, ss.ev_base = report, corpus, base
     ss.ev_questions_by_id = {q.id: q for q in questions}
     ss.pop("ev_sweep", None)
+
+
+def _text(upload: Any) -> str:
+    """An uploaded run's text (UTF-8), or a one-line refusal naming the file."""
+    try:
+        return upload.getvalue().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{upload.name}: not UTF-8 text (byte {exc.start})") from None
 
 
 def evaluated(page: EvalPage) -> Evaluated | None:

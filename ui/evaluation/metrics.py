@@ -26,7 +26,8 @@ def panel(run: Evaluated) -> None:
         timing = cfg["timings_ms"]
         summary.append({"config": name, "tier": cfg["tier"], **{m: cfg["overall"].get(m) for m in headline},
                         f"judged@{kmax}": cfg["overall"].get(f"judged@{kmax}"),
-                        "wall time (s)": round(timing["wall_total"] / 1000, 2),
+                        "wall time (s)": (round(timing["wall_total"] / 1000, 2)  # none for an imported run
+                                          if timing.get("wall_total") is not None else None),
                         "alone, est. (s)": (round(timing["standalone_estimate"] / 1000, 2)
                                             if timing.get("standalone_estimate") else None),
                         "p50 / request (ms)": timing.get("total_p50"), "p95 / request (ms)": timing.get("total_p95"),

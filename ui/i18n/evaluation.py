@@ -134,6 +134,18 @@ TEXTS: dict[str, dict[str, str]] = {
                       "the new folder's ranker, on the held-out part only (never trained on).",
                 "pt": "Referência `default` = as configurações atuais do app; candidata `trained` = as mesmas com o "
                       "ranqueador da nova pasta, só na parte reservada (nunca usada no treino)."},
+    "ev_runs": {"en": "Runs of another engine (TREC run or JSONL of rankings)",
+                "pt": "Rodadas de outro mecanismo (run TREC ou JSONL de rankings)"},
+    "ev_runs_help": {"en": "Each file is evaluated beside the configurations with the same metrics and tests: a TREC "
+                           "run (qid Q0 docno rank score tag) or one JSON line per question, "
+                           "{\"id\": …, \"ranking\": [ids]}. Ids may name parents or chunks (parent#n).",
+                     "pt": "Cada arquivo é avaliado ao lado das configurações com as mesmas métricas e testes: um run "
+                           "TREC (qid Q0 docno rank score tag) ou uma linha JSON por pergunta, "
+                           "{\"id\": …, \"ranking\": [ids]}. Os ids podem nomear pais ou trechos (pai#n)."},
+    "ev_run_named": {"en": "Run {name}: {ids} ids not in the corpus (in {questions} questions, scored as not "
+                           "relevant), {unanswered} questions it does not answer (scored as empty lists).",
+                     "pt": "Rodada {name}: {ids} ids fora do corpus (em {questions} perguntas, contados como não "
+                           "relevantes), {unanswered} perguntas que ela não responde (contadas como listas vazias)."},
     "ev_choose": {"en": "Choose a set and configurations, write the expectation, and press **Run the evaluation**.",
                   "pt": "Escolha um conjunto e configurações, escreva a expectativa e clique em **Rodar a avaliação**."},
     "ev_decision": {"en": "Decision", "pt": "Decisão"},

@@ -12,6 +12,7 @@ HEADERS: dict[str, tuple[str, str]] = {
     "split": ("split", "partição"), "config": ("configuration", "configuração"), "tier": ("tier", "nível"),
     "metric": ("metric", "métrica"), "value": ("value", "valor"), "baseline": ("baseline", "referência"),
     "delta": ("Δ vs baseline", "Δ sobre a referência"), "p_value": ("p-value", "valor-p"),
+    "p_holm": ("p (Holm, over the candidates)", "p (Holm, entre os candidatos)"),
     "significant": ("significant (p < 0.05)", "significativo (p < 0,05)"), "improved": ("improved", "melhorou"),
     "worsened": ("worsened", "piorou"), "lost_relevant": ("relevant lost", "relevantes perdidos"),
     "wins_on_mean_but_lost_relevant": ("wins on mean, loses a relevant", "ganha na média, perde um relevante"),

@@ -1,15 +1,23 @@
-"""Comparisons of configurations: paired Fisher randomization tests (ranx), per-group deltas, and the
-questions that lost a relevant document the baseline had found."""
+"""Comparisons of configurations: the baseline (the first) against each candidate, per metric: ranx's paired
+Fisher randomization test of the mean difference (Smucker et al., 2007), Holm's correction over the
+candidates when there are several (statsmodels), per-group deltas, and the questions that lost a relevant
+document the baseline had found.
+
+Only the pairs a page or a report shows are tested (the baseline against each candidate), on the per-question
+metrics the run computed once: no metric is computed again here."""
 
 from __future__ import annotations
 
 import statistics
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+from statsmodels.stats.multitest import multipletests
+
 from ...core.reasons import Reason, declare, raw
 from ...core.types import Question
 from .configs import Config
-from .metrics import RANX_LOCK, parent_ranking, parent_run, quiet_ranx, relevant_grades
+from .metrics import RANX_LOCK, parent_ranking, quiet_ranx
 
 
 OBSERVED = declare("observed.line", en="{candidate!c} vs {baseline!c}: {deltas}; {improved} questions improved, "
@@ -32,7 +40,7 @@ def p_reason(p: Any) -> Reason:
     if p is None:
         return P_NONE()
     if p == 0:
-        return P_BELOW()  # no permutation out of ranx's 1,000 reached the observed difference
+        return P_BELOW()  # an older report: no permutation out of ranx's reached the observed difference
     return P_EQUALS(p=p) if p >= 0.0001 else P_TINY(p=p)
 
 
@@ -62,43 +70,55 @@ def _metric_k(metric: str) -> int:
     return int(metric.rsplit("@", 1)[1])
 
 
-#: Permutations of the paired Fisher randomization test.
+#: Permutations of the paired Fisher randomization test: ranx draws them in parallel threads that its seed does
+#: not reach, so p varies between runs, by about ±0.005 at 10,000 (±0.02 at ranx's default 1,000).
 PERMUTATIONS = 10_000
+
+
+def paired_p(baseline: Sequence[float], candidate: Sequence[float]) -> float | None:
+    """Two-sided p-value of ranx's paired Fisher randomization test of the two means (the share of random
+    swaps within each question's pair whose mean difference is at least the observed one); ``None`` for fewer
+    than two questions; 1.0 for identical lists."""
+    control = np.asarray(baseline, dtype=np.float64)
+    treatment = np.asarray(candidate, dtype=np.float64)
+    if control.size < 2:
+        return None
+    if np.array_equal(control, treatment):
+        return 1.0
+    quiet_ranx()
+    with RANX_LOCK:  # ranx's numba functions compile on first use: one thread at a time
+        from ranx.statistical_tests import fisher_randomization_test
+
+        p, _ = fisher_randomization_test(control, treatment, n_permutations=PERMUTATIONS, max_p=0.05)
+    return float(p)
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of one metric's p-values over the candidates (``None`` stays ``None``)."""
+    known = [i for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = [None] * len(p_values)
+    if known:
+        adjusted = multipletests([p_values[i] for i in known], method="holm")[1]
+        for i, p in zip(known, adjusted):
+            out[i] = round(float(p), 6)
+    return out
 
 
 def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Mapping[str, Mapping[str, list[str]]],
             per_q: Mapping[str, Mapping[str, Mapping[str, float]]], names: list[str],
             runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> list[dict[str, Any]]:
-    """Each config against the first (the baseline), per metric.
+    """Each config against the first (the baseline), per metric, on the per-question metrics ``per_q``.
 
-    Every list is read as its parent ranking (each parent once, at its best rank: :func:`.metrics.parent_run`,
-    the run the metrics read); ``runs`` (config name → that run) saves building it again.
-
-    Each row: ``delta`` of the means, ``p_value`` of ranx's paired Fisher randomization test, the questions
-    that ``improved`` or ``worsened``, the same counted ``by_group``, and ``lost_relevant``: the questions
-    where a relevant parent the baseline had in its top K (K of the metric) is missing from the candidate's
-    top K, whatever the mean says. ``wins_on_mean_but_lost_relevant`` flags a positive delta with losses.
+    Each row: ``delta`` of the means, ``p_value`` of the paired randomization test (:func:`paired_p`),
+    ``p_holm`` (Holm's adjustment over the candidates of that metric; the same as ``p_value`` for one
+    candidate), the questions that ``improved`` or ``worsened``, the same counted ``by_group``, and
+    ``lost_relevant``: the questions where a relevant parent the baseline had in its top K (K of the metric)
+    is missing from the candidate's top K, whatever the mean says. ``wins_on_mean_but_lost_relevant`` flags a
+    positive delta with losses. ``runs`` is accepted for callers that built the parent runs (unused).
     """
     answerable = [q for q in questions if q.relevant]
     if len(configs) < 2 or not answerable:
         return []
-    quiet_ranx()
-    with RANX_LOCK:  # ranx builds numba structures and compiles on first use: one thread at a time
-        from ranx import Qrels, Run
-        from ranx import compare as ranx_compare
-
-        qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
-        ranx_runs = []
-        for config in configs:
-            run = (runs or {}).get(config.name)
-            if run is None:
-                run = parent_run(answerable, finals[config.name])
-            ranx_runs.append(Run({q.id: dict(run.get(q.id) or {"__none__": 0.0}) for q in answerable},
-                                 name=config.name))
-        # 10,000 permutations: ranx draws them in parallel threads that its seed does not reach, so p varies
-        # between runs; at 10,000 by about ±0.005 (±0.02 at ranx's default 1,000).
-        report = ranx_compare(qrels, ranx_runs, names, stat_test="fisher", max_p=0.05, rounding_digits=6,
-                              n_permutations=PERMUTATIONS, make_comparable=True).to_dict()
     base = configs[0].name
     groups = sorted({q.group for q in answerable})
     out = []
@@ -121,16 +141,21 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
                                "improved": [answerable[i].id for i in idx if c[i] > b[i]],
                                "worsened": [answerable[i].id for i in idx if c[i] < b[i]]}
             delta = round(statistics.fmean(c) - statistics.fmean(b), 4)
+            p = paired_p(b, c)
             out.append({
                 "baseline": base, "candidate": config.name, "metric": metric,
                 "delta": delta,
-                "p_value": report[base]["comparisons"][config.name][metric],
+                "p_value": None if p is None else round(p, 6),
                 "improved": [q.id for q, x, y in zip(answerable, b, c) if y > x],
                 "worsened": [q.id for q, x, y in zip(answerable, b, c) if y < x],
                 "by_group": by_group,
                 "lost_relevant": lost,
                 "wins_on_mean_but_lost_relevant": bool(delta > 0 and lost),
             })
+    for metric in names:
+        rows = [r for r in out if r["metric"] == metric]
+        for row, adjusted in zip(rows, holm([r["p_value"] for r in rows])):
+            row["p_holm"] = adjusted
     return out
 
 

@@ -25,6 +25,7 @@ from .compare import compare, observed
 from .configs import Config, select_split
 from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems, visible_corpus
 from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
+from ..runs import ImportedRun, parent_rankings
 from .sweep import run_sweep
 
 #: ``(done, total, config name)`` after each request.
@@ -86,7 +87,8 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
                      progress: Progress | None = None, hypothesis: str | None = None, share_lists: bool = True,
                      sweep: str | None = None, sweep_max_k: int = 20,
                      list_caches: dict[int, ListCache] | None = None,
-                     tenants: Collection[str] | None = None) -> dict[str, Any]:
+                     tenants: Collection[str] | None = None,
+                     imported: Sequence[ImportedRun] = ()) -> dict[str, Any]:
     """Run every question once per config and build the evaluation report (DESIGN.md JSON).
 
     Args:
@@ -99,6 +101,10 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
         list_caches: the list caches (one per Workbench, keyed by its ``id``) to use and fill, so several runs
             over the same questions (the tuner's candidates) reuse each other's windows and query vectors;
             ``None``: fresh caches for this run.
+        imported: runs of other engines (:mod:`retrieval.offline.runs`), scored beside the configs with the
+            same metrics, judged@k, comparisons against the baseline and the layers that apply (coverage:
+            no relevant parent anywhere in the run's list; ordering: one below the cut-off); the ids the
+            corpus does not hold and the questions the run does not answer are named in the entry.
         tenants: the tenants whose documents the label checks (``question_problems``, ``evidence_check``)
             may read: an access policy's tenants for the user (:func:`retrieval.serving.access.allowed_tenants`), so
             another tenant's document reads exactly as an id not in the corpus; ``None`` (single-user mode,
@@ -148,12 +154,22 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
 
             report["sweep"] = {"config": plan.config.name, **run_sweep(plan.bench, chosen, plan.settings, sweep_max_k)}
     finals_by_config = {name: a.finals for name, a in acc.items()}
+    compared = list(configs)
+    parents = {d.id for d in documents}
+    chunk_parent = {c.chunk_id: c.parent_id for c in chunks}
+    for run in imported:
+        name = run.name if run.name not in report["configs"] else f"{run.name} (run)"
+        rankings, named = parent_rankings(run, parents, chunk_parent, [q.id for q in chosen])
+        per_q = scores(chosen, rankings, names, name)
+        report["configs"][name] = _imported_entry(run, chosen, rankings, named, per_q, names, split, ks[-1])
+        per_q_by_config[name], finals_by_config[name] = per_q, rankings
+        compared.append(Config(name, {}))
     report["wall_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    report["comparisons"] = compare(chosen, configs, finals_by_config, per_q_by_config, names, runs)
+    report["comparisons"] = compare(chosen, compared, finals_by_config, per_q_by_config, names)
     if split == "all":
         report["comparisons_by_split"] = {
-            part: compare([q for q in chosen if split_of(q.id) == part], configs, finals_by_config,
-                          per_q_by_config, names, runs)
+            part: compare([q for q in chosen if split_of(q.id) == part], compared, finals_by_config,
+                          per_q_by_config, names)
             for part in ("dev", "heldout")}
     lines = observed(report)
     report["observed"] = [line.text() for line in lines]  # the report JSON: the English lines and their codes
@@ -279,6 +295,43 @@ def _entry(plan: _Plan, a: _Acc, per_q: Mapping[str, Mapping[str, float]], names
                                               and settings.hybrid_enabled else 1) for c in a.costs)},
         "questions": rows,
     }
+    if split == "all":
+        entry["splits"] = {part: aggregate([r for r in rows if r["split"] == part], per_q, names)
+                           for part in ("dev", "heldout")}
+    return entry
+
+
+def _imported_entry(run: ImportedRun, questions: Sequence[Question], rankings: Mapping[str, list[str]],
+                    named: Mapping[str, Any], per_q: Mapping[str, Mapping[str, float]], names: list[str], split: str,
+                    top_k: int) -> dict[str, Any]:
+    """An imported run's report entry: the same figures as a config's where they apply (no tier, timings,
+    cost or answer: the engine ran elsewhere)."""
+    rows = []
+    for q in questions:
+        ranked = rankings.get(q.id) or []
+        relevant = set(q.relevant)
+        first = next((i for i, p in enumerate(ranked, start=1) if p in relevant), None)
+        layer = ("ok" if not relevant or (first is not None and first <= top_k) else
+                 "coverage" if first is None else "ordering")
+        rows.append({"id": q.id, "group": q.group, "split": split_of(q.id), "question": q.question,
+                     "relevant": list(q.relevant), "final": ranked[:top_k], "ranked": ranked, "scores": [],
+                     "first_relevant_rank": first, "abstained": not ranked, "context": [], "citations": [],
+                     "answer": "", "tier": "imported", "layer": layer,
+                     "stage": None if layer == "ok" else ("candidates" if layer == "coverage" else "run"),
+                     "evidence_cut": False, "candidates": {}, "relevant_ranks": {},
+                     "latency_ms": None, "metrics": per_q.get(q.id),
+                     "judged": _judged(ranked, relevant | set(q.graded or ()), top_k),
+                     "not_in_corpus": named["not_in_corpus"].get(q.id, [])})
+    groups = sorted({r["group"] for r in rows})
+    entry = {"tier": "imported", "tiers": {"imported": len(rows)},
+             "settings": {"run": run.source, "format": run.format},
+             "imported": {"source": run.source, "format": run.format, **named},
+             "overall": aggregate(rows, per_q, names),
+             "groups": {g: aggregate([r for r in rows if r["group"] == g], per_q, names) for g in groups},
+             "diagnosis": layer_counts(rows), "timings_ms": {}, "shared_lists": None,
+             "cost": {"requests": 0, "llm_calls": None, "input_tokens": None, "output_tokens": None,
+                      "retrieval_calls": 0},
+             "questions": rows}
     if split == "all":
         entry["splits"] = {part: aggregate([r for r in rows if r["split"] == part], per_q, names)
                            for part in ("dev", "heldout")}
