@@ -64,8 +64,8 @@ def get_embedder(name: str, allow_downloads: bool) -> tuple[Any, str]:
     return load_embedder(name, allow_downloads)
 
 
-def build_workbench(corpus: str, index_settings: str,
-                    on_progress: Callable[[int, int], None] | None = None) -> Workbench:
+def build_workbench(corpus: str, index_settings: str, on_progress: Callable[[int, int], None] | None = None,
+                    on_wait: Callable[[Any], None] | None = None) -> Workbench:
     """A fresh Workbench with ``corpus`` loaded ('' = the lab corpus); ``on_progress(embedded, total)`` after
     each batch of chunks embedded.
 
@@ -78,7 +78,7 @@ def build_workbench(corpus: str, index_settings: str,
     serve_concurrently()  # the app serves its sessions side by side: one torch thread per forward pass
     embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
     bench = Workbench(settings, embedder=embedder, progress=True)
-    bench.load_corpus(corpus or None, on_progress=on_progress)
+    bench.load_corpus(corpus or None, on_progress=on_progress, on_wait=on_wait)
     from retrieval.learned.reader.loader import warm_in_background
 
     warm_in_background([c.text for c in bench.state.chunks])  # the judge's reader: first questions read fast
@@ -88,7 +88,9 @@ def build_workbench(corpus: str, index_settings: str,
 #: Workbenches built outside the cache (with a progress callback, whose page elements a cached function may not
 #: draw), handed to :func:`get_workbench` by :func:`open_workbench_cached`.
 _BUILT: dict[tuple[str, str], Workbench] = {}
-_BUILD_LOCK = threading.Lock()
+#: One build at a time per (corpus, index key): a page on another corpus never waits on this one.
+_BUILD_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -113,14 +115,17 @@ def is_loaded(corpus: str, index_settings: str) -> bool:
 
 
 def open_workbench_cached(corpus: str, index_settings: str,
-                          on_progress: Callable[[int, int], None] | None = None) -> Workbench:
+                          on_progress: Callable[[int, int], None] | None = None,
+                          on_wait: Callable[[Any], None] | None = None) -> Workbench:
     """:func:`get_workbench`, remembering that the pair is now loaded. With ``on_progress``, a cold load is built
-    here (one at a time), so the callback may draw on the page, and then cached."""
+    here (one at a time per corpus and index key), so the callbacks may draw on the page, and then cached."""
     key = (corpus, index_settings)
     if on_progress is not None and key not in _READY:
-        with _BUILD_LOCK:
+        with _LOCKS_LOCK:
+            build_lock = _BUILD_LOCKS.setdefault(key, threading.Lock())
+        with build_lock:
             if key not in _READY:
-                _BUILT[key] = build_workbench(corpus, index_settings, on_progress)
+                _BUILT[key] = build_workbench(corpus, index_settings, on_progress, on_wait)
                 bench = get_workbench(corpus, index_settings)
                 _BUILT.pop(key, None)  # already cached by another session: this one is not kept
                 _READY.add(key)

@@ -375,13 +375,29 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
             questions.append(Question(str(rec["id"]), rec["question"], str(rec.get("group") or "default"),
                                       tuple(str(r) for r in relevant), dict(filters),
                                       {str(k): int(v) for k, v in graded.items()} if graded else None,
-                                      tuple(rec.get("answers") or ())))
+                                      tuple(rec.get("answers") or ()), _evidence(rec.get("evidence"), where)))
     seen: set[str] = set()
     for q in questions:
         if q.id in seen:
             raise CorpusError(f"{path}: duplicate question id {q.id!r}")
         seen.add(q.id)
     return questions
+
+
+def _evidence(value: Any, where: str) -> tuple[tuple[str, int, int], ...]:
+    """A question's ``evidence``: ``[{"parent": id, "start": n, "end": m}, …]`` (character offsets in the
+    parent's text, end exclusive)."""
+    if value is None:
+        return ()
+    spans = []
+    for span in value if isinstance(value, list) else [None]:
+        ok = isinstance(span, dict) and isinstance(span.get("parent"), str) and span["parent"] and all(
+            type(span.get(k)) is int for k in ("start", "end")) and 0 <= span["start"] < span["end"]
+        if not ok:
+            raise CorpusError(f'{where}: \'evidence\' must be a list of {{"parent": id, "start": n, "end": m}} with '
+                              "0 ≤ start < end")
+        spans.append((span["parent"], span["start"], span["end"]))
+    return tuple(spans)
 
 
 def _read_text(path: Path) -> str:

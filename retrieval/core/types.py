@@ -234,3 +234,6 @@ class Question:
     filters: Mapping[str, Any] = field(default_factory=dict)
     graded: Mapping[str, int] | None = None
     answers: tuple[str, ...] = ()
+    #: Evidence as character spans of parents, ``(parent id, start, end)``: resolved against the corpus at
+    #: evaluation (:func:`retrieval.offline.evaluation.labels.resolve_labels`), whatever its chunking.
+    evidence: tuple[tuple[str, int, int], ...] = ()

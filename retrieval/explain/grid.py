@@ -187,3 +187,27 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
 
 
 
+
+
+#: The longest chunk label the grid shows; a longer id is cut to what tells it apart from the others.
+LABEL_WIDTH = 24
+
+
+def distinct_labels(ids: Sequence[str], width: int = LABEL_WIDTH) -> dict[str, str]:
+    """A short label per chunk id that still tells the ids apart: an id that fits in ``width`` is shown whole;
+    a longer one keeps its end and its ``#n`` (``reference__react__useLayoutEffect#10`` →
+    ``…useLayoutEffect#10``), where ids of one site differ; where two labels would read alike, the whole ids
+    are kept. The card and the selection box name the whole id."""
+    unique = list(dict.fromkeys(ids))
+    labels = {}
+    for cid in unique:
+        if len(cid) <= width:
+            labels[cid] = cid
+            continue
+        parent, sep, n = cid.rpartition("#")
+        tail, body = (f"#{n}", parent) if sep else ("", cid)
+        room = max(1, width - len(tail) - 1)
+        labels[cid] = "…" + body[-room:] + tail
+    if len(set(labels.values())) < len(unique):  # two would read alike: the whole ids
+        return {cid: cid for cid in unique}
+    return labels

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..core.reasons import Reason
+from ..learned.judge.features import feature_label
 from . import card as cards
 from . import grid
 from .html import esc, label, lang_of, num, page, table
@@ -141,9 +142,7 @@ def _provenance(trace: Mapping[str, Any], chunk_id: str, lang: str, relevant: Se
                + (f" · dense #{dense['rank']}" if dense["rank"] else "") + "</p>")
     fusion = card["fusion"]
     if fusion:
-        terms = " + ".join(f"{esc(t['ranker'])} {num(t['weight'], 'g')}/({t['k']} + {t['rank']})"
-                           if t["value"] is not None else f"{esc(t['ranker'])} {num(t['recorded'], '.5f')}"
-                           for t in fusion["terms"])
+        terms = " + ".join(f"{esc(t['ranker'])} {esc(cards.term_formula(trace, t, lang))}" for t in fusion["terms"])
         out.append(f"<p>{esc(label('rrf_terms', lang))}: {terms} = {num(fusion['score'], '.5f')} "
                    f"(#{fusion['rank']})</p>")
     rerank = card["rerank"]
@@ -151,7 +150,7 @@ def _provenance(trace: Mapping[str, Any], chunk_id: str, lang: str, relevant: Se
         out.append(f"<p>{esc(label('rerank_score', lang))} ({esc(rerank['score_kind'])}): {num(rerank['score'], '.3f')}"
                    f" · #{rerank['rank']}</p>")
         if rerank["features"]:
-            rows = [[(f"<code>{esc(name)}</code>", False), (num(value, "+.4f"), True)]
+            rows = [[(f"{esc(feature_label(name, lang))} <code>{esc(name)}</code>", False), (num(value, "+.4f"), True)]
                     for name, value in rerank["features"]]
             if rerank["bias"] is not None:
                 rows.append([(esc(label("bias", lang)), False), (num(rerank["bias"], "+.4f"), True)])

@@ -414,9 +414,18 @@ def problem_lines(report: Mapping[str, Any], shown: int = 10) -> list[str]:
     """The caveat of the questions with problems: a count, then one line per kind with the question ids
     (the first ``shown``); no line when there is none."""
     problems = report.get("question_problems") or {}
+    labels = report.get("labels") or {}
+    resolved = []
+    if labels.get("chunk_ids"):
+        resolved.append(f"relevant ids naming chunks, read as their parents: {len(labels['chunk_ids'])} "
+                        + "; ".join(f"{e['id']}: {e['named']} → {e['parent']}" for e in labels["chunk_ids"][:shown]))
+    if labels.get("bad_spans"):
+        resolved.append(f"evidence spans not scored: {len(labels['bad_spans'])} "
+                        + "; ".join(f"{e['id']}: {e['parent']}[{e['start']}:{e['end']}] {e['why']}"
+                                    for e in labels["bad_spans"][:shown]))
     if not problems.get("questions"):
-        return []
-    lines = [f"questions with problems: {problems['questions']} (scored as labeled; no configuration can find "
+        return resolved
+    lines = resolved + [f"questions with problems: {problems['questions']} (scored as labeled; no configuration can find "
              "their relevant documents, so each counts 0 there)"]
     for kind, label in PROBLEM_LABELS.items():
         entries = problems.get(kind) or []

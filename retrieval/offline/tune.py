@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 from ..core.listcache import ListCache
 from ..core.types import Question
 from ..explain.links import ViewParams, canonical_reranker, params_to_query
-from ..settings import Settings
+from ..settings import Settings, bounds
 from .evaluation.compare import p_text
 from .evaluation.configs import Config, select_split
 from .evaluation.runner import evaluate_configs
@@ -107,6 +107,9 @@ class Search:
     skipped: list[str] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: The whole search's time, estimated once the default ran (its time, plus each later candidate at the
+    #: default's time less the work it shares).
+    estimate_s: float | None = None
 
 
 def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Sequence[Question], *,
@@ -172,6 +175,9 @@ def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Seq
     current = base
     # The next candidate's time, estimated by the previous one's; after the default, without the work it shares.
     last = max(0.0, best["seconds"] - best["shared_s"])
+    result.estimate_s = round(best["seconds"] + (result.planned - 1) * last, 1)
+    if progress:  # said before the rest runs: what the whole search would take
+        progress(done["n"], result.planned * n_dev, f"estimated whole search: {result.estimate_s:.0f} s")
     seen = {json.dumps(best["overrides"], sort_keys=True)}
     for step in steps:
         for values in step.values:
@@ -261,10 +267,15 @@ def tune(open_bench: Callable[[Settings], Any], base: Settings, questions: Seque
                       "all": len(questions)},
         "search": {"candidates": found.candidates, "evaluated": len(found.candidates), "planned": found.planned,
                    "stopped_by_budget": found.stopped_by_budget, "skipped": found.skipped,
-                   "not_run_budget": found.not_run,
+                   "not_run_budget": found.not_run, "estimate_s": found.estimate_s,
                    "seconds": found.seconds},
         "best": best, "heldout": None}
     row = None
+    if found.stopped_by_budget:  # a search the budget cut short concludes nothing, whatever it saw
+        record.update(recommended=False, overrides={}, comparison=None,
+                      why=(f"default kept: the budget of {budget_s:.0f} s covered {len(found.candidates)} of "
+                           f"{found.planned} candidates; the whole search needs about {found.estimate_s:.0f} s"))
+        return record
     if best["overrides"]:
         if not heldout_qs:
             raise ValueError("no question in the held-out split: the best dev configuration cannot be checked")
@@ -299,21 +310,24 @@ def adoption_record(record: Mapping[str, Any]) -> dict[str, Any]:
             "adopted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
+def _within(name: str, value: int) -> bool:
+    low, high = bounds(name)
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
 def app_query(overrides: Mapping[str, Any], base: Settings, corpus: str | None) -> tuple[str, list[str]]:
     """The app's URL query string for ``overrides`` (only what its links carry: over-fetch, rrf_k, reranker,
     the corpus), and the overrides a link cannot carry (set them with ``tune --adopt`` or the environment)."""
     from dataclasses import replace
 
 
-    defaults = ViewParams(top_k=base.top_k, overfetch=min(base.overfetch, 20), rrf_k=base.rrf_k,
+    defaults = ViewParams(top_k=base.top_k, overfetch=base.overfetch, rrf_k=base.rrf_k,
                           reranker=canonical_reranker(base.reranker_model))
     values: dict[str, Any] = {}
     outside = []
     for name, value in overrides.items():
-        if name == "overfetch" and 1 <= int(value) <= 20:
-            values["overfetch"] = int(value)
-        elif name == "rrf_k" and 1 <= int(value) <= 1000:
-            values["rrf_k"] = int(value)
+        if name in {"overfetch", "rrf_k"} and _within(name, int(value)):  # the settings' own bounds
+            values[name] = int(value)
         elif name == "reranker_model" and value in {"ltr", "none"}:
             values["reranker"] = canonical_reranker(value)
         else:
@@ -354,7 +368,8 @@ def markdown(record: Mapping[str, Any], corpus: str, questions: str, top: int = 
     lines += ["", "## Held-out check", ""]
     held = record.get("heldout")
     if held is None:
-        lines.append("Not run: the default was the best configuration on dev.")
+        lines.append("Not run: the search did not finish within its budget." if s["stopped_by_budget"]
+                     else "Not run: the default was the best configuration on dev.")
     else:
         lines += ["| config | " + " | ".join(cols) + " | ms / request |",
                   "| --- | " + " | ".join("---" for _ in cols) + " | --- |"]

@@ -8,13 +8,14 @@ synced is not an error: the state records why (the request then runs ``lexical_o
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..backends.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from ..backends.embedders import Embedder
@@ -63,36 +64,92 @@ def check_tenant_field(docs: Sequence[Document], tenant_field: str, source: Path
                           "never be found: give each document its tenant")
 
 
+#: Seconds between two looks at a busy collection lock (each tells the waiting page who holds it).
+WAIT_POLL_S = 0.5
+
+
+def lock_path(settings: Settings, key: str) -> Path:
+    """The lock file of one collection's writes: ``<chroma_path>.locks/<digest of key>.lock``."""
+    path = Path(settings.chroma_path).resolve()  # "" or "." names the folder it resolves to
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+    return path.with_name(path.name + ".locks") / f"{digest}.lock"
+
+
+def lock_holder(path: Path) -> dict[str, Any]:
+    """What the holder of a collection lock wrote of itself (pid, what it writes, since when, how far), or
+    ``{}`` when it wrote nothing readable."""
+    try:
+        found = json.loads(path.with_suffix(".holder").read_text(encoding="utf-8"))
+        return found if isinstance(found, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
 @contextmanager
-def store_write_lock(settings: Settings) -> Iterator[None]:
-    """Held while a corpus' store is synced: one writer at a time across the processes of one machine (the
-    workers of ``retrieval serve``, a ``retrieval index`` beside a running app), by ``flock`` on a file beside
-    the store (``<chroma_path>.write.lock``). The second writer waits, then finds the store synced and writes
-    nothing. Where the file cannot be created (a read-only folder), or on a system without ``flock``, the sync
-    goes on under the process' own lock only."""
+def store_write_lock(settings: Settings, key: str = "", what: str = "",
+                     on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> Iterator[Callable[..., None]]:
+    """Held while one collection of the store is synced: one writer at a time per collection across the
+    processes of one machine (the workers of ``retrieval serve``, a ``retrieval index`` beside a running app),
+    by ``flock`` on that collection's lock file (:func:`lock_path`; ``key`` names the collection: the corpus,
+    the model and the chunking). Indexing one corpus never blocks another. The second writer of the same
+    collection waits, calling ``on_wait(holder)`` at each look with what the holder wrote of itself
+    (:func:`lock_holder`), then finds the store synced and writes nothing. Yields ``report(**fields)``, which
+    the holder calls to say how far it is (``embedded``, ``total``). Where the file cannot be created (a
+    read-only folder), or on a system without ``flock``, the sync goes on under the process' own lock only."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
-        yield
+        yield lambda **_: None
         return
-    path = Path(settings.chroma_path).resolve()  # "" or "." names the folder it resolves to
+    path = lock_path(settings, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path.with_name(path.name + ".write.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except (OSError, ValueError) as exc:  # ValueError: a path with no name to put a lock beside ("/")
         log.debug("no cross-process store lock (%s); syncing under the process lock only", exc)
-        yield
+        yield lambda **_: None
         return
+    holder = {"pid": os.getpid(), "what": what or key, "since": time.time()}
+
+    def report(**fields: Any) -> None:
+        holder.update(fields)
+        try:
+            tmp = path.with_suffix(f".holder.{os.getpid()}")
+            tmp.write_text(json.dumps(holder), encoding="utf-8")
+            os.replace(tmp, path.with_suffix(".holder"))
+        except OSError:
+            pass
+
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if on_wait is not None else 0))
+                break
+            except BlockingIOError:
+                on_wait(lock_holder(path))
+                time.sleep(WAIT_POLL_S)
+        report()
+        yield report
     finally:
+        try:
+            path.with_suffix(".holder").unlink(missing_ok=True)
+        except OSError:
+            pass
         os.close(fd)  # releases the lock
+
+
+def collection_key(settings: Settings, corpus: Path, embedder: str | None) -> str:
+    """What names one corpus' collection in the store, for its write lock: the backend, the corpus, the
+    embedding model and the chunking."""
+    s = settings
+    variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
+    return f"{s.backend}|{Path(corpus).resolve()}|{embedder}|{variant}"
 
 
 def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
                 embedder_reason: Reason, client: Callable[[], tuple[Any, Reason]], lock: threading.RLock,
-                progress: bool = True, on_progress: Callable[[int, int], None] | None = None) -> IndexState:
+                progress: bool = True, on_progress: Callable[[int, int], None] | None = None,
+                on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> IndexState:
     """Read, chunk and index a corpus (BM25 rebuilt, vectors synced) on the settings' store backend
     (:data:`retrieval.backends.BACKENDS`).
 
@@ -104,6 +161,8 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
         lock: held while the store is synced (one writer per process; :func:`store_write_lock` is held too,
             one writer per machine).
         on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
+        on_wait: called with the holder's report while another process writes this corpus' collection
+            (:func:`store_write_lock`).
 
     Raises:
         CorpusError: the corpus cannot be read, or its tenant field is misspelled or partial
@@ -117,13 +176,26 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
 
+    key = collection_key(s, path, embedder.name if embedder else None)
+    reports: list[Callable[..., None]] = []
+
     @contextmanager
     def write_lock() -> Iterator[None]:
-        with lock, store_write_lock(s):
-            yield
+        with lock, store_write_lock(s, key, f"indexing {path}", on_wait) as report:
+            reports.append(report)
+            try:
+                yield
+            finally:
+                reports.remove(report)
+
+    def moved(done: int, total: int) -> None:  # the holder says how far it is, for a page that waits on it
+        for report in reports:
+            report(embedded=done, total=total)
+        if on_progress is not None:
+            on_progress(done, total)
 
     opened = BACKENDS.get(s.backend).open(OpenRequest(s, chunks, embedder, embedder_reason, str(path), variant,
-                                                      write_lock, client, progress, on_progress))
+                                                      write_lock, client, progress, moved))
     return _state(path, docs, chunks, opened.lexical, opened.store, opened.reason, opened.report, embedder, started)
 
 

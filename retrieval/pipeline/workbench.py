@@ -137,14 +137,16 @@ class Workbench:
             return self._client, STORE_OK()
 
     def load_corpus(self, corpus_path: str | Path | None = None,
-                    on_progress: Callable[[int, int], None] | None = None) -> IndexState:
-        """Read, chunk and index a corpus (:func:`~retrieval.pipeline.index.build_index`), then make it current.
+                    on_progress: Callable[[int, int], None] | None = None,
+                    on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> IndexState:
+        """Read, chunk and index a corpus (:func:`~retrieval.pipeline.index.build_index`), then make it current;
+        ``on_wait(holder)`` while another process writes this corpus' collection.
 
         Raises:
             CorpusError: the corpus cannot be read; the previous state stays current.
         """
         state = build_index(self.settings, corpus_path, self.embedder, self.embedder_reason,
-                            self._client_or_reason, self._lock, self.progress, on_progress)
+                            self._client_or_reason, self._lock, self.progress, on_progress, on_wait)
         self.state = state
         return state
 

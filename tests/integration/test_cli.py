@@ -89,8 +89,10 @@ def test_eval_json_schema(lab_bench, chroma_dir, tmp_path):
     assert all(r["layer"] in {"ok", "coverage", "ordering", "generation"} for r in bm25["questions"])
     cmp = report["comparisons"]
     assert {c["metric"] for c in cmp} >= {"ndcg@5", "recall@1"}
-    assert all(set(c) == {"baseline", "candidate", "metric", "delta", "p_value", "improved", "worsened", "by_group",
-                          "lost_relevant", "wins_on_mean_but_lost_relevant"} for c in cmp)
+    assert all(set(c) == {"baseline", "candidate", "metric", "delta", "p_value", "p_holm", "improved", "worsened",
+                          "by_group", "lost_relevant", "wins_on_mean_but_lost_relevant"} for c in cmp)
+    assert all(c["p_holm"] == c["p_value"] for c in cmp)  # one candidate: Holm changes nothing
+    assert report["labels"] == {"chunk_ids": [], "spans": 0, "bad_spans": []}
     # New keys: evidence check, per-question table fields, layer counts, cost, shared generator lists.
     assert set(report["evidence_check"]) >= {"checked", "cut", "not_in_parent"}
     assert set(row) >= {"context", "citations", "candidates", "relevant_ranks", "scores", "evidence_cut"}

@@ -98,18 +98,20 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
     stage = t(f"stage_{grid.final_stage(trace)}", lang)
     st.caption(t("grid_caption", lang) + " " + t("grid_count", lang, n=len(rows),
                                                      f=sum(r["final"] is not None for r in rows), stage=stage))
+    labels = grid.distinct_labels([r["chunk_id"] for r in rows])  # what tells the ids apart; whole in the card
     data: dict[str, Any] = {
         "final": pd.array([r["final"] for r in rows], dtype="Int64"),
-        "chunk_id": [r["chunk_id"] for r in rows],
+        "chunk_id": [labels[r["chunk_id"]] for r in rows],
     }
     config: dict[str, Any] = {
-        "final": st.column_config.NumberColumn(t("col_final", lang), format="#%d", width=48, pinned=True,
+        "final": st.column_config.NumberColumn(t("col_final", lang), format="#%d", width=40, pinned=True,
                                                help=t("col_final_help", lang)),
-        "chunk_id": st.column_config.TextColumn(t("col_chunk", lang), width=180, pinned=True),
+        "chunk_id": st.column_config.TextColumn(t("col_chunk", lang), width=170, pinned=True,
+                                                help=t("col_chunk_help", lang)),
     }
     if relevant is not None:
         data["label"] = [RELEVANCE_MARKS.get(r["relevance"] or "", "") for r in rows]
-        config["label"] = st.column_config.TextColumn(t("col_label", lang), width=40, pinned=True,
+        config["label"] = st.column_config.TextColumn(t("col_label", lang), width=32, pinned=True,
                                                       help=t("col_label_help", lang))
     ran = {name: bool((trace.get(name) or {}).get("items")) for name in ("lexical", "dense", "reranked")}
     columns = [("lexical", "bm25_rank", "col_bm25_rank", None, "%d"), ("lexical", "bm25", "col_bm25",
@@ -122,23 +124,23 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
             continue
         values = [r[name] for r in rows]
         data[name] = pd.array(values, dtype="Int64") if fmt == "%d" else pd.array(values, dtype="Float64")
-        config[name] = st.column_config.NumberColumn(t(label, lang), format=fmt, width=58 if fmt != "%d" else 54,
+        config[name] = st.column_config.NumberColumn(t(label, lang), format=fmt, width=54 if fmt != "%d" else 44,
                                                      help=t(helptext, lang) if helptext else None)
     if ran["lexical"] and ran["dense"]:
         data["share"] = pd.array([None if (v := _bm25_share(r["shares"])) is None else 100 * v for r in rows],
                                  dtype="Float64")
         config["share"] = st.column_config.ProgressColumn(t("col_share", lang), format="%.0f %%", min_value=0.0,
-                                                          max_value=100.0, width=80, help=t("col_share_help", lang))
+                                                          max_value=100.0, width=64, help=t("col_share_help", lang))
     if ran["reranked"]:
         data["rerank_rank"] = pd.array([r["rerank_rank"] for r in rows], dtype="Int64")
         data["rerank"] = pd.array([r["rerank"] for r in rows], dtype="Float64")
         data["move"] = [_arrow(r["move"]) for r in rows]
-        config["rerank_rank"] = st.column_config.NumberColumn(t("col_rerank_rank", lang), format="%d", width=60)
-        config["rerank"] = st.column_config.NumberColumn(t("col_rerank", lang), format="%.3f", width=58,
+        config["rerank_rank"] = st.column_config.NumberColumn(t("col_rerank_rank", lang), format="%d", width=48)
+        config["rerank"] = st.column_config.NumberColumn(t("col_rerank", lang), format="%.3f", width=54,
                                                          help=t("col_rerank_help", lang))
-        config["move"] = st.column_config.TextColumn(t("col_move", lang), width=44, help=t("col_move_help", lang))
+        config["move"] = st.column_config.TextColumn(t("col_move", lang), width=40, help=t("col_move_help", lang))
     data["fate"] = [fate_text(r, lang) for r in rows]
-    config["fate"] = st.column_config.TextColumn(t("col_fate", lang), width="large")
+    config["fate"] = st.column_config.TextColumn(t("col_fate", lang), width=190)
     ids = [r["chunk_id"] for r in rows]
 
     def picked() -> None:  # a selected row opens its card (the select box below follows it)

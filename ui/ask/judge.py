@@ -71,6 +71,9 @@ def panel(asked: Asked, page_jpath: str) -> None:
         others = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
         try:
             saved_id = judgments.save(jfile, question, {**others, **grades}, asked.judge_filters, qid)
+            # the counter above says what the file holds now, not what it held before the click
+            in_file = len([p for p in pooled if p["parent_id"] in grades])
+            counter.markdown(f"**{t('judged', lang, n=judged_n, m=pooled_n)}** · " + t("saved_in_file", lang, n=in_file))
             st.success(t("saved", lang, n=len(grades), id=code(saved_id), path=code(jpath)))
         except (CorpusError, ValueError, OSError) as exc:
             st.error(t("judgments_not_saved", lang, error=reason(str(exc), lang)))

@@ -252,7 +252,7 @@ def link_problems(page: AskPage) -> None:
 def question_form(page: AskPage) -> Any:
     """The question box and its Ask button; returns the slot the page's own time is written into."""
     with st.form("ask_form", border=False):
-        q_col, b_col = st.columns([7, 2], vertical_alignment="bottom")
+        q_col, b_col = st.columns([5, 2], vertical_alignment="bottom")  # "Perguntar" whole
         q_col.text_input(t("question", page.lang), key="question", placeholder=t("question_placeholder", page.lang))
         b_col.form_submit_button(t("ask", page.lang), type="primary", width="stretch")
 

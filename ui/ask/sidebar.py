@@ -6,7 +6,7 @@ reranker is a declared one."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Mapping
 
 import streamlit as st
 
@@ -81,6 +81,22 @@ def embedding_bar(lang: str) -> Any:
     return moved
 
 
+def waiting_line(lang: str) -> Any:
+    """One line, kept up to date, while another process writes this corpus' vectors: which process, what, since
+    when and how far (the lock holder's own report)."""
+    slot = st.empty()
+
+    def waiting(holder: Mapping[str, Any]) -> None:
+        done, total = holder.get("embedded"), holder.get("total")
+        since = holder.get("since")
+        slot.info(t("waiting_for", lang, pid=code(str(holder.get("pid", "?"))), what=code(str(holder.get("what", ""))),
+                    s=num(time.time() - since, ".0f", lang) if isinstance(since, (int, float)) else "?",
+                    progress=t("waiting_progress", lang, done=num(done, ",d", lang), total=num(total, ",d", lang))
+                    if isinstance(done, int) and isinstance(total, int) else ""))
+
+    return waiting
+
+
 def load_workbench(page: AskPage, corpus: str) -> Any:
     """The Workbench of ``corpus`` (indexed on first use, with its progress)."""
     index_key, lang = resources.index_key(page.base), page.lang
@@ -89,7 +105,7 @@ def load_workbench(page: AskPage, corpus: str) -> Any:
     label = code(corpus) if corpus else t("lab_corpus", lang)
     with st.status(t("indexing", lang, label=label), expanded=True) as status:
         started = time.perf_counter()
-        bench = resources.open_workbench_cached(corpus, index_key, embedding_bar(lang))
+        bench = resources.open_workbench_cached(corpus, index_key, embedding_bar(lang), waiting_line(lang))
         state = bench.state
         sizes = "" if page.access.restricted else t("index_sizes", lang, docs=num(len(state.documents), ",d", lang),
                                                     chunks=num(len(state.chunks), ",d", lang))

@@ -38,6 +38,13 @@ def panel(page: EvalPage) -> None:
     # Kept open once a model was trained, so its result stays in view.
     with st.expander(t("tr_title", lang), expanded="ev_trained" in ss):
         st.caption(t("tr_caption", lang))
+        try:
+            chosen = page.chosen_paths()
+        except RetrievalError:
+            chosen = None
+        if chosen is not None and not page.access.restricted:  # what the button trains on, named before the click
+            corpus, questions_path, _ = chosen
+            st.caption(t("tr_on", lang, questions=code(questions_path), corpus=code(corpus or str(LAB_CORPUS))))
         ready = None if page.access.restricted else readiness(page)
         if ready is not None:  # the minimum, stated before the click
             (st.caption if ready["enough"] else st.warning)(t("tr_minimum", lang, **ready))
@@ -46,6 +53,9 @@ def panel(page: EvalPage) -> None:
         elif st.button(t("tr_button", lang), key="ev_train", disabled=ready is not None and not ready["enough"]):
             train(page)
         trained = ss.get("ev_trained")
+        if trained and chosen is not None and trained.get("questions_path") not in (None, chosen[1]):
+            st.caption(t("tr_other_set", lang, questions=code(trained["questions_path"])))
+            trained = None  # the result of another set is not shown as this one's
         if trained:
             st.success(t("tr_new", lang, folder=code(trained["folder"]), s=num(trained["seconds"], ".0f", lang)))
             rows = [r for r in rep.comparison_rows(trained["report"], None) if r["metric"].startswith("ndcg@")]
@@ -68,10 +78,11 @@ def train(page: EvalPage) -> None:
     with st.status(t("tr_status", lang), expanded=True) as status:
         bar = status.progress(0.0, text=t("tr_fitting", lang))
         try:
-            ss.ev_trained = train_and_compare(
+            ss.ev_trained = {**train_and_compare(
                 corpus or str(LAB_CORPUS), questions_path, folder, page.base, open_bench(corpus),
                 progress=lambda done, total, name: bar.progress(
-                    done / total, text=t("tr_comparing", lang, done=done, total=total, name=name)))
+                    done / total, text=t("tr_comparing", lang, done=done, total=total, name=name))),
+                "questions_path": questions_path}
             status.update(label=t("tr_done", lang), state="complete")
         except (RetrievalError, ValueError, OSError) as exc:
             status.update(label=t("tr_failed", lang, error=reason(str(exc), lang)), state="error")

@@ -36,6 +36,10 @@ def decision_sentence(record: Mapping[str, Any], lang: str) -> str:
     best = record["best"]
     row = record.get("comparison")
     metric = record["metric"]
+    search = record.get("search") or {}
+    if search.get("stopped_by_budget"):  # a search cut short concludes nothing: said so, never "the best"
+        return t("tu_kept_budget", lang, evaluated=search["evaluated"], planned=search["planned"],
+                 budget=num(record["budget_s"], ".0f", lang), needs=num(search.get("estimate_s") or 0, ".0f", lang))
     if not best["overrides"]:
         return t("tu_kept_dev", lang)
     if not row:

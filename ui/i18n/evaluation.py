@@ -112,6 +112,10 @@ TEXTS: dict[str, dict[str, str]] = {
                "pt": "O treino fica desligado sob uma política de acesso (RETRIEVAL_ACCESS_POLICY): ele lê todas as "
                      "perguntas do conjunto, de qualquer inquilino. Treine pela linha de comando "
                      "(`python -m retrieval train`)."},
+    "tr_on": {"en": "Trains on {questions} over the corpus {corpus} (the set chosen in the form above).",
+              "pt": "Treina com {questions} sobre o corpus {corpus} (o conjunto escolhido no formulário acima)."},
+    "tr_other_set": {"en": "The last model was trained on another set ({questions}); choose it again to see its result.",
+                     "pt": "O último modelo foi treinado em outro conjunto ({questions}); escolha-o de novo para ver o resultado."},
     "tr_button": {"en": "Train on these judgments", "pt": "Treinar com estes julgamentos"},
     "tr_minimum": {"en": "Needs at least {needed} answerable judged questions in the training part (dev questions "
                          "whose relevant documents no held-out question shares); this set has {answerable_train} "
@@ -135,17 +139,17 @@ TEXTS: dict[str, dict[str, str]] = {
                 "pt": "Referência `default` = as configurações atuais do app; candidata `trained` = as mesmas com o "
                       "ranqueador da nova pasta, só na parte reservada (nunca usada no treino)."},
     "ev_runs": {"en": "Runs of another engine (TREC run or JSONL of rankings)",
-                "pt": "Rodadas de outro mecanismo (run TREC ou JSONL de rankings)"},
+                "pt": "Resultados de outro mecanismo (arquivo TREC ou JSONL de rankings)"},
     "ev_runs_help": {"en": "Each file is evaluated beside the configurations with the same metrics and tests: a TREC "
-                           "run (qid Q0 docno rank score tag) or one JSON line per question, "
-                           "{\"id\": …, \"ranking\": [ids]}. Ids may name parents or chunks (parent#n).",
-                     "pt": "Cada arquivo é avaliado ao lado das configurações com as mesmas métricas e testes: um run "
-                           "TREC (qid Q0 docno rank score tag) ou uma linha JSON por pergunta, "
-                           "{\"id\": …, \"ranking\": [ids]}. Os ids podem nomear pais ou trechos (pai#n)."},
+                           "run (`qid Q0 docno rank score tag`) or one JSON line per question, "
+                           "`{\"id\": …, \"ranking\": [ids]}`. Ids may name parents or chunks (`parent#n`).",
+                     "pt": "Cada arquivo é avaliado ao lado das configurações com as mesmas métricas e testes: um "
+                           "arquivo TREC (`qid Q0 docno rank score tag`) ou uma linha JSON por pergunta, "
+                           "`{\"id\": …, \"ranking\": [ids]}`. Os ids podem nomear pais ou trechos (`pai#n`)."},
     "ev_run_named": {"en": "Run {name}: {ids} ids not in the corpus (in {questions} questions, scored as not "
                            "relevant), {unanswered} questions it does not answer (scored as empty lists).",
-                     "pt": "Rodada {name}: {ids} ids fora do corpus (em {questions} perguntas, contados como não "
-                           "relevantes), {unanswered} perguntas que ela não responde (contadas como listas vazias)."},
+                     "pt": "Resultados {name}: {ids} ids fora do corpus (em {questions} perguntas, contados como não "
+                           "relevantes), {unanswered} perguntas sem resposta nesses resultados (contadas como listas vazias)."},
     "ev_choose": {"en": "Choose a set and configurations, write the expectation, and press **Run the evaluation**.",
                   "pt": "Escolha um conjunto e configurações, escreva a expectativa e clique em **Rodar a avaliação**."},
     "ev_decision": {"en": "Decision", "pt": "Decisão"},

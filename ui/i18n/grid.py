@@ -57,6 +57,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "fate_tail": {"en": "after the rerank window: kept in fused order (top_k is larger than the window)",
                   "pt": "depois da janela do reranqueamento: mantido na ordem da fusão (top_k maior que a janela)"},
     "fate_not_fused": {"en": "not fused (its list was left out)", "pt": "não fundido (sua lista ficou de fora)"},
+    "col_chunk_help": {"en": "A long id shows its end and its #n (what tells it apart); the card names it whole.",
+                       "pt": "Um id longo mostra o fim e o #n (o que o distingue); o cartão o nomeia inteiro."},
     "card_title": {"en": "Provenance card", "pt": "Cartão de proveniência"},
     "card_pick": {"en": "Chunk (or select a row of the grid)", "pt": "Trecho (ou selecione uma linha da grade)"},
     "card_head": {"en": "{chunk} · parent {parent} · {where}", "pt": "{chunk} · pai {parent} · {where}"},

@@ -57,6 +57,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "tu_kept_dev": {"en": "Default kept: the default was the best configuration on dev, nothing to confirm on held-out.",
                     "pt": "Padrão mantido: o padrão foi a melhor configuração em desenvolvimento, nada a confirmar na "
                           "parte reservada."},
+    "tu_kept_budget": {"en": "Nothing recommended: the budget of {budget} s covered {evaluated} of {planned} candidates; "
+                             "the whole search needs about {needs} s. Raise the budget and run it again.",
+                       "pt": "Nada recomendado: o orçamento de {budget} s cobriu {evaluated} de {planned} candidatas; a "
+                             "busca inteira precisa de cerca de {needs} s. Aumente o orçamento e rode de novo."},
     "tu_kept_no_heldout": {"en": "Default kept: no answerable question in the held-out split to check it on.",
                            "pt": "Padrão mantido: nenhuma pergunta respondível na parte reservada onde verificá-la."},
     "tu_recommended": {"en": "Recommended: held-out {metric} {delta} ({p}), no relevant document lost.",

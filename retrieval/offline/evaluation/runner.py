@@ -24,6 +24,7 @@ from ...settings import Settings
 from .compare import compare, observed
 from .configs import Config, select_split
 from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems, visible_corpus
+from .labels import resolve_labels
 from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
 from ..runs import ImportedRun, parent_rankings
 from .sweep import run_sweep
@@ -125,11 +126,13 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
     tenant_field = plans[0].settings.tenant_field
     documents, chunks, types = visible_corpus(first.documents, first.chunks, first.field_types, tenant_field,
                                               tenants)
+    chosen, labels = resolve_labels(chosen, documents, chunks)  # chunk ids and spans of this chunking
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "corpus": str(first.corpus_path),
                               "questions": len(chosen), "split": split, "k": ks, "configs": {},
                               "comparisons": [], "hypothesis": hypothesis,
                               "evidence_check": evidence_check(chosen, chunks, documents),
-                              "question_problems": question_problems(chosen, documents, types, tenant_field)}
+                              "question_problems": question_problems(chosen, documents, types, tenant_field),
+                              "labels": labels}
     cut_ids = {c["id"] for c in report["evidence_check"]["cut"]}
     acc = {p.config.name: _Acc() for p in plans}
     done, total = 0, len(chosen) * len(plans)

@@ -202,3 +202,15 @@ def test_why_above_other_cases_tie_absent_score() -> None:
                                                                "signal": "score", "diff": pytest.approx(0.4)}
     with pytest.raises(ValueError):
         why.why_above(t, "a#1", "a#1")
+
+
+def test_long_ids_are_labelled_by_what_tells_them_apart() -> None:
+    labels = grid.distinct_labels(["reference__react__useLayoutEffect#0", "reference__react__useLayoutEffect#10",
+                                   "lumen-px7-nao-ativado#1"])
+    assert labels == {"reference__react__useLayoutEffect#0": "…eact__useLayoutEffect#0",
+                      "reference__react__useLayoutEffect#10": "…act__useLayoutEffect#10",
+                      "lumen-px7-nao-ativado#1": "lumen-px7-nao-ativado#1"}
+    assert all(len(v) <= grid.LABEL_WIDTH for v in labels.values())
+    # Two ids that end alike would read the same: the whole ids stay.
+    twins = ["a-very-long-prefix-one-and-the-very-same-end#0", "b-very-long-prefix-two-and-the-very-same-end#0"]
+    assert grid.distinct_labels(twins) == {t: t for t in twins}

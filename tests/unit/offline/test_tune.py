@@ -176,6 +176,18 @@ def test_the_budget_stops_the_search(pairs):
                                         "fusion: fusion=convex, fusion_weights=bm25=0.3", "rrf_k: rrf_k=30"]
     text = markdown(record, str(corpus), "questions.jsonl")
     assert "stopped by the budget" in text and "Left out by the budget (3)" in text
+    # A search the budget cut short concludes nothing, and says what the whole search would need: the
+    # default's 100 s, then 3 candidates at 100 s less what they share (the fake clock shares nothing).
+    assert not record["recommended"] and record["overrides"] == {} and record["heldout"] is None
+    assert search["estimate_s"] == pytest.approx(400.0, abs=1.0)
+    assert record["why"] == ("default kept: the budget of 50 s covered 1 of 4 candidates; the whole search needs "
+                             "about 400 s")
+    assert "the default was the best" not in text
+    from ui.evaluation.tune import decision_sentence
+
+    assert decision_sentence(record, "en") == ("Nothing recommended: the budget of 50 s covered 1 of 4 candidates; "
+                                               "the whole search needs about 400 s. Raise the budget and run it "
+                                               "again.")
 
 
 def _row(delta, p, lost=()):
