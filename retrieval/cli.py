@@ -570,6 +570,69 @@ def serve(
         raise typer.Exit(130)
 
 
+judgments_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                            help="Team judging: ratings with their raters, imports, agreement, consensus.")
+app.add_typer(judgments_app, name="judgments")
+
+
+@judgments_app.command("import")
+def judgments_import(
+    ratings: Path = typer.Argument(..., help="The team's ratings file (JSONL), created when missing."),
+    files: list[Path] = typer.Argument(..., help="TREC qrels or question-set JSONL files made elsewhere."),
+    rater: Optional[str] = typer.Option(None, "--rater", help="The rater of the imported grades (default: each "
+                                        "file's name)."),
+) -> None:
+    """Add judgments made elsewhere to a ratings file, each with its file as source and its rater."""
+    from .offline.raters import import_judgments, save_ratings
+
+    try:
+        for path in files:
+            found = import_judgments(path, rater)
+            typer.echo(f"{path}: {save_ratings(ratings, found)} grades added as rater "
+                       f"{rater or path.stem!r} (source {path})")
+    except (RetrievalError, ValueError, OSError) as exc:
+        _fail(str(exc))
+
+
+@judgments_app.command("agreement")
+def judgments_agreement(
+    ratings: Path = typer.Argument(..., help="The team's ratings file (JSONL)."),
+    consensus_out: Optional[Path] = typer.Option(None, "--consensus", help="Write the consensus judgments here as "
+                                                 "a question-set JSONL (each pair's median grade, with its raters)."),
+    json_: bool = typer.Option(False, "--json", help="Print the agreement as JSON."),
+) -> None:
+    """Cohen's kappa per pair of raters, Fleiss' kappa over what every rater graded, and the disagreements."""
+    from .offline.raters import agreement, consensus, load_ratings
+
+    try:
+        found = load_ratings(ratings)
+    except RetrievalError as exc:
+        _fail(str(exc))
+    result = agreement(found)
+    if consensus_out is not None:
+        merged = consensus(found)
+        lines = [json.dumps({"id": qid, "question": e["question"], "group": "judged", "filters": e["filters"],
+                             "graded": e["graded"], "relevant": sorted(p for p, g in e["graded"].items() if g > 0),
+                             "raters": e["raters"]}, ensure_ascii=False) for qid, e in merged.items()]
+        try:
+            consensus_out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        except OSError as exc:
+            _fail(f"{consensus_out}: cannot write ({exc.strerror or exc})")
+    if json_:
+        typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"{len(result['raters'])} raters, {result['pairs']} graded pairs")
+    for c in result["cohen"]:
+        typer.echo(f"  Cohen's kappa {c['a']} / {c['b']}: {'n/a' if c['kappa'] is None else c['kappa']} "
+                   f"over {c['pairs']} pairs")
+    if result["fleiss"]:
+        typer.echo(f"  Fleiss' kappa over {result['fleiss']['pairs']} pairs every rater graded: "
+                   f"{result['fleiss']['kappa']}")
+    typer.echo(f"{len(result['disagreements'])} pairs graded differently (widest gap first):")
+    for d in result["disagreements"][:20]:
+        typer.echo(f"  {d['qid']} {d['parent']}: " + ", ".join(f"{r} {g}" for r, g in d["grades"].items()))
+
+
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")
 app.add_typer(models_app, name="models")
 

@@ -102,12 +102,14 @@ def chart(key: Any, build: Any, **kwargs: Any) -> Any:
     return st.vega_lite_chart(_vega_spec(json.dumps(key, sort_keys=True, default=str), build), **kwargs)
 
 
-def nav_links(ask_label: str, eval_label: str) -> None:
-    """Sidebar links to both pages, named (the built-in navigation would call the main page "app").
+def nav_links(ask_label: str, eval_label: str, judging_label: str | None = None) -> None:
+    """Sidebar links to the pages, named (the built-in navigation would call the main page "app").
 
     A page run on its own (e.g. under AppTest) has no multipage context: the links are then left out."""
     try:
         st.page_link("app.py", label=ask_label, icon=":material/search:")
         st.page_link("pages/2_Evaluation.py", label=eval_label, icon=":material/bar_chart:")
+        if judging_label:
+            st.page_link("pages/3_Judging.py", label=judging_label, icon=":material/rule:")
     except StreamlitAPIException:
         pass

@@ -34,7 +34,7 @@ def panel(page: AskPage) -> Choices:
     """Draw the sidebar; returns what it chose (the corpus, the link's parameters, the filters)."""
     ss, lang = st.session_state, page.lang
     with st.sidebar:
-        nav_links(t("nav_ask", lang), t("nav_eval", lang))
+        nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
         st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
                  horizontal=True, help=t("language_help", lang))
         corpus = corpus_panel(page)

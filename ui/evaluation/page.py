@@ -102,7 +102,7 @@ def start() -> EvalPage:
         ss.lang = ui_lang.first_language(ss, st.query_params)
     with st.sidebar:
         lang = ss.lang
-        nav_links(t("nav_ask", lang), t("nav_eval", lang))
+        nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
         st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
                  horizontal=True)
     lang = ss.lang

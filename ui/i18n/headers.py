@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 HEADERS: dict[str, tuple[str, str]] = {
+    "rater_a": ("rater", "avaliador"), "rater_b": ("and rater", "e avaliador"), "pairs": ("candidates in common",
+    "candidatos em comum"), "kappa": ("Cohen's kappa", "kappa de Cohen"), "spread": ("gap", "diferença"),
+    "grades": ("grades", "notas"), "notes": ("notes", "anotações"),
     "id": ("id", "id"), "rank": ("rank", "posição"), "score": ("score", "nota"), "kind": ("kind", "tipo"),
     "query": ("query", "consulta"), "hypothesis_only": ("hypothesis only", "só hipótese"),
     "flags": ("lost", "perdeu"), "filters_added": ("filters added", "filtros adicionados"),

@@ -1,0 +1,50 @@
+"""The Team judging page (:mod:`ui.judging`)."""
+
+from __future__ import annotations
+
+TEXTS: dict[str, dict[str, str]] = {
+    "nav_judging": {"en": "Team judging", "pt": "Julgamento em equipe"},
+    "jd_title": {"en": "Team judging", "pt": "Julgamento em equipe"},
+    "jd_caption": {"en": "One question and one candidate at a time: grade it 0-3, add a note if you like, save. Each "
+                         "grade is kept with its rater; below, how far the raters agree and where they do not.",
+                   "pt": "Uma pergunta e um candidato de cada vez: dê uma nota de 0 a 3, anote se quiser, salve. Cada "
+                         "nota fica com quem a deu; abaixo, quanto os avaliadores concordam e onde não."},
+    "jd_rater": {"en": "Your name (rater)", "pt": "Seu nome (avaliador)"},
+    "jd_rater_help": {"en": "Kept with every grade you save. Under an access policy the signed-in user is the rater.",
+                      "pt": "Guardado com cada nota salva. Com uma política de acesso, quem rateia é o usuário logado."},
+    "jd_rater_is": {"en": "Rating as {rater} (the signed-in user).", "pt": "Avaliando como {rater} (o usuário logado)."},
+    "jd_ratings": {"en": "Ratings file (JSONL)", "pt": "Arquivo de avaliações (JSONL)"},
+    "jd_ratings_help": {"en": "One line per question, candidate and rater; inside the write roots.",
+                        "pt": "Uma linha por pergunta, candidato e avaliador; dentro das pastas de escrita."},
+    "jd_questions": {"en": "Question set (JSONL, BEIR or SQuAD)", "pt": "Conjunto de perguntas (JSONL, BEIR ou SQuAD)"},
+    "jd_questions_ph": {"en": "the lab questions", "pt": "as perguntas do laboratório"},
+    "jd_no_questions": {"en": "No question to judge in this set.", "pt": "Nenhuma pergunta para julgar neste conjunto."},
+    "jd_need_rater": {"en": "Type your name in the sidebar: every grade is saved with its rater.",
+                      "pt": "Escreva seu nome na barra lateral: cada nota é salva com quem a deu."},
+    "jd_progress": {"en": "Question {q} of {qs} · candidate {c} of {cs} · {done} of them graded by you",
+                    "pt": "Pergunta {q} de {qs} · candidato {c} de {cs} · {done} deles avaliados por você"},
+    "jd_question": {"en": "Question", "pt": "Pergunta"},
+    "jd_empty_pool": {"en": "No list found a candidate for this question.",
+                      "pt": "Nenhuma lista achou um candidato para esta pergunta."},
+    "jd_grade": {"en": "Grade (0 = not relevant, 3 = answers it)", "pt": "Nota (0 = não relevante, 3 = responde)"},
+    "jd_note": {"en": "Note (optional)", "pt": "Anotação (opcional)"},
+    "jd_save_next": {"en": "Save and next", "pt": "Salvar e seguir"},
+    "jd_saved": {"en": "Saved: {parent} graded {grade} by {rater}.", "pt": "Salvo: {parent} com nota {grade} de {rater}."},
+    "jd_back": {"en": "Back", "pt": "Voltar"},
+    "jd_skip": {"en": "Skip this candidate", "pt": "Pular este candidato"},
+    "jd_next_question": {"en": "Next question", "pt": "Próxima pergunta"},
+    "jd_agreement": {"en": "Agreement between raters", "pt": "Concordância entre avaliadores"},
+    "jd_agreement_caption": {"en": "{raters} raters, {pairs} grades. Cohen's kappa for each two raters over the "
+                                   "candidates both graded (1 = always the same grade, 0 = as often as chance).",
+                             "pt": "{raters} avaliadores, {pairs} notas. Kappa de Cohen para cada dupla sobre os "
+                                   "candidatos que ambos avaliaram (1 = sempre a mesma nota, 0 = tanto quanto o acaso)."},
+    "jd_fleiss": {"en": "Fleiss' kappa over the {pairs} candidates every rater graded: {kappa}.",
+                  "pt": "Kappa de Fleiss sobre os {pairs} candidatos que todos avaliaram: {kappa}."},
+    "jd_queue": {"en": "**To settle**: {n} candidates the raters graded differently, the widest gap first.",
+                 "pt": "**A resolver**: {n} candidatos com notas diferentes, a maior diferença primeiro."},
+    "jd_download": {"en": "Consensus judgments (JSONL question set)", "pt": "Julgamentos de consenso (conjunto JSONL)"},
+    "jd_download_help": {"en": "Each candidate's median grade, with its raters: a question set the Evaluation page and "
+                               "`eval --questions` read.",
+                         "pt": "A nota mediana de cada candidato, com seus avaliadores: um conjunto que a página de "
+                               "Avaliação e `eval --questions` leem."},
+}

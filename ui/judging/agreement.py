@@ -1,0 +1,52 @@
+"""The raters' agreement (Cohen's kappa per pair of raters, Fleiss' kappa over the pairs all graded), the queue of
+the pairs they disagree on, and the consensus judgments as a question set to evaluate with."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from retrieval.core.errors import CorpusError
+from retrieval.offline.raters import agreement, consensus, load_ratings
+
+from ..format import num
+from ..i18n import t
+from ..reasons import reason
+from ..widgets import table
+from .page import JudgingPage
+
+
+def panel(page: JudgingPage) -> None:
+    lang = page.lang
+    st.subheader(t("jd_agreement", lang))
+    if page.ratings_path is None:
+        return
+    try:
+        ratings = load_ratings(page.ratings_path)
+    except CorpusError as exc:
+        st.error(reason(str(exc), lang))
+        return
+    if page.access.restricted:  # the ratings of the user's questions only
+        visible = {q.id for q in page.questions}
+        ratings = [r for r in ratings if r.qid in visible]
+    found = agreement(ratings)
+    st.caption(t("jd_agreement_caption", lang, raters=len(found["raters"]), pairs=len(ratings)))
+    if found["cohen"]:
+        table(pd.DataFrame([{"rater_a": c["a"], "rater_b": c["b"], "pairs": c["pairs"], "kappa": c["kappa"]}
+                            for c in found["cohen"]]), lang)
+    if found["fleiss"]:
+        st.caption(t("jd_fleiss", lang, kappa=num(found["fleiss"]["kappa"], ".3f", lang), pairs=found["fleiss"]["pairs"]))
+    st.markdown(t("jd_queue", lang, n=len(found["disagreements"])))
+    if found["disagreements"]:
+        table(pd.DataFrame([{"question": d["qid"], "parent": d["parent"], "spread": d["spread"],
+                             "grades": ", ".join(f"{r} {g}" for r, g in d["grades"].items()),
+                             "notes": " · ".join(f"{r}: {n}" for r, n in d["notes"].items())}
+                            for d in found["disagreements"]]), lang)
+    merged = consensus(ratings)
+    lines = [json.dumps({"id": qid, "question": e["question"], "group": "judged", "filters": e["filters"],
+                         "graded": e["graded"], "relevant": sorted(p for p, g in e["graded"].items() if g > 0),
+                         "raters": e["raters"]}, ensure_ascii=False) for qid, e in merged.items()]
+    st.download_button(t("jd_download", lang), "\n".join(lines) + ("\n" if lines else ""), "consensus.jsonl",
+                       "application/json", on_click="ignore", disabled=not lines, help=t("jd_download_help", lang))

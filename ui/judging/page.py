@@ -1,0 +1,94 @@
+"""The Team judging page's state: who rates, in which language, which question set and ratings file, and the
+pooled candidates of the current question; and the page's first steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import streamlit as st
+
+from retrieval.core.errors import CorpusError, PathRefused
+from retrieval.core.paths import LAB_QUESTIONS
+from retrieval.core.tenants import visible_questions
+from retrieval.core.types import Question
+from retrieval.explain import links
+from retrieval.offline import judgments
+from retrieval.serving import roots
+from retrieval.settings import Settings
+
+from .. import lang as ui_lang
+from .. import resources
+from ..access import Access, gate
+from ..escape import code
+from ..i18n import t
+from ..reasons import reason
+from ..widgets import nav_links
+
+#: The ratings file when none is named: beside the page's own judgments.
+DEFAULT_RATINGS = roots.JUDGMENTS_DIR / "ratings.jsonl"
+
+
+@dataclass(frozen=True)
+class JudgingPage:
+    """Who rates, in which language, on which questions, into which file."""
+
+    lang: str
+    base: Settings
+    access: Access
+    rater: str
+    questions: Sequence[Question]
+    ratings_path: Any  # the confined ratings file, or None when the name given was refused
+
+    def pooled(self, question: Question) -> list[dict[str, Any]]:
+        """The question's pooled parents (every list's, best rank first), asked with the app's settings on the
+        lab corpus' Workbench, and their texts."""
+        bench = resources.open_workbench_cached("", resources.index_key(self.base))
+        trace = bench.ask(question.question, question.filters, settings=self.base).to_dict()
+        texts = {c.chunk_id: c.text for c in bench.state.chunks}
+        titles = {d.id: d.title for d in bench.state.documents}
+        return [{**p, "text": texts.get(p["chunk_ids"][0], ""), "title": titles.get(p["parent_id"], "")}
+                for p in judgments.pool(trace)]
+
+
+def start() -> JudgingPage:
+    """The access gate, the language, the rater (the signed-in user under a policy), the question set and the
+    ratings file, then the title."""
+    ss = st.session_state
+    base = resources.base_settings()
+    access = gate(base, ui_lang.first_language(ss, st.query_params))
+    if ss.get("lang") not in links.LANGUAGES:
+        ss.lang = ui_lang.first_language(ss, st.query_params)
+    with st.sidebar:
+        lang = ss.lang
+        nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
+        st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
+                 horizontal=True)
+        lang = ss.lang
+        if access.restricted:  # the signed-in user rates: a name typed on the page is not an identity
+            rater = access.user or ""
+            st.caption(t("jd_rater_is", lang, rater=code(rater)))
+        else:
+            rater = st.text_input(t("jd_rater", lang), key="jd_rater", help=t("jd_rater_help", lang)).strip()
+        raw = st.text_input(t("jd_ratings", lang), key="jd_ratings", placeholder=str(DEFAULT_RATINGS),
+                            help=t("jd_ratings_help", lang)).strip() or str(DEFAULT_RATINGS)
+        try:
+            if raw == str(DEFAULT_RATINGS) and roots.JUDGMENTS_DIR in roots.write_roots(base):
+                roots.JUDGMENTS_DIR.mkdir(exist_ok=True)
+            ratings_path = roots.confine_output(raw, base)
+        except (PathRefused, OSError) as exc:
+            st.error(reason(str(exc), lang))
+            ratings_path = None
+        qraw = st.text_input(t("jd_questions", lang), key="jd_questions", placeholder=t("jd_questions_ph", lang))
+    ss._kept_lang = lang
+    st.title(t("jd_title", lang))
+    st.caption(t("jd_caption", lang))
+    try:
+        qpath = str(roots.confine_input(qraw, base, want="file")) if qraw.strip() else str(LAB_QUESTIONS)
+        questions = resources.get_questions(qpath, resources.file_mtime(qpath))
+    except (PathRefused, CorpusError, OSError) as exc:
+        st.error(reason(str(exc), lang))
+        questions = []
+    if access.restricted:  # only the questions of the user's tenants
+        questions = visible_questions(questions, base.tenant_field, access.allowed, True)
+    return JudgingPage(lang, base, access, rater, [q for q in questions if q.question.strip()], ratings_path)
