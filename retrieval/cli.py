@@ -505,8 +505,10 @@ def serve(
                                 "interface; put the deployment's authenticating proxy in front)."),
     no_index: bool = typer.Option(False, "--no-index", help="Skip indexing the default corpus before the "
                                   "workers start."),
+    print_proxy_config: bool = typer.Option(False, "--print-proxy-config", help="Print the Caddyfile serve "
+                                            "would run (workers on ports 8601, 8602, …) and exit."),
 ) -> None:
-    """The app in several processes behind one address, each browser kept on its own process (README,
+    """The app in several processes behind Caddy on one address, each browser kept on its own process (README,
     "Many users at once")."""
     import os
 
@@ -520,6 +522,15 @@ def serve(
         _fail(f"--workers {count}: must be between 1 and {serving.MAX_WORKERS}")
     if not 1 <= port <= 65535:
         _fail(f"--port {port}: must be between 1 and 65535")
+    if print_proxy_config:
+        from .serving import proxy
+
+        try:
+            config = proxy.from_settings(settings, address, port, [f"127.0.0.1:{8601 + k}" for k in range(count)])
+        except ValueError as exc:
+            _fail(str(exc))
+        typer.echo(proxy.caddyfile(config), nl=False)
+        return
     from .backends import BACKENDS
 
     alone = BACKENDS.get(settings.backend).processes(settings) if count > 1 else None
@@ -527,7 +538,7 @@ def serve(
         _fail(alone.text())
     try:
         serving.serve(count, address, port, PROJECT_ROOT / "app.py", PROJECT_ROOT, index_first=not no_index,
-                      say=lambda line: typer.echo(line, err=True))
+                      say=lambda line: typer.echo(line, err=True), settings=settings)
     except (RuntimeError, ValueError, OSError) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:  # a second Ctrl-C while the workers stop: they were killed

@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     write_roots: str = Field("", description="The folders the app may write to (judgments), separated by "
                              "os.pathsep; relative entries are relative to the project folder; empty = the "
                              "project's judgments/ and ~/retrieval-data.")
+    allowed_hosts: str = Field("", description="The host names (or IP addresses) `retrieval serve` answers for, "
+                               "comma-separated; a request whose Host is another gets 421 (DNS rebinding); empty "
+                               "= localhost, 127.0.0.1 and ::1.")
+    trusted_proxy: str = Field("", description="IP addresses or CIDR ranges, comma-separated, of the authenticating "
+                               "proxy in front of `retrieval serve`: only requests from them keep the user header "
+                               "(user_header, X-Forwarded-User when empty); empty = every client's copy is removed.")
 
     @field_validator("support_threshold", mode="before")
     @classmethod
