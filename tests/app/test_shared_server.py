@@ -25,7 +25,7 @@ VT3 = "O que é o erro VT-3 que aparece na maquininha?"
 EVAL_PAGE = str(Path(APP).parent / "pages" / "2_Evaluation.py")
 POLICY = """users:
   alice@example.com: [lumen]
-  Bob@Example.com: [ventura]
+  bob@example.com: [ventura]
   carol@example.com: []
 default: []
 """
@@ -123,7 +123,8 @@ def test_a_link_cannot_name_another_tenant(policy: Path) -> None:
 
 def test_two_users_against_one_app_each_see_only_their_tenant(policy: Path) -> None:
     alice = as_user("alice@example.com")
-    bob = as_user("BOB@example.com")  # names are compared without case
+    bob = as_user("bob@example.com")
+    assert "may open no tenant" in rendered(as_user("BOB@example.com"))  # names are compared exactly (after NFC)
     assert options(alice, "tenant") == [NO_TENANT, "lumen"] and options(bob, "tenant") == [NO_TENANT, "ventura"]
     # Filter values of the user's tenants only: 2022 is a lumen year.
     assert "2022" in map(str, alice.multiselect(key="flt_year").options)
