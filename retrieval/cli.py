@@ -18,6 +18,7 @@ import typer
 from pydantic import ValidationError
 
 from .core.errors import RetrievalError
+from .core.redact import install_log_redaction, redact_text
 from .core.inputs import check_json_depth, check_regular_file
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retrieval workbench.")
@@ -33,8 +34,12 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split()) or "unknown error"
 
 
+#: The secrets of the settings this command loaded: no error line nor log line holds one.
+_SECRETS: list[str] = []
+
+
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {_one_line(message)}", err=True)
+    typer.echo(f"error: {_one_line(redact_text(message, _SECRETS))}", err=True)
     raise typer.Exit(2)
 
 
@@ -50,7 +55,10 @@ def _settings(sets: list[str], **extra: Any):
     overrides.update({k: v for k, v in extra.items() if v is not None})
     try:
         base = load_settings()
-        return base.with_overrides(**overrides) if overrides else base
+        loaded = base.with_overrides(**overrides) if overrides else base
+        _SECRETS[:] = loaded.secrets()
+        install_log_redaction(_SECRETS)
+        return loaded
     except ValidationError as exc:  # not expected (with_overrides and load_settings translate), kept as a net
         _fail(describe_validation_error(exc, overrides))
     except (RetrievalError, ValueError) as exc:
@@ -68,7 +76,10 @@ def _filters(items: list[str]) -> list[tuple[str, str]]:
 
 
 def _setup_logging() -> None:
+    """Log lines on stderr, every one redacted (:func:`retrieval.core.redact.install_log_redaction`; the
+    settings' secrets are added when a command loads its settings)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    install_log_redaction(_SECRETS)
 
 
 def _tuned(settings, corpus: Optional[Path]):

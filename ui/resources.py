@@ -16,14 +16,18 @@ import streamlit as st
 
 from retrieval.backends.corpus import load_questions
 from retrieval.backends.embedders import load_embedder
+from retrieval.core.redact import install_log_redaction
 from retrieval.core.types import Question
 from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
 
 
 def base_settings() -> Settings:
-    """Settings read from the environment (and ``.env``). Cheap; read once per script run."""
-    return Settings()
+    """Settings read from the environment (and ``.env``). Cheap; read once per script run. Every log line of
+    the app's process is redacted of their secrets (:func:`retrieval.core.redact.install_log_redaction`)."""
+    settings = Settings()
+    install_log_redaction(settings.secrets())
+    return settings
 
 
 def index_key(settings: Settings) -> str:
