@@ -115,8 +115,9 @@ def stop_workers(workers: Sequence[Worker], grace_s: float = 15.0) -> None:
 
 
 def worker_command(app_path: Path) -> list[str]:
-    """``streamlit run`` of the app on the loopback address (the port is added per worker)."""
-    return [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.address", "127.0.0.1",
+    """``streamlit run`` of the app on the loopback address, through :mod:`retrieval.serving.worker` (the
+    download files behind the access check); the port is added per worker."""
+    return [sys.executable, "-m", "retrieval.serving.worker", str(app_path), "--server.address", "127.0.0.1",
             "--server.headless", "true", "--browser.gatherUsageStats", "false"]
 
 
