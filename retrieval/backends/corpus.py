@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..core import safeio
 from ..core.errors import CorpusError
 from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
@@ -89,7 +90,7 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
         # JSON Lines are separated by "\n" only: str.splitlines() would also cut at U+0085, U+2028 and other
         # separators that a JSON string may hold unescaped.
-        lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
+        lines = [line.removesuffix("\r") for line in safeio.read_text(path).split("\n")]
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
     for number, line in enumerate(lines, start=1):
@@ -237,7 +238,7 @@ def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
                               f"without its extension): rename or remove one")
         ids[doc_id] = path
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = safeio.read_text(path)
         except (OSError, UnicodeDecodeError) as exc:
             raise CorpusError(f"{where}: cannot read ({exc.__class__.__name__})") from exc
         meta, body = _front_matter(raw, where)
@@ -387,7 +388,7 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
 def _read_text(path: Path) -> str:
     check_regular_file(path)
     try:
-        return path.read_text(encoding="utf-8")
+        return safeio.read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
 
@@ -447,7 +448,7 @@ def _beir_questions(root: Path) -> list[Question]:
     graded: dict[str, dict[str, int]] = {}
     if chosen is not None:
         check_regular_file(chosen)
-        with chosen.open(encoding="utf-8") as handle:
+        with safeio.opened_text(chosen) as handle:
             for row in csv.reader(handle, delimiter="\t"):
                 if len(row) < 3 or not row[2].lstrip("-").isdigit():
                     continue  # header line
