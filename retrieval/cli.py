@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -31,7 +32,25 @@ MmrOpt = typer.Option(None, "--mmr", help="MMR λ in [0, 1] over the final candi
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split()) or "unknown error"
+    return _printable(" ".join(str(text).split())) or "unknown error"
+
+
+def _printable(text: object) -> str:
+    """``text`` with every control, format, line-separator or surrogate character but a newline and a tab
+    written as an escape (``\\x1b``, ``\\u2028``): an id or a document's text cannot move the cursor, recolour
+    the terminal or forge a line of output."""
+    out = []
+    for ch in str(text):
+        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            out.append(ch)
+        else:
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+    return "".join(out)
+
+
+def _echo(text: object = "") -> None:
+    """A line of a command's human-readable output (:func:`_printable`)."""
+    typer.echo(_printable(text))
 
 
 #: The secrets of the settings this command loaded: no error line nor log line holds one.
@@ -172,29 +191,29 @@ def ask(
     if json_:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
-    typer.echo(f"tier: {data['tier']} — {data['tier_reason']}")
+    _echo(f"tier: {data['tier']} — {data['tier_reason']}")
     for note in data.get("notes") or []:
-        typer.echo(f"note ({note['stage']}): {note['note']}")
+        _echo(f"note ({note['stage']}): {note['note']}")
     for q in data["queries"][1:]:
         flags = f"  flags: {', '.join(q['flags'])}" if q["flags"] else ""
         extra = f"  filters added: {q['filters_added']}" if q.get("filters_added") else ""
-        typer.echo(f"query [{q['kind']}{', hypothesis only' if q['hypothesis_only'] else ''}]: {q['text']}{flags}{extra}")
+        _echo(f"query [{q['kind']}{', hypothesis only' if q['hypothesis_only'] else ''}]: {q['text']}{flags}{extra}")
     for name in ("lexical", "dense", "fused", "reranked"):
         lst = data[name]
-        typer.echo(f"\n{name} ({lst['score_kind']}):" + (f" {lst['note']}" if lst.get("note") else ""))
+        _echo(f"\n{name} ({lst['score_kind']}):" + (f" {lst['note']}" if lst.get("note") else ""))
         for item in lst["items"][: settings.top_k * 2]:
-            typer.echo(f"  {item['rank']:>2}. {item['chunk_id']:<40} {item['score']:.4f}")
-    typer.echo("\nfinal context:")
+            _echo(f"  {item['rank']:>2}. {item['chunk_id']:<40} {item['score']:.4f}")
+    _echo("\nfinal context:")
     for item in data["final"]:
         sim = "n/a" if item["similarity"] is None else f"{item['similarity']:.3f}"
-        typer.echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})")
+        _echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})")
     answer = data["answer"]
-    typer.echo(f"\nanswer ({answer['adapter']}){' — abstained' if answer['abstained'] else ''}:")
-    typer.echo(f"  {answer['text']}")
+    _echo(f"\nanswer ({answer['adapter']}){' — abstained' if answer['abstained'] else ''}:")
+    _echo(f"  {answer['text']}")
     if answer.get("note"):
-        typer.echo(f"  ({answer['note']})")
+        _echo(f"  ({answer['note']})")
     timings = ", ".join(f"{k} {v:.1f} ms" if v is not None else f"{k} n/a" for k, v in data["timings_ms"].items())
-    typer.echo(f"\ntimings: {timings}")
+    _echo(f"\ntimings: {timings}")
 
 
 @app.command("eval")
@@ -292,41 +311,41 @@ def _print_report(report: dict[str, Any], split: str) -> None:
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
     if report.get("tuned"):
-        typer.echo(f"settings: {report['tuned']} (every configuration starts from it)")
-    typer.echo(f"{report['questions']} questions, split {split}\n")
-    typer.echo(f"{'config':<16} {'tier':<13} " + " ".join(f"{c:>20}" for c in cols))
+        _echo(f"settings: {report['tuned']} (every configuration starts from it)")
+    _echo(f"{report['questions']} questions, split {split}\n")
+    _echo(f"{'config':<16} {'tier':<13} " + " ".join(f"{c:>20}" for c in cols))
     for name, cfg in report["configs"].items():
         vals = [cfg["overall"].get(c) for c in cols]
-        typer.echo(f"{name:<16} {cfg['tier']:<13} " + " ".join(f"{'—' if v is None else f'{v:.4f}':>20}" for v in vals))
+        _echo(f"{name:<16} {cfg['tier']:<13} " + " ".join(f"{'—' if v is None else f'{v:.4f}':>20}" for v in vals))
     for name, cfg in report["configs"].items():
-        typer.echo(f"\n{name} by group:")
+        _echo(f"\n{name} by group:")
         for group, vals in cfg["groups"].items():
-            typer.echo(f"  {group:<14} " + " ".join(f"{c}={'—' if vals.get(c) is None else round(vals[c], 4)}" for c in cols))
+            _echo(f"  {group:<14} " + " ".join(f"{c}={'—' if vals.get(c) is None else round(vals[c], 4)}" for c in cols))
     for c in report["comparisons"]:
         if c["metric"] == f"ndcg@{kmax}":
-            typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} "
+            _echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} "
                        f"({p_text(c['p_value'])}), "
                        f"improved {len(c['improved'])}, worsened {len(c['worsened'])}, "
                        f"lost a relevant document in {len(c['lost_relevant'])}"
                        + (" — wins on the mean but loses evidence the baseline found"
                           if c["wins_on_mean_but_lost_relevant"] else ""))
-    typer.echo("\nfailure layers (ok / coverage / ordering / generation) and wall time:")
+    _echo("\nfailure layers (ok / coverage / ordering / generation) and wall time:")
     for name, cfg in report["configs"].items():
         d = cfg["diagnosis"]["overall"]
         t = cfg["timings_ms"]
         alone = t.get("standalone_estimate")
-        typer.echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
+        _echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
                    f"{t['wall_total'] / 1000:.1f} s" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
     ev = report.get("evidence_check") or {}
     if ev:
-        typer.echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "
+        _echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "
                    f"{len(ev['not_in_parent'])} not in the relevant parent")
     for line in problem_lines(report):
-        typer.echo(line)
+        _echo(line)
     for line in report.get("observed") or []:
-        typer.echo(f"observed: {line}")
+        _echo(f"observed: {line}")
     if report.get("hypothesis"):
-        typer.echo(f"hypothesis: {report['hypothesis']}")
+        _echo(f"hypothesis: {report['hypothesis']}")
 
 
 @app.command()

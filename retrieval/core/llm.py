@@ -29,7 +29,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .reasons import Reason, declare
 # The redaction of the endpoint (and of every other setting): one module, re-exported here for its callers.
-from .redact import MIN_SECRET_CHARS, PUBLIC_QUERY_PARAMS, REDACTED, redact_url, url_secrets  # noqa: F401
+from .redact import (MIN_SECRET_CHARS, PUBLIC_QUERY_PARAMS, REDACTED, holds_secret, redact_url,  # noqa: F401
+                     url_secrets)
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +214,7 @@ class ChatClient:
             raise LLMFailure(EMPTY(), True, *tokens)
         if len(text) > self.max_reply_chars:
             raise LLMFailure(OVERSIZED(n=len(text), limit=self.max_reply_chars), True, *tokens)
-        if any(secret in text for secret in self._secrets):
+        if holds_secret(text, self._secrets):  # verbatim, upper-cased, split by invisible characters, base64
             raise LLMFailure(SECRET(), True, *tokens)
         return Reply(text, *tokens)
 

@@ -17,10 +17,12 @@ reports, the evaluation's exports, the log lines, a store's error message) goes 
 from __future__ import annotations
 
 import base64
+import binascii
 import logging
 import re
 import traceback
-from typing import Any, Iterable
+import unicodedata
+from typing import Any, Iterable, Iterator
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 REDACTED = "***"
@@ -116,6 +118,54 @@ def url_secrets(url: str | None) -> tuple[str, ...]:
         if sep and unquote(name).strip().lower() not in PUBLIC_QUERY_PARAMS:
             found.append(unquote(value))
     return tuple(s for s in found if len(s) >= MIN_SECRET_CHARS)
+
+
+def _folded(text: str) -> str:
+    """``text`` for finding a secret however it is disguised: NFKC (full-width letters), without invisible
+    format characters (zero-width spaces and joiners, soft hyphens), case-folded."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf").casefold()
+
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{6,}={0,2}")
+
+
+def _decoded_runs(text: str) -> Iterator[bytes]:
+    """The bytes of every base64-looking run of ``text`` (standard or URL-safe alphabet, any of the four
+    alignments of a run that starts mid-group)."""
+    for run in _BASE64_RUN.findall(text):
+        core = run.rstrip("=")
+        for shift in range(4):
+            piece = core[shift:]
+            piece = piece[: len(piece) - len(piece) % 4 if len(piece) % 4 == 1 else len(piece)]
+            padded = piece + "=" * (-len(piece) % 4)
+            for altchars in (None, b"-_"):
+                try:
+                    yield base64.b64decode(padded, altchars=altchars)
+                except (ValueError, binascii.Error):
+                    continue
+
+
+def holds_secret(text: str, secrets: Iterable[str | None]) -> bool:
+    """Whether ``text`` (a model's reply) holds one of ``secrets``: verbatim, in another case, with invisible
+    characters or spaces inside it (``s\u200bk-…``), in full-width letters, or base64-encoded (standard or
+    URL-safe, on its own or inside a longer run)."""
+    found = [s for s in secrets if s and len(s) >= MIN_SECRET_CHARS]
+    if not found:
+        return False
+    plain = _folded(text)
+    squeezed = "".join(plain.split())
+    for secret in found:
+        folded = _folded(secret)
+        if folded in plain or folded in squeezed:
+            return True
+    compact = "".join(ch for ch in unicodedata.normalize("NFKC", text)
+                      if unicodedata.category(ch) != "Cf" and not ch.isspace())
+    wanted = [s.encode("utf-8") for s in found]
+    for decoded in _decoded_runs(compact):
+        if any(w in decoded for w in wanted):
+            return True
+    return False
 
 
 def is_url_setting(name: str) -> bool:

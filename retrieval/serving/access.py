@@ -44,6 +44,8 @@ from ..settings import Settings
 MAX_POLICY_BYTES = 4 * 1024 * 1024
 #: The longest user name accepted, from the policy or from a request (an e-mail address is at most 320).
 MAX_USER_CHARS = 320
+#: The longest tenant name accepted (a corpus' tenant ids are short codes).
+MAX_TENANT_CHARS = 256
 SUFFIXES = (".yaml", ".yml", ".toml", ".json")
 _KEYS = ("users", "default")
 
@@ -163,7 +165,19 @@ def load_policy(path: str | os.PathLike[str]) -> AccessPolicy:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidPolicy(f"access policy {source}: not UTF-8 text") from None
-    return parse_policy(_parse(text, suffix, source), source)
+    try:
+        data = _parse(text, suffix, source)
+    except InvalidPolicy:
+        raise
+    except RecursionError:
+        raise InvalidPolicy(f"access policy {source}: nested too deep") from None
+    except ValueError as exc:  # Python's own limit: an integer of more than 4,300 digits
+        why = ("an integer of more than 4,300 digits" if "integer string conversion" in str(exc)
+               else f"cannot be parsed ({' '.join(str(exc).split())[:120]})")
+        raise InvalidPolicy(f"access policy {source}: {why}") from None
+    except Exception as exc:  # noqa: BLE001 - any parser failure is one line, never a traceback
+        raise InvalidPolicy(f"access policy {source}: cannot be parsed ({exc.__class__.__name__})") from None
+    return parse_policy(data, source)
 
 
 def policy_from_settings(settings: Settings) -> AccessPolicy | None:
@@ -216,9 +230,13 @@ def _tenants(value: Any, where: str) -> frozenset[str]:
         if isinstance(tenant, bool) or not isinstance(tenant, (str, int)):
             raise InvalidPolicy(f"{where}: tenant {_short(tenant)} is a {_kind(tenant)}; a tenant is a string "
                                 "(or an integer)")
+        if isinstance(tenant, int) and len(str(abs(tenant))) > MAX_TENANT_CHARS:
+            raise InvalidPolicy(f"{where}: an integer tenant of more than {MAX_TENANT_CHARS} digits")
         name = written(tenant)
         if not name.strip():
             raise InvalidPolicy(f"{where}: an empty tenant name")
+        if len(name) > MAX_TENANT_CHARS:
+            raise InvalidPolicy(f"{where}: tenant {_short(name)} is longer than {MAX_TENANT_CHARS} characters")
         out.add(name)
     return frozenset(out)
 
@@ -239,7 +257,7 @@ def _parse(text: str, suffix: str, source: str) -> Any:
     where = f"access policy {source}"
     if suffix == ".json":
         try:
-            return json.loads(text, object_pairs_hook=_unique_pairs(where))
+            return json.loads(text, object_pairs_hook=_unique_pairs(where), parse_int=_short_int(where))
         except json.JSONDecodeError as exc:
             raise InvalidPolicy(f"{where}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
         except RecursionError:
@@ -259,6 +277,14 @@ def _parse(text: str, suffix: str, source: str) -> Any:
         raise InvalidPolicy(f"{where}: invalid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
     except RecursionError:
         raise InvalidPolicy(f"{where}: YAML nested too deep") from None
+
+
+def _short_int(where: str):
+    def parse(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_TENANT_CHARS:
+            raise InvalidPolicy(f"{where}: an integer of {len(digits.lstrip('-')):,} digits")
+        return int(digits)
+    return parse
 
 
 def _unique_pairs(where: str):

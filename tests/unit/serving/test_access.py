@@ -93,6 +93,15 @@ def test_without_a_policy_every_tenant_is_open() -> None:
     ("p.toml", "[users]\na = 'x'\n", "users.'a' must be a list"),
     ("p.toml", "[users\n", "invalid TOML"),
     ("p.txt", "users: {}", "the file must end in .yaml, .yml, .toml, .json"),
+    ("p.json", '{"users": {"a": [' + "9" * 50_000 + ']}}', "an integer of 50,000 digits"),
+    ("p.toml", "[users]\na = [" + "9" * 50_000 + "]\n", "an integer of more than 4,300 digits"),
+    ("p.toml", "[users]\na = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deep"),
+    ("p.toml", "[users]\na = " + "{x=" * 50_000 + "1" + "}" * 50_000 + "\n", "nested too deep"),
+    ("p.json", '{"users": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}", "JSON nested too deep"),
+    ("p.yaml", "users:\n  a: " + "[" * 100_000 + "]" * 100_000 + "\n", "YAML nested too deep"),
+    ("p.yaml", "users:\n  a: [" + "x" * 300 + "]\n", "is longer than 256 characters"),
+    ("p.yaml", "users: !!python/object:os.system [x]\n", "'users' must be a mapping"),  # a tag is text
+    ("p.yaml", "users:\n  a: &x [t]\n  b: *x\n  c: *y\n", "invalid YAML"),
 ])
 def test_a_malformed_policy_is_refused_in_one_line(tmp_path: Path, name: str, text: str, says: str) -> None:
     assert says in refusal(write(tmp_path, name, text))
