@@ -184,13 +184,14 @@ def test_two_users_behind_the_proxy_each_see_only_their_tenant(proxied: str) -> 
         try:
             alice_ctx, alice = signed_in_page(browser, proxied, "s-alice")
             bob_ctx, bob = signed_in_page(browser, proxied, "s-bob", forged_user="alice@example.com")
-            # both open the page at once: one server, two sessions
-            # (with a question and no tenant of theirs chosen, the page names the tenants the user may open)
+            # both sessions open at once on one server (with a question and no tenant of theirs chosen, the page
+            # names the tenants the user may open); Bob opens his once Alice's session (its WebSocket) is open, so
+            # Caddy's least_conn gives him the other worker (between idle workers it draws at random)
             alice.goto(f"{proxied}/?{urllib.parse.urlencode({'q': PX7})}", wait_until="domcontentloaded")
-            bob.goto(f"{proxied}/?{urllib.parse.urlencode({'q': VT3, 'tenant': 'lumen'})}",
-                     wait_until="domcontentloaded")
             body = wait_text(alice, "yours here: lumen")
             assert "Signed in as alice@example.com" in body and "ventura" not in body.lower()
+            bob.goto(f"{proxied}/?{urllib.parse.urlencode({'q': VT3, 'tenant': 'lumen'})}",
+                     wait_until="domcontentloaded")
             body = wait_text(bob, "yours here: ventura")  # the forged header did not make him Alice
             assert "Signed in as bob@example.com" in body
             workers = [next(c["value"] for c in ctx.cookies() if c["name"] == "retrieval_worker")
