@@ -2,10 +2,10 @@
 
 For each worker count, ``python -m retrieval serve --workers N`` is started on a fresh store (the lab corpus),
 and eight users ask at once. Each user is a client of its own, as a browser is: it opens the page (``GET /``,
-which sets its cookies, the balancer's ``retrieval_worker`` among them), then, for each of four questions of its
+which sets its cookies, the proxy's ``retrieval_worker`` among them), then, for each of four questions of its
 tenant in the lab set, opens the link ``?tenant=…&q=…&tab=timings`` on the app's WebSocket, as Streamlit's own
 client does. A request is timed from the link sent to the run's end (``script_finished``). The request's trace
-is then downloaded through the balancer from the Timings tab's "Trace (JSON)" button (unmeasured), so every
+is then downloaded through the proxy from the Timings tab's "Trace (JSON)" button (unmeasured), so every
 download must reach the worker that holds the session.
 
 Every request runs once alone first (the reference lists; it also loads each worker's models), then in four

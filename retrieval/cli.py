@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -18,6 +19,7 @@ import typer
 from pydantic import ValidationError
 
 from .core.errors import RetrievalError
+from .core.redact import install_log_redaction, redact_text
 from .core.inputs import check_json_depth, check_regular_file
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retrieval workbench.")
@@ -30,11 +32,33 @@ MmrOpt = typer.Option(None, "--mmr", help="MMR λ in [0, 1] over the final candi
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split()) or "unknown error"
+    return _printable(" ".join(str(text).split())) or "unknown error"
+
+
+def _printable(text: object) -> str:
+    """``text`` with every control, format, line-separator or surrogate character but a newline and a tab
+    written as an escape (``\\x1b``, ``\\u2028``): an id or a document's text cannot move the cursor, recolour
+    the terminal or forge a line of output."""
+    out = []
+    for ch in str(text):
+        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            out.append(ch)
+        else:
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+    return "".join(out)
+
+
+def _echo(text: object = "") -> None:
+    """A line of a command's human-readable output (:func:`_printable`)."""
+    typer.echo(_printable(text))
+
+
+#: The secrets of the settings this command loaded: no error line nor log line holds one.
+_SECRETS: list[str] = []
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {_one_line(message)}", err=True)
+    typer.echo(f"error: {_one_line(redact_text(message, _SECRETS))}", err=True)
     raise typer.Exit(2)
 
 
@@ -50,7 +74,10 @@ def _settings(sets: list[str], **extra: Any):
     overrides.update({k: v for k, v in extra.items() if v is not None})
     try:
         base = load_settings()
-        return base.with_overrides(**overrides) if overrides else base
+        loaded = base.with_overrides(**overrides) if overrides else base
+        _SECRETS[:] = loaded.secrets()
+        install_log_redaction(_SECRETS)
+        return loaded
     except ValidationError as exc:  # not expected (with_overrides and load_settings translate), kept as a net
         _fail(describe_validation_error(exc, overrides))
     except (RetrievalError, ValueError) as exc:
@@ -68,7 +95,10 @@ def _filters(items: list[str]) -> list[tuple[str, str]]:
 
 
 def _setup_logging() -> None:
+    """Log lines on stderr, every one redacted (:func:`retrieval.core.redact.install_log_redaction`; the
+    settings' secrets are added when a command loads its settings)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    install_log_redaction(_SECRETS)
 
 
 def _tuned(settings, corpus: Optional[Path]):
@@ -161,29 +191,29 @@ def ask(
     if json_:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
-    typer.echo(f"tier: {data['tier']} — {data['tier_reason']}")
+    _echo(f"tier: {data['tier']} — {data['tier_reason']}")
     for note in data.get("notes") or []:
-        typer.echo(f"note ({note['stage']}): {note['note']}")
+        _echo(f"note ({note['stage']}): {note['note']}")
     for q in data["queries"][1:]:
         flags = f"  flags: {', '.join(q['flags'])}" if q["flags"] else ""
         extra = f"  filters added: {q['filters_added']}" if q.get("filters_added") else ""
-        typer.echo(f"query [{q['kind']}{', hypothesis only' if q['hypothesis_only'] else ''}]: {q['text']}{flags}{extra}")
+        _echo(f"query [{q['kind']}{', hypothesis only' if q['hypothesis_only'] else ''}]: {q['text']}{flags}{extra}")
     for name in ("lexical", "dense", "fused", "reranked"):
         lst = data[name]
-        typer.echo(f"\n{name} ({lst['score_kind']}):" + (f" {lst['note']}" if lst.get("note") else ""))
+        _echo(f"\n{name} ({lst['score_kind']}):" + (f" {lst['note']}" if lst.get("note") else ""))
         for item in lst["items"][: settings.top_k * 2]:
-            typer.echo(f"  {item['rank']:>2}. {item['chunk_id']:<40} {item['score']:.4f}")
-    typer.echo("\nfinal context:")
+            _echo(f"  {item['rank']:>2}. {item['chunk_id']:<40} {item['score']:.4f}")
+    _echo("\nfinal context:")
     for item in data["final"]:
         sim = "n/a" if item["similarity"] is None else f"{item['similarity']:.3f}"
-        typer.echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})")
+        _echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})")
     answer = data["answer"]
-    typer.echo(f"\nanswer ({answer['adapter']}){' — abstained' if answer['abstained'] else ''}:")
-    typer.echo(f"  {answer['text']}")
+    _echo(f"\nanswer ({answer['adapter']}){' — abstained' if answer['abstained'] else ''}:")
+    _echo(f"  {answer['text']}")
     if answer.get("note"):
-        typer.echo(f"  ({answer['note']})")
+        _echo(f"  ({answer['note']})")
     timings = ", ".join(f"{k} {v:.1f} ms" if v is not None else f"{k} n/a" for k, v in data["timings_ms"].items())
-    typer.echo(f"\ntimings: {timings}")
+    _echo(f"\ntimings: {timings}")
 
 
 @app.command("eval")
@@ -265,13 +295,13 @@ def eval_(
         for imported_name, cfg in report["configs"].items():
             named = cfg.get("imported")
             if named and (named["not_in_corpus"] or named["unanswered"] or named["not_in_set"]):
-                typer.echo(f"\nrun {imported_name}: {sum(map(len, named['not_in_corpus'].values()))} ids not in the "
+                _echo(f"\nrun {imported_name}: {sum(map(len, named['not_in_corpus'].values()))} ids not in the "
                            f"corpus (in {len(named['not_in_corpus'])} questions), {len(named['unanswered'])} "
                            f"questions unanswered, {len(named['not_in_set'])} of its questions not in the set")
         if written:
-            typer.echo(f"\nwrote {len(written)} files to {out}")
+            _echo(f"\nwrote {len(written)} files to {out}")
         for c in checks:
-            typer.echo(("PASS " if c.passed else "FAIL ") + c.reason.text())
+            _echo(("PASS " if c.passed else "FAIL ") + c.reason.text())
     if checks and not all(c.passed for c in checks):
         raise typer.Exit(1)
 
@@ -314,44 +344,44 @@ def _print_report(report: dict[str, Any], split: str) -> None:
     kmax = report["k"][-1]
     cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
     if report.get("tuned"):
-        typer.echo(f"settings: {report['tuned']} (every configuration starts from it)")
-    typer.echo(f"{report['questions']} questions, split {split}\n")
-    typer.echo(f"{'config':<16} {'tier':<13} " + " ".join(f"{c:>20}" for c in cols))
+        _echo(f"settings: {report['tuned']} (every configuration starts from it)")
+    _echo(f"{report['questions']} questions, split {split}\n")
+    _echo(f"{'config':<16} {'tier':<13} " + " ".join(f"{c:>20}" for c in cols))
     for name, cfg in report["configs"].items():
         vals = [cfg["overall"].get(c) for c in cols]
-        typer.echo(f"{name:<16} {cfg['tier']:<13} " + " ".join(f"{'—' if v is None else f'{v:.4f}':>20}" for v in vals))
+        _echo(f"{name:<16} {cfg['tier']:<13} " + " ".join(f"{'—' if v is None else f'{v:.4f}':>20}" for v in vals))
     for name, cfg in report["configs"].items():
-        typer.echo(f"\n{name} by group:")
+        _echo(f"\n{name} by group:")
         for group, vals in cfg["groups"].items():
-            typer.echo(f"  {group:<14} " + " ".join(f"{c}={'—' if vals.get(c) is None else round(vals[c], 4)}" for c in cols))
+            _echo(f"  {group:<14} " + " ".join(f"{c}={'—' if vals.get(c) is None else round(vals[c], 4)}" for c in cols))
     for c in report["comparisons"]:
         if c["metric"] == f"ndcg@{kmax}":
-            typer.echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} "
-                       f"({p_text(c['p_value'])}"
-                       + (f", Holm {p_text(c['p_holm'])}" if len(report["configs"]) > 2 and "p_holm" in c else "")
-                       + "), "
+            _echo(f"\n{c['candidate']} vs {c['baseline']}: Δ{c['metric']} {c['delta']:+.4f} "
+                  f"({p_text(c['p_value'])}"
+                  + (f", Holm {p_text(c['p_holm'])}" if len(report["configs"]) > 2 and "p_holm" in c else "")
+                  + "), "
                        f"improved {len(c['improved'])}, worsened {len(c['worsened'])}, "
                        f"lost a relevant document in {len(c['lost_relevant'])}"
                        + (" — wins on the mean but loses evidence the baseline found"
                           if c["wins_on_mean_but_lost_relevant"] else ""))
-    typer.echo("\nfailure layers (ok / coverage / ordering / generation) and wall time:")
+    _echo("\nfailure layers (ok / coverage / ordering / generation) and wall time:")
     for name, cfg in report["configs"].items():
         d = cfg["diagnosis"]["overall"]
         t = cfg["timings_ms"]
         alone = t.get("standalone_estimate")
         wall = f"{t['wall_total'] / 1000:.1f} s" if "wall_total" in t else "imported run"
-        typer.echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
-                   f"{wall}" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
+        _echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
+              f"{wall}" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
     ev = report.get("evidence_check") or {}
     if ev:
-        typer.echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "
+        _echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "
                    f"{len(ev['not_in_parent'])} not in the relevant parent")
     for line in problem_lines(report):
-        typer.echo(line)
+        _echo(line)
     for line in report.get("observed") or []:
-        typer.echo(f"observed: {line}")
+        _echo(f"observed: {line}")
     if report.get("hypothesis"):
-        typer.echo(f"hypothesis: {report['hypothesis']}")
+        _echo(f"hypothesis: {report['hypothesis']}")
 
 
 @app.command()
@@ -541,8 +571,10 @@ def serve(
                                 "interface; put the deployment's authenticating proxy in front)."),
     no_index: bool = typer.Option(False, "--no-index", help="Skip indexing the default corpus before the "
                                   "workers start."),
+    print_proxy_config: bool = typer.Option(False, "--print-proxy-config", help="Print the Caddyfile serve "
+                                            "would run (workers on ports 8601, 8602, …) and exit."),
 ) -> None:
-    """The app in several processes behind one address, each browser kept on its own process (README,
+    """The app in several processes behind Caddy on one address, each browser kept on its own process (README,
     "Many users at once")."""
     import os
 
@@ -556,6 +588,15 @@ def serve(
         _fail(f"--workers {count}: must be between 1 and {serving.MAX_WORKERS}")
     if not 1 <= port <= 65535:
         _fail(f"--port {port}: must be between 1 and 65535")
+    if print_proxy_config:
+        from .serving import proxy
+
+        try:
+            config = proxy.from_settings(settings, address, port, [f"127.0.0.1:{8601 + k}" for k in range(count)])
+        except ValueError as exc:
+            _fail(str(exc))
+        typer.echo(proxy.caddyfile(config), nl=False)
+        return
     from .backends import BACKENDS
 
     alone = BACKENDS.get(settings.backend).processes(settings) if count > 1 else None
@@ -563,7 +604,7 @@ def serve(
         _fail(alone.text())
     try:
         serving.serve(count, address, port, PROJECT_ROOT / "app.py", PROJECT_ROOT, index_first=not no_index,
-                      say=lambda line: typer.echo(line, err=True))
+                      say=lambda line: typer.echo(line, err=True), settings=settings)
     except (RuntimeError, ValueError, OSError) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:  # a second Ctrl-C while the workers stop: they were killed
@@ -588,7 +629,7 @@ def judgments_import(
     try:
         for path in files:
             found = import_judgments(path, rater)
-            typer.echo(f"{path}: {save_ratings(ratings, found)} grades added as rater "
+            _echo(f"{path}: {save_ratings(ratings, found)} grades added as rater "
                        f"{rater or path.stem!r} (source {path})")
     except (RetrievalError, ValueError, OSError) as exc:
         _fail(str(exc))
@@ -621,16 +662,16 @@ def judgments_agreement(
     if json_:
         typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return
-    typer.echo(f"{len(result['raters'])} raters, {result['pairs']} graded pairs")
+    _echo(f"{len(result['raters'])} raters, {result['pairs']} graded pairs")
     for c in result["cohen"]:
-        typer.echo(f"  Cohen's kappa {c['a']} / {c['b']}: {'n/a' if c['kappa'] is None else c['kappa']} "
+        _echo(f"  Cohen's kappa {c['a']} / {c['b']}: {'n/a' if c['kappa'] is None else c['kappa']} "
                    f"over {c['pairs']} pairs")
     if result["fleiss"]:
-        typer.echo(f"  Fleiss' kappa over {result['fleiss']['pairs']} pairs every rater graded: "
+        _echo(f"  Fleiss' kappa over {result['fleiss']['pairs']} pairs every rater graded: "
                    f"{result['fleiss']['kappa']}")
-    typer.echo(f"{len(result['disagreements'])} pairs graded differently (widest gap first):")
+    _echo(f"{len(result['disagreements'])} pairs graded differently (widest gap first):")
     for d in result["disagreements"][:20]:
-        typer.echo(f"  {d['qid']} {d['parent']}: " + ", ".join(f"{r} {g}" for r, g in d["grades"].items()))
+        _echo(f"  {d['qid']} {d['parent']}: " + ", ".join(f"{r} {g}" for r, g in d["grades"].items()))
 
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cross-encoder models in the local cache.")

@@ -14,7 +14,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .core.errors import InvalidSetting
-from .core.llm import redact_url
+from .core.redact import is_url_setting, redact_url, setting_secrets
 from .core.paths import PROJECT_ROOT
 from .backends import BACKENDS
 from .stages.fusion import check_weight_names, parse_weights, variant_technique
@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     write_roots: str = Field("", description="The folders the app may write to (judgments), separated by "
                              "os.pathsep; relative entries are relative to the project folder; empty = the "
                              "project's judgments/ and ~/retrieval-data.")
+    allowed_hosts: str = Field("", description="The host names (or IP addresses) `retrieval serve` answers for, "
+                               "comma-separated; a request whose Host is another gets 421 (DNS rebinding); empty "
+                               "= localhost, 127.0.0.1 and ::1.")
+    trusted_proxy: str = Field("", description="IP addresses or CIDR ranges, comma-separated, of the authenticating "
+                               "proxy in front of `retrieval serve`: only requests from them keep the user header "
+                               "(user_header, X-Forwarded-User when empty); empty = every client's copy is removed.")
 
     @field_validator("support_threshold", mode="before")
     @classmethod
@@ -327,14 +333,22 @@ class Settings(BaseSettings):
         return sorted(name for name in INDEX_SETTINGS if mine[name] != theirs[name])
 
     def public_dict(self) -> dict[str, object]:
-        """Settings as JSON-safe values, without the API key (never written to traces or logs); the LLM base
-        URL is recorded without its credentials (:func:`retrieval.core.llm.redact_url`)."""
+        """Settings as JSON-safe values, without the API key and the Milvus token (never written to traces or
+        logs); every URL, URI and host setting (``llm_base_url``, ``milvus_uri``, ``chroma_host``…) is recorded
+        without its credentials, and no value holds a secret of the settings (:mod:`retrieval.core.redact`)."""
         data = self.model_dump(mode="json", exclude={"llm_api_key", "milvus_token"})
-        data["llm_base_url"] = redact_url(self.llm_base_url,
-                                          [self.llm_api_key.get_secret_value()] if self.llm_api_key else [])
+        secrets = self.secrets()
+        for name, value in data.items():
+            if isinstance(value, str) and (is_url_setting(name) or "://" in value or "@" in value):
+                data[name] = redact_url(value, secrets)
         data["llm_api_key_set"] = self.llm_api_key is not None
         data["milvus_token_set"] = self.milvus_token is not None
         return data
+
+    def secrets(self) -> list[str]:
+        """Every secret these settings hold (:func:`retrieval.core.redact.setting_secrets`): what no output
+        may contain."""
+        return setting_secrets(self)
 
 
 def bounds(name: str) -> tuple[Any, Any]:

@@ -70,11 +70,10 @@ def request_user(settings: Settings) -> Identity:
     if settings.user_header:
         headers = request_headers()
         name = settings.user_header
-        values = headers.get_all(name) if hasattr(headers, "get_all") else [v for k, v in headers.items()
-                                                                             if k.lower() == name.lower()]
-        # Exactly one value: two mean a client's own header reached the app beside the proxy's.
-        user = values[0] if len(values) == 1 and access.normalize_user(values[0]) is not None else None
-        return Identity(user, f"header {name}")
+        pairs = [(k, v) for k in headers for v in headers.get_all(k)] if hasattr(headers, "get_all") else \
+            list(headers.items())
+        # Exactly one copy in any spelling: two mean a client's own header reached the app beside the proxy's.
+        return Identity(access.user_from_headers(pairs, name), f"header {name}")
     info = st.user
     if "is_logged_in" not in info:  # Streamlit's login is not configured
         return Identity(None, "none")

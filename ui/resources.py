@@ -16,14 +16,24 @@ import streamlit as st
 
 from retrieval.backends.corpus import load_questions
 from retrieval.backends.embedders import load_embedder
+from retrieval.core import safeio
+from retrieval.core.redact import install_log_redaction
+from retrieval.serving import roots
 from retrieval.core.types import Question
 from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
 
 
 def base_settings() -> Settings:
-    """Settings read from the environment (and ``.env``). Cheap; read once per script run."""
-    return Settings()
+    """Settings read from the environment (and ``.env``). Cheap; read once per script run. Every log line of
+    the app's process is redacted of their secrets (:func:`retrieval.core.redact.install_log_redaction`), and
+    the run's file reads and writes are confined to the roots (:func:`retrieval.core.safeio.confine_process`)."""
+    settings = Settings()
+    install_log_redaction(settings.secrets())
+    # this run's reads and writes of corpora, question sets and judgments open nothing outside the roots, even
+    # through a symlink swapped in after a path was checked (retrieval.core.safeio)
+    safeio.confine_process(roots.data_roots(settings), roots.write_roots(settings))
+    return settings
 
 
 def index_key(settings: Settings) -> str:

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..core import safeio
 from ..core.errors import CorpusError
 from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
@@ -36,6 +37,63 @@ MAX_TENANT_BYTES = 1024
 MAX_METADATA_TEXT_BYTES = 65_535
 #: The tenant field checked at load when the caller does not name another (RETRIEVAL_TENANT_FIELD's default).
 DEFAULT_TENANT_FIELD = "tenant"
+#: The longest integer a corpus or question file may write (Python refuses to read more than 4,300 digits;
+#: no id, year or count needs more than this).
+MAX_INT_DIGITS = 64
+
+
+class _LongNumber(Exception):
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _LongNumber(digits)
+    return int(text)
+
+
+def _loads(text: str, where: str) -> Any:
+    """``json.loads`` of ``text``, an integer of more than :data:`MAX_INT_DIGITS` digits refused in one line
+    naming ``where``."""
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except _LongNumber as exc:
+        raise CorpusError(f"{where}: a number of {exc.digits:,} digits (at most {MAX_INT_DIGITS})") from None
+
+
+def _decode(data: bytes, path: Path) -> str:
+    """``data`` as UTF-8, or one line naming the line and column of the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise CorpusError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column})") from None
+
+
+def _read_utf8(path: Path) -> str:
+    try:
+        return _decode(safeio.read_bytes(path), path)
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+
+
+def _json_kind(value: Any) -> str:
+    return {bool: "a boolean", float: "a number", type(None): "null", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__)
+
+
+def _check_id(value: Any, where: str, what: str = "'id'") -> str:
+    """An id as the files may write it: a non-empty string, or an integer (its digits); a boolean, a fraction,
+    null or a container is refused in one line (``true`` must not become the id ``'True'``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        shown = json.dumps(value)[:40] if isinstance(value, (bool, float, type(None))) else _json_kind(value)
+        raise CorpusError(f"{where}: {what} must be a string (or an integer), not {_json_kind(value)} ({shown})")
+    if not str(value).strip():
+        raise CorpusError(f"{where}: missing or empty {what}")
+    return str(value)
 
 
 def _slug(text: str) -> str:
@@ -89,15 +147,15 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
         # JSON Lines are separated by "\n" only: str.splitlines() would also cut at U+0085, U+2028 and other
         # separators that a JSON string may hold unescaped.
-        lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = [line.removesuffix("\r") for line in _read_utf8(path).split("\n")]
+    except OSError as exc:
         raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         check_json_depth(line, path, number)
         try:
-            record = json.loads(line)
+            record = _loads(line, f"{path}:{number}")
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
         if not isinstance(record, dict):
@@ -106,9 +164,9 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
 
 
 def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Document:
-    doc_id = record.get(id_key)
-    if not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
+    if id_key not in record:
         raise CorpusError(f"{where}: missing or empty '{id_key}'")
+    doc_id = _check_id(record.get(id_key), where, f"'{id_key}'")
     text = record.get("text")
     if not isinstance(text, str) or not text.strip():
         raise CorpusError(f"{where}: document {doc_id!r} has an empty 'text'")
@@ -236,10 +294,7 @@ def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
             raise CorpusError(f"{ids[doc_id]} and {path} both give the document id {doc_id!r} (the id is the path "
                               f"without its extension): rename or remove one")
         ids[doc_id] = path
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CorpusError(f"{where}: cannot read ({exc.__class__.__name__})") from exc
+        raw = _read_utf8(path)
         meta, body = _front_matter(raw, where)
         declared = str(meta.pop("title", "") or "")
         if path.suffix.lower() == ".md":
@@ -258,7 +313,7 @@ def _squad(path: Path) -> tuple[list[Document], list[Question]]:
     text = _read_text(path)
     check_json_depth(text, path)
     try:
-        data = json.loads(text)
+        data = _loads(text, str(path))
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path}: not a readable SQuAD JSON file ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -359,12 +414,14 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
         questions = []
         for number, rec in _read_jsonl(path):
             where = f"{path}:{number}"
-            if not rec.get("id") or not isinstance(rec.get("question"), str) or not rec["question"].strip():
+            if rec.get("id") in (None, "") or not isinstance(rec.get("question"), str) or not rec["question"].strip():
                 raise CorpusError(f"{where}: a question needs 'id' and a non-empty 'question'")
+            qid = _check_id(rec["id"], where)
             relevant = rec.get("relevant") or []
             filters = rec.get("filters") or {}
             if not isinstance(relevant, list) or not isinstance(filters, dict):
                 raise CorpusError(f"{where}: 'relevant' must be a list and 'filters' an object")
+            relevant = [_check_id(r, where, "each 'relevant' id") for r in relevant]
             graded = rec.get("graded")
             if graded is not None and (not isinstance(graded, dict) or not all(
                     type(v) is int and 0 <= v <= 3 for v in graded.values())):
@@ -372,7 +429,7 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
             answers = rec.get("answers") or []
             if not isinstance(answers, list) or not all(isinstance(x, str) for x in answers):
                 raise CorpusError(f"{where}: 'answers' must be a list of strings")
-            questions.append(Question(str(rec["id"]), rec["question"], str(rec.get("group") or "default"),
+            questions.append(Question(qid, rec["question"], str(rec.get("group") or "default"),
                                       tuple(str(r) for r in relevant), dict(filters),
                                       {str(k): int(v) for k, v in graded.items()} if graded else None,
                                       tuple(rec.get("answers") or ()), _evidence(rec.get("evidence"), where)))
@@ -402,10 +459,7 @@ def _evidence(value: Any, where: str) -> tuple[tuple[str, int, int], ...]:
 
 def _read_text(path: Path) -> str:
     check_regular_file(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+    return _read_utf8(path)
 
 
 def load_trec(topics: Path, qrels: Path) -> list[Question]:
@@ -463,7 +517,7 @@ def _beir_questions(root: Path) -> list[Question]:
     graded: dict[str, dict[str, int]] = {}
     if chosen is not None:
         check_regular_file(chosen)
-        with chosen.open(encoding="utf-8") as handle:
+        with safeio.opened_text(chosen) as handle:
             for row in csv.reader(handle, delimiter="\t"):
                 if len(row) < 3 or not row[2].lstrip("-").isdigit():
                     continue  # header line

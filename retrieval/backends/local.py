@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.kinds import Text
 from ..core.reasons import raw
+from ..core.redact import redact_text
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from .corpus import load_corpus
 from .lexical import LexicalIndex
@@ -75,12 +76,13 @@ def status(settings: Any, path: Path, drop: bool) -> str:
     except Exception as exc:  # noqa: BLE001 - any store failure is one line, exit 2
         where = f"server {settings.chroma_host}" if settings.chroma_host else f"path {settings.chroma_path}"
         first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise StoreStatusError(f"vector store unavailable ({where}): {exc.__class__.__name__}"
-                               + (f": {first}" if first else "")) from None
+        raise StoreStatusError(redact_text(f"vector store unavailable ({where}): {exc.__class__.__name__}"
+                                           + (f": {first}" if first else ""), settings.secrets())) from None
     layouts = sorted({str(m.get("layout", "one collection")) for m in metas})
     where = name if len(owned) == 1 else f"{len(owned)} collections of {name}"
-    return (f"{path}: {count} chunks in {where} ({', '.join(layouts)}), model "
-            f"{metas[0].get('embedding_model')}, store {settings.chroma_host or settings.chroma_path}")
+    return redact_text(f"{path}: {count} chunks in {where} ({', '.join(layouts)}), model "
+                       f"{metas[0].get('embedding_model')}, store {settings.chroma_host or settings.chroma_path}",
+                       settings.secrets())
 
 
 LOCAL = BACKENDS.declare(Backend(

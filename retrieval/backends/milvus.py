@@ -52,6 +52,7 @@ import numpy as np
 from ..core.errors import InvalidFilter, RetrievalError
 from ..core.kinds import Text
 from ..core.reasons import Reason, declare, raw
+from ..core.redact import redact_text
 from ..core.filters import Filters, field_types
 from ..core.text import tokenize
 from ..core.types import Chunk, RankedList, ScoredItem
@@ -73,7 +74,10 @@ _PAGE = 2000  # rows per write / read request
 
 class MilvusUnavailable(RuntimeError):
     """The Milvus server did not answer (or the embedded one could not open), or it is one the backend cannot
-    use (too old): one line."""
+    use (too old): one line, the URI in it without its credentials (:func:`retrieval.core.redact.redact_text`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact_text(message))
 
 
 #: The oldest Milvus server the backend runs on (HNSW with COSINE, partition keys and JSON fields: 2.3).
@@ -838,14 +842,15 @@ def status(settings: Any, path: Path, drop: bool) -> str:
             return f"dropped {store.name}" if exists else f"no index for {path}"
         if not exists:
             return f"{path}: not indexed (collection {store.name} absent)"
-        return (f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
-                f"store milvus {settings.milvus_uri}")
+        return redact_text(f"{path}: {store.count()} chunks in {store.name}, model {settings.embedding_model}, "
+                           f"store milvus {settings.milvus_uri}", settings.secrets())
     except MilvusUnavailable as exc:
-        raise StoreStatusError(str(exc)) from None
+        raise StoreStatusError(redact_text(str(exc), settings.secrets())) from None
     except RetrievalError:
         raise
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-        raise StoreStatusError(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: {str(exc)[:200]}") from None
+        raise StoreStatusError(redact_text(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: "
+                                           f"{str(exc)[:200]}", settings.secrets())) from None
 
 
 LITE_ONE_PROCESS = declare("milvus.lite_one_process",

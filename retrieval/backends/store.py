@@ -62,9 +62,11 @@ class SyncReport:
 
 
 def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
-    """A Chroma client: embedded ``PersistentClient`` at ``chroma_path``, or ``HttpClient`` to ``host:port``.
+    """A Chroma client: embedded ``PersistentClient`` at ``chroma_path``, or ``HttpClient`` to ``host:port``
+    (``user:password@host:port``: HTTP Basic credentials, sent by Chroma's basic-auth client provider).
 
     Raises:
+        ValueError: a port that is not a number (the message never quotes the credentials).
         Exception: whatever chromadb raises when the path is unusable or the server is unreachable.
     """
     import chromadb
@@ -72,7 +74,14 @@ def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
 
     settings = ChromaSettings(anonymized_telemetry=False)
     if chroma_host:
-        host, _, port = chroma_host.removeprefix("http://").partition(":")
+        credentials, _, address = chroma_host.removeprefix("http://").rpartition("@")
+        host, _, port = address.partition(":")
+        if port and not (port.isascii() and port.isdigit()):
+            raise ValueError(f"the Chroma server's port {port[:20]!r} is not a number (host:port)")
+        if credentials:
+            settings = ChromaSettings(anonymized_telemetry=False,
+                                      chroma_client_auth_provider="chromadb.auth.basic_authn.BasicAuthClientProvider",
+                                      chroma_client_auth_credentials=credentials)
         return chromadb.HttpClient(host=host, port=int(port or 8000), settings=settings)
     Path(chroma_path).mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(chroma_path), settings=settings)

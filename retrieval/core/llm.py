@@ -13,13 +13,12 @@ Every LLM call site (the answer, and the rewrite / multi-query / HyDE transforms
   base URL) verbatim. A refusal is an :class:`LLMFailure` whose ``reason`` is one line of our own words: never
   the server's text, the URL or the key, so the caller can record it in the trace.
 
-:func:`redact_url` is the one redaction of the endpoint wherever it is recorded (the public settings of every
-trace).
+:func:`redact_url` (:mod:`retrieval.core.redact`) is the one redaction of the endpoint wherever it is recorded
+(the public settings of every trace).
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import threading
@@ -29,15 +28,12 @@ from typing import Any, Iterable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .reasons import Reason, declare
+# The redaction of the endpoint (and of every other setting): one module, re-exported here for its callers.
+from .redact import (MIN_SECRET_CHARS, PUBLIC_QUERY_PARAMS, REDACTED, holds_secret, redact_url,  # noqa: F401
+                     url_secrets)
 
 log = logging.getLogger(__name__)
 
-REDACTED = "***"
-#: Query parameters of a base URL whose value is kept when the URL is recorded (a version, never a credential);
-#: every other parameter's value is redacted (``key=``, ``token=``, ``api_key=``, ``sig=``…).
-PUBLIC_QUERY_PARAMS = frozenset({"api-version", "api_version", "version"})
-#: A secret shorter than this is not looked for in replies (a one-letter "key" would refuse every reply).
-MIN_SECRET_CHARS = 4
 #: The reply's JSON body may hold this many bytes per allowed reply character (``\\uXXXX`` escapes take 6), plus
 #: this overhead for the envelope (ids, usage, a reasoning field).
 BYTES_PER_CHAR = 6
@@ -96,59 +92,6 @@ class Reply:
     text: str
     input_tokens: int | None
     output_tokens: int | None
-
-
-def redact_url(url: str | None, secrets: Iterable[str | None] = ()) -> str | None:
-    """``url`` as it may be recorded: userinfo becomes ``***@``, every query value but a version's becomes
-    ``***``, a fragment becomes ``***``, and any of ``secrets`` (the API key) found anywhere becomes ``***``.
-
-    ``http://user:pw@host:8000/v1?api-version=2&api_key=zzz`` → ``http://***@host:8000/v1?api-version=2&api_key=***``.
-    A URL that cannot be parsed is recorded as ``***`` entirely.
-    """
-    if url is None:
-        return None
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
-        return REDACTED
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
-    query = "&".join(_redact_param(p) for p in parts.query.split("&")) if parts.query else ""
-    out = urlunsplit((parts.scheme, netloc, parts.path, query, REDACTED if parts.fragment else ""))
-    for secret in secrets:
-        if secret and len(secret) >= MIN_SECRET_CHARS:
-            out = out.replace(secret, REDACTED)
-    return out
-
-
-def _redact_param(param: str) -> str:
-    name, sep, _ = param.partition("=")
-    return param if not sep or unquote(name).strip().lower() in PUBLIC_QUERY_PARAMS else f"{name}={REDACTED}"
-
-
-def url_secrets(url: str | None) -> tuple[str, ...]:
-    """The credentials a base URL carries: the userinfo's password (its user name when there is no password:
-    a token as user name) and the HTTP Basic token made of them (httpx sends it as the ``Authorization``
-    header, in place of the bearer key), and the value of every query parameter not in
-    :data:`PUBLIC_QUERY_PARAMS`."""
-    if not url:
-        return ()
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ()
-    found = []
-    if "@" in parts.netloc:
-        user, sep, password = parts.netloc.rpartition("@")[0].partition(":")
-        found.append(unquote(password) if sep and password else unquote(user))
-        found.append(base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode())
-    for param in parts.query.split("&") if parts.query else ():
-        name, sep, value = param.partition("=")
-        if sep and unquote(name).strip().lower() not in PUBLIC_QUERY_PARAMS:
-            found.append(unquote(value))
-    return tuple(s for s in found if len(s) >= MIN_SECRET_CHARS)
 
 
 def split_base_url(url: str) -> tuple[str, dict[str, str]]:
@@ -271,7 +214,7 @@ class ChatClient:
             raise LLMFailure(EMPTY(), True, *tokens)
         if len(text) > self.max_reply_chars:
             raise LLMFailure(OVERSIZED(n=len(text), limit=self.max_reply_chars), True, *tokens)
-        if any(secret in text for secret in self._secrets):
+        if holds_secret(text, self._secrets):  # verbatim, upper-cased, split by invisible characters, base64
             raise LLMFailure(SECRET(), True, *tokens)
         return Reply(text, *tokens)
 

@@ -16,10 +16,11 @@ import re
 
 # The characters that can start Markdown, Streamlit or HTML syntax, backslash-escaped (CommonMark makes an escaped
 # ASCII punctuation character literal text): no emphasis, code, link, image, autolink (``http\\:``,
-# ``www\\.`` and ``a@b\\.c`` no longer match), HTML (``\\<``), entity (``\\&``), table, heading, list or
-# quote marker, Streamlit directive or emoji (``\\:``) or LaTeX (``\\$``) can start. Quotes, commas, slashes
+# ``www\\.`` and ``a\\@b\\.c`` no longer match GFM's autolink literals, which read the source: an escape
+# is a construct of its own, and cmark-gfm's see it as a text node of its own), HTML (``\\<``), entity
+# (``\\&``), table, heading, list or quote marker, Streamlit directive or emoji (``\\:``) or LaTeX (``\\$``) can start. Quotes, commas, slashes
 # and the like are left as they are: they start nothing.
-_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:&])")
+_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:&@])")
 # Line breaks (CommonMark's and Unicode's) and other control characters: a blank line would end a code span's
 # paragraph, letting what follows render as Markdown.
 _BREAKS = re.compile(r"\r\n|[\x00-\x1f\x7f\x85\u2028\u2029]")

@@ -43,6 +43,7 @@ try:
 except ImportError:  # Windows: saves are not locked there
     fcntl = None  # type: ignore[assignment]
 
+from ..core import safeio
 from ..core.errors import CorpusError, InvalidId
 from ..core.inputs import check_json_depth, check_regular_file
 
@@ -130,46 +131,90 @@ def _target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _orphans(dir_fd: int, name: str) -> list[str]:
+    """The temporary files of interrupted saves of ``name`` in the folder ``dir_fd`` (``.<name>.<hex>.tmp``)."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.[0-9a-f]{{12}}\.tmp")
+    try:
+        return [entry for entry in os.listdir(dir_fd) if pattern.fullmatch(entry)]
+    except OSError:
+        return []
+
+
 @contextmanager
-def _locked(target: Path) -> Iterator[None]:
-    """Exclusive ``flock`` on ``<target>.lock`` (created beside the file and left there) while the body runs.
-    Separate opens conflict, so two sessions of one process exclude each other as two processes do."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o666)
+def _locked(target: Path) -> Iterator[int]:
+    """Exclusive ``flock`` on ``<target>.lock`` (created beside the file and left there) while the body runs;
+    yields a descriptor of the file's folder, opened without following a symlink swapped in after the path
+    was checked (:func:`retrieval.core.safeio.open_dir`), which every read and write of the save goes through.
+    Separate opens conflict, so two sessions of one process exclude each other as two processes do. Under the
+    lock no other save is writing, so the temporary files an interrupted save left are removed."""
     try:
-        if fcntl is not None:
-            deadline = time.monotonic() + LOCK_TIMEOUT_S
-            pause = 0.002
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise CorpusError(f"{target}: another writer has held the file for {LOCK_TIMEOUT_S:g} s; "
-                                          "nothing written, try again") from None
-                    time.sleep(pause)
-                    pause = min(pause * 2, 0.05)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _read(path: Path) -> str:
-    """The file's text exactly as stored (no newline translation); ``""`` when it does not exist. A path that
-    exists but is not a regular file (a folder, a FIFO, a device) is refused before it is opened."""
-    if os.path.exists(path):
-        check_regular_file(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return ""
+        dir_fd = safeio.open_dir(target.parent, write=True, create=True)
     except OSError as exc:
-        raise CorpusError(f"{path}: cannot read ({exc.strerror or exc}); nothing written") from exc
+        raise CorpusError(f"{target}: cannot open its folder ({exc.strerror or exc}); nothing written") from None
+    try:
+        fd = safeio.open_at(dir_fd, target.name + ".lock", os.O_RDWR | os.O_CREAT, 0o666, shown=str(target))
+        try:
+            if fcntl is not None:
+                deadline = time.monotonic() + LOCK_TIMEOUT_S
+                pause = 0.002
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() >= deadline:
+                            raise CorpusError(f"{target}: another writer has held the file for {LOCK_TIMEOUT_S:g} "
+                                              "s; nothing written, try again") from None
+                        time.sleep(pause)
+                        pause = min(pause * 2, 0.05)
+                for orphan in _orphans(dir_fd, target.name):
+                    try:
+                        os.unlink(orphan, dir_fd=dir_fd)
+                    except OSError:
+                        pass
+            yield dir_fd
+        finally:
+            os.close(fd)  # releases the lock
+    finally:
+        os.close(dir_fd)
+
+
+def _decode(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorpusError(f"{path}: not UTF-8 text (byte {exc.start}); nothing written") from exc
+
+
+def _read(path: Path) -> str:
+    """The file's text exactly as stored (no newline translation); ``""`` when it does not exist. A path that
+    exists but is not a regular file (a folder, a FIFO, a device) is refused before it is opened; it is opened
+    without following a symlink swapped in after its check (:func:`retrieval.core.safeio.read_bytes`)."""
+    if os.path.exists(path):
+        check_regular_file(path)
+    try:
+        data = safeio.read_bytes(path)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read ({exc.strerror or exc}); nothing written") from exc
+    return _decode(data, path)
+
+
+def _read_at(dir_fd: int, target: Path) -> str:
+    """:func:`_read` of ``target`` in its folder's descriptor (``O_NOFOLLOW``)."""
+    if os.path.exists(target):
+        check_regular_file(target)
+    try:
+        fd = safeio.open_at(dir_fd, target.name, os.O_RDONLY, shown=str(target))
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise CorpusError(f"{target}: cannot read ({exc.strerror or exc}); nothing written") from exc
+    try:
+        return _decode(safeio.read_fd(fd, target), target)
+    finally:
+        os.close(fd)
 
 
 def _split(text: str) -> list[str]:
@@ -178,28 +223,32 @@ def _split(text: str) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
-def _atomic_write(target: Path, text: str) -> None:
-    """Replace ``target`` (already symlink-resolved) with ``text``: a temporary file in the same folder with
-    the existing file's permission bits (a new file: 0666 less the umask), fsynced, then :func:`os.replace`.
-    On any failure before the replace the temporary file is removed and the original is untouched."""
+def _atomic_write(dir_fd: int, target: Path, text: str) -> None:
+    """Replace ``target`` (already symlink-resolved) in its folder's descriptor ``dir_fd`` with ``text``: a
+    temporary file in the same folder with the existing file's permission bits (a new file: 0666 less the
+    umask), fsynced, then renamed over it within the folder (``renameat``), and the folder fsynced. Nothing is
+    opened by path, so a folder swapped for a symlink after the check is never written through. On any failure
+    before the rename the temporary file is removed and the original is untouched."""
+    name = target.name
     try:
-        old = os.stat(target)
+        old = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         old = None
-    if old is not None and not os.access(target, os.W_OK):
+    if old is not None and not os.access(name, os.W_OK, dir_fd=dir_fd):
         raise CorpusError(f"{target}: the file is read-only (mode {stat.S_IMODE(old.st_mode):04o}); nothing written")
     data = text.encode("utf-8")
     while True:
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
         try:  # O_CREAT with 0666: the kernel applies the umask (mkstemp would give 0600)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            fd = safeio.open_at(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                                0o666, shown=str(target))
             break
         except FileExistsError:
             continue
     try:
         try:
             if old is not None:
-                os.chmod(tmp, stat.S_IMODE(old.st_mode))
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
                 if hasattr(os, "fchown") and os.fstat(fd).st_gid != old.st_gid:
                     try:
                         os.fchown(fd, -1, old.st_gid)
@@ -211,20 +260,17 @@ def _atomic_write(target: Path, text: str) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
         raise
     try:  # make the rename itself durable
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
         os.fsync(dir_fd)
     except OSError:
         pass
-    finally:
-        os.close(dir_fd)
 
 
 def fmt_of(path: str | Path) -> str:
@@ -309,8 +355,8 @@ def save(path: str | Path, question: str, grades: Mapping[str, int], filters: Ma
     if fmt_of(path) == "qrels":
         return _save_qrels(path, qid or question_id(question, filters), grades)
     target = _target(path)
-    with _locked(target):
-        lines = _jsonl_lines(path, _read(target))
+    with _locked(target) as folder:
+        lines = _jsonl_lines(path, _read_at(folder, target))
         at = _find(lines, question, filters, qid)
         records = [line for line, rec in lines if rec is not None]
         if at is None:
@@ -323,7 +369,7 @@ def save(path: str | Path, question: str, grades: Mapping[str, int], filters: Ma
         rec["graded"] = dict(sorted(grades.items()))
         rec["relevant"] = sorted(d for d, g in grades.items() if g > 0)
         lines[at] = (_json_line(rec) + ("\r" if lines[at][0].endswith("\r") else ""), rec)
-        _atomic_write(target, "".join(line + "\n" for line, _ in lines))
+        _atomic_write(folder, target, "".join(line + "\n" for line, _ in lines))
     return str(rec["id"])
 
 
@@ -363,11 +409,11 @@ def _save_qrels(path: Path, qid: str, grades: Mapping[str, int]) -> str:
     for doc in sorted(grades):
         _qrels_field(path, "docno", doc)
     target = _target(path)
-    with _locked(target):
-        lines = _qrels_lines(path, _read(target))
+    with _locked(target) as folder:
+        lines = _qrels_lines(path, _read_at(folder, target))
         kept = [raw for raw, row in lines if row is None or row[0] != qid]
         rows = [raw for raw, row in lines if row is not None]
         cr = "\r" if rows and rows[-1].endswith("\r") else ""
         new = [f"{qid} 0 {doc} {grade}{cr}" for doc, grade in sorted(grades.items())]
-        _atomic_write(target, "".join(line + "\n" for line in kept + new))
+        _atomic_write(folder, target, "".join(line + "\n" for line in kept + new))
     return qid

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -27,6 +29,8 @@ from ..core.errors import RetrievalError
 from ..core.paths import LAB_CORPUS
 from ..settings import INDEX_SETTINGS, Settings
 from .evaluation.compare import p_text
+
+log = logging.getLogger(__name__)
 
 #: The settings a tuned configuration may hold: those that change rankings (and the passage template).
 TUNABLE = ("overfetch", "rrf_k", "fusion", "fusion_weights", "reranker_model", "reranker_max_input",
@@ -82,13 +86,13 @@ def tuned_path(settings: Settings, corpus: str | Path | None) -> Path:
 
 
 def load_adopted(settings: Settings, corpus: str | Path | None) -> Adopted | None:
-    """The corpus' adopted configuration, or ``None`` when none is stored.
-
-    Raises:
-        RetrievalError: a stored file that cannot be read, or whose overrides are not valid settings (one line
-            naming the file; ``tune --remove`` deletes it).
-    """
+    """The corpus' adopted configuration, or ``None`` when none is stored, or when the stored file is damaged
+    (cut short by a crash, edited by hand, holding settings that are no longer valid): a damaged file is
+    ignored, with one warning line in the log per version of the file (naming it and ``tune --remove``), and
+    requests run on the base settings: a damaged file never refuses a question. The temporary files that an
+    interrupted :func:`adopt` left beside it are removed."""
     path = tuned_path(settings, corpus)
+    _clean_orphans(path.parent)
     if not path.is_file():
         return None
     try:
@@ -100,22 +104,82 @@ def load_adopted(settings: Settings, corpus: str | Path | None) -> Adopted | Non
         settings.with_overrides(**overrides)
         adopted = Adopted(overrides, int(data["questions"]), float(data["heldout"]["delta"]),
                           data["heldout"].get("p_value"), str(data["heldout"].get("metric", "ndcg@10")), path)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RetrievalError(f"{path}: the corpus' tuned configuration cannot be used ({exc}); remove it with "
-                             "python -m retrieval tune --remove --corpus …") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RetrievalError) as exc:
+        _warn_damaged(path, exc)
+        return None
     return adopted
+
+
+#: (path, modification time, size) of the damaged files already logged: one line per version of a file.
+_WARNED: set[tuple[str, int, int]] = set()
+#: An orphan temporary file is one at least this old (a save in progress in another process is younger).
+ORPHAN_AGE_S = 60.0
+
+
+def _warn_damaged(path: Path, exc: BaseException) -> None:
+    try:
+        info = path.stat()
+        key = (str(path), info.st_mtime_ns, info.st_size)
+    except OSError:
+        key = (str(path), 0, 0)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    why = " ".join(str(exc).split())[:200] or exc.__class__.__name__
+    log.warning("%s: the corpus' tuned configuration is damaged and ignored (%s); requests use the base settings; "
+                "remove it with python -m retrieval tune --remove --corpus …", path, why)
+
+
+def _clean_orphans(folder: Path) -> None:
+    """Remove the ``.tuned-*.tmp`` files an interrupted :func:`adopt` left in ``folder`` (older than
+    :data:`ORPHAN_AGE_S`: a younger one may be another process's save in progress)."""
+    try:
+        entries = list(folder.glob(".tuned-*.tmp"))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        try:
+            if now - entry.lstat().st_mtime >= ORPHAN_AGE_S:
+                entry.unlink()
+        except OSError:
+            pass
 
 
 def adopt(settings: Settings, corpus: str | Path | None, record: Mapping[str, Any]) -> Path:
     """Store ``record`` (``{"overrides", "questions", "heldout": {"delta", "p_value", "metric"}, …}``) as the
-    corpus' default, atomically (a reader sees the old file or the new one). Returns its path."""
+    corpus' default, atomically and durably: a temporary file in the same folder, fsynced, renamed over the old
+    one, then the folder fsynced (a reader, or a machine that loses power, sees the old file or the new one,
+    never half of one). Orphan temporary files of interrupted saves are removed first. Returns its path."""
     path = tuned_path(settings, corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _clean_orphans(path.parent)
     data = {"corpus": str(Path(corpus or LAB_CORPUS).resolve()), "key": corpus_key(settings, corpus), **record}
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".tuned-", suffix=".tmp",
                                      delete=False) as handle:
-        json.dump(data, handle, ensure_ascii=False, indent=2)
-    os.replace(handle.name, path)
+        try:
+            json.dump(data, handle, ensure_ascii=False, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        except BaseException:
+            handle.close()
+            os.unlink(handle.name)
+            raise
+    try:
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    try:
+        folder = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return path
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
     return path
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.reasons import Reason, put
+from ..core.redact import scrub
 from ..core.types import FinalItem, Query, RankedList, ScoredItem
 from ..stages.answer import Answer
 
@@ -63,6 +64,8 @@ class Trace:
     selected: tuple[ScoredItem, ...] = ()
     cache: dict[str, Any] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
+    #: The settings' secrets (:meth:`Settings.secrets`): none of them is in :meth:`to_dict` (never serialized).
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def tier_reason(self) -> str:
@@ -70,6 +73,10 @@ class Trace:
         return self.tier_why.text()
 
     def to_dict(self) -> dict[str, Any]:
+        """The trace JSON, with none of :attr:`secrets` in any of its strings (:func:`~retrieval.core.redact.scrub`)."""
+        return scrub(self._dict(), self.secrets)
+
+    def _dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "question": self.question,

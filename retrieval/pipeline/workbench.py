@@ -257,7 +257,8 @@ class Workbench:
             lost_by_reranker=lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
                                               judged[1].inp.reader if judged is not None else None),
             answer=answer, timings_ms=timings, costs=_costs(answer, c.techniques), variants=variants(c.extra),
-            gate=gate_dict, selected=selected, cache={"query_vector": c.vector_cache}, notes=notes)
+            gate=gate_dict, selected=selected, cache={"query_vector": c.vector_cache}, notes=notes,
+            secrets=tuple(s.secrets()))
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
                     timer: StageTimer) -> "_Candidates":

@@ -14,8 +14,9 @@ else (an unknown key, a tenant list written as one string, a user listed twice, 
 with one line naming the file and the entry (:class:`~retrieval.core.errors.InvalidPolicy`), and a refused policy
 opens nothing.
 
-Users are matched after trimming spaces and case-folding (``Alice@Example.com`` is ``alice@example.com``);
-tenants by their written form (a corpus whose tenant is the number ``7`` is opened by ``7`` or ``"7"``: a
+Users are matched exactly after Unicode NFC normalisation and trimming, with no case folding (``Alice@x`` is
+not ``alice@x``; ``ſam`` is not ``sam``, ``straße`` is not ``strasse``, the Kelvin sign's ``\u212Aate`` is not
+``kate``, though NFC makes it ``Kate``); tenants by their written form (a corpus whose tenant is the number ``7`` is opened by ``7`` or ``"7"``: a
 corpus' tenant field holds one JSON type, so the forms never collide).
 
 This module decides; it never learns who the user is. The app reads the identity (Streamlit's OIDC login, or
@@ -32,7 +33,7 @@ import tomllib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Iterable, Mapping, TypeVar
 
 from ..core.errors import InvalidPolicy
 from ..core.paths import PROJECT_ROOT
@@ -43,6 +44,8 @@ from ..settings import Settings
 MAX_POLICY_BYTES = 4 * 1024 * 1024
 #: The longest user name accepted, from the policy or from a request (an e-mail address is at most 320).
 MAX_USER_CHARS = 320
+#: The longest tenant name accepted (a corpus' tenant ids are short codes).
+MAX_TENANT_CHARS = 256
 SUFFIXES = (".yaml", ".yml", ".toml", ".json")
 _KEYS = ("users", "default")
 
@@ -54,7 +57,7 @@ class AccessPolicy:
     """A validated access policy.
 
     Attributes:
-        users: user (trimmed, case-folded: :func:`normalize_user`) → the tenants they may open (written forms).
+        users: user (NFC, trimmed: :func:`normalize_user`) → the tenants they may open (written forms).
         default: the tenants of a signed-in user the policy does not name (empty: such a user may open none).
         source: the file it was read from (for messages).
     """
@@ -79,7 +82,8 @@ class AccessPolicy:
 
 
 def normalize_user(raw: object) -> str | None:
-    """A user name as policies compare it: NFC, trimmed, case-folded; ``None`` for no usable name.
+    """A user name as policies compare it: NFC, trimmed, nothing else (no case folding, no compatibility
+    folding: ``Bob`` is not ``bob``, ``ſam`` not ``sam``); ``None`` for no usable name.
 
     ``None`` for a value that is not a string, is empty, is longer than :data:`MAX_USER_CHARS` or holds a
     control character (a header such as ``alice\\r\\nX: y`` names nobody).
@@ -90,7 +94,26 @@ def normalize_user(raw: object) -> str | None:
     if not name or len(name) > MAX_USER_CHARS or any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
                                                       for ch in name):
         return None
-    return name.casefold()
+    return name
+
+
+def same_header(key: str, name: str) -> bool:
+    """Whether header ``key`` is ``name``: ASCII letter case ignored, and ``_`` read as ``-`` (some servers
+    and gateways turn ``X_Forwarded_User`` into ``X-Forwarded-User``), so every spelling counts as a copy."""
+    return key.replace("_", "-").lower() == name.replace("_", "-").lower() if key.isascii() else False
+
+
+def user_from_headers(headers: Iterable[tuple[str, str]], name: str) -> str | None:
+    """The user a request's ``headers`` (name, value pairs as received) name in header ``name``, or ``None``.
+
+    Exactly one copy, in any spelling (:func:`same_header`), must be present: two copies mean a client's own
+    header reached the app beside the proxy's, so they name nobody. A value holding a comma names nobody either
+    (HTTP joins repeated headers with commas), nor one :func:`normalize_user` refuses.
+    """
+    values = [value for key, value in headers if same_header(key, name)]
+    if len(values) != 1 or "," in values[0]:
+        return None
+    return normalize_user(values[0])
 
 
 def allowed_tenants(policy: AccessPolicy | None, user: str | None) -> frozenset[str] | None:
@@ -142,7 +165,19 @@ def load_policy(path: str | os.PathLike[str]) -> AccessPolicy:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidPolicy(f"access policy {source}: not UTF-8 text") from None
-    return parse_policy(_parse(text, suffix, source), source)
+    try:
+        data = _parse(text, suffix, source)
+    except InvalidPolicy:
+        raise
+    except RecursionError:
+        raise InvalidPolicy(f"access policy {source}: nested too deep") from None
+    except ValueError as exc:  # Python's own limit: an integer of more than 4,300 digits
+        why = ("an integer of more than 4,300 digits" if "integer string conversion" in str(exc)
+               else f"cannot be parsed ({' '.join(str(exc).split())[:120]})")
+        raise InvalidPolicy(f"access policy {source}: {why}") from None
+    except Exception as exc:  # noqa: BLE001 - any parser failure is one line, never a traceback
+        raise InvalidPolicy(f"access policy {source}: cannot be parsed ({exc.__class__.__name__})") from None
+    return parse_policy(data, source)
 
 
 def policy_from_settings(settings: Settings) -> AccessPolicy | None:
@@ -181,7 +216,7 @@ def parse_policy(data: Any, source: str = "<policy>") -> AccessPolicy:
                                 f"{MAX_USER_CHARS} characters without control characters)")
         if key in table:
             raise InvalidPolicy(f"{where}: user {_short(user)} is listed twice (as {_short(spelled[key])}; names "
-                                "are compared without case)")
+                                "are compared after NFC normalisation)")
         table[key], spelled[key] = _tenants(tenants, f"{where}: users.{_short(user)}"), str(user)
     default = _tenants(data.get("default", []), f"{where}: default")
     return AccessPolicy(table, default, source)
@@ -195,9 +230,13 @@ def _tenants(value: Any, where: str) -> frozenset[str]:
         if isinstance(tenant, bool) or not isinstance(tenant, (str, int)):
             raise InvalidPolicy(f"{where}: tenant {_short(tenant)} is a {_kind(tenant)}; a tenant is a string "
                                 "(or an integer)")
+        if isinstance(tenant, int) and len(str(abs(tenant))) > MAX_TENANT_CHARS:
+            raise InvalidPolicy(f"{where}: an integer tenant of more than {MAX_TENANT_CHARS} digits")
         name = written(tenant)
         if not name.strip():
             raise InvalidPolicy(f"{where}: an empty tenant name")
+        if len(name) > MAX_TENANT_CHARS:
+            raise InvalidPolicy(f"{where}: tenant {_short(name)} is longer than {MAX_TENANT_CHARS} characters")
         out.add(name)
     return frozenset(out)
 
@@ -218,7 +257,7 @@ def _parse(text: str, suffix: str, source: str) -> Any:
     where = f"access policy {source}"
     if suffix == ".json":
         try:
-            return json.loads(text, object_pairs_hook=_unique_pairs(where))
+            return json.loads(text, object_pairs_hook=_unique_pairs(where), parse_int=_short_int(where))
         except json.JSONDecodeError as exc:
             raise InvalidPolicy(f"{where}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
         except RecursionError:
@@ -238,6 +277,14 @@ def _parse(text: str, suffix: str, source: str) -> Any:
         raise InvalidPolicy(f"{where}: invalid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
     except RecursionError:
         raise InvalidPolicy(f"{where}: YAML nested too deep") from None
+
+
+def _short_int(where: str):
+    def parse(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_TENANT_CHARS:
+            raise InvalidPolicy(f"{where}: an integer of {len(digits.lstrip('-')):,} digits")
+        return int(digits)
+    return parse
 
 
 def _unique_pairs(where: str):

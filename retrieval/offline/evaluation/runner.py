@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from ...core.listcache import ListCache
+from ...core.redact import scrub
 from ...core.split import split_of
 from ...core.types import Question
 from ...pipeline.trace import SCHEMA_VERSION, Trace
@@ -177,7 +178,7 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
     lines = observed(report)
     report["observed"] = [line.text() for line in lines]  # the report JSON: the English lines and their codes
     report["observed_codes"] = [line.to_dict() for line in lines]
-    return report
+    return scrub(report, base.secrets())  # no secret of the settings in any export of it
 
 
 def _checked(ks: Sequence[int], questions: Sequence[Question], split: str, configs: Sequence[Config],

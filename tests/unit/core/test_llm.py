@@ -5,6 +5,7 @@ credentials never reach the trace."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -279,3 +280,25 @@ def test_the_answerer_is_built_from_settings(server: HostileServer) -> None:
     answerer = LLMAnswerer.from_settings(settings_for(server, llm_max_reply_chars=123))
     assert answerer._chat.timeout_s == DEADLINE and answerer._chat.max_reply_chars == 123
     assert SECRET not in repr(answerer._chat)
+
+
+@pytest.mark.parametrize("disguise", [
+    lambda key: key.upper(),
+    lambda key: "\u200b".join(key),  # split by zero-width spaces
+    lambda key: "\u2060".join(key[:6]) + key[6:],  # word joiners in part of it
+    lambda key: base64.b64encode(key.encode()).decode(),
+    lambda key: "token " + base64.b64encode(b"user:" + key.encode()).decode(),  # inside a longer run
+    lambda key: base64.urlsafe_b64encode(b"\xfb" + key.encode()).decode().rstrip("="),
+    lambda key: "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in key),  # full-width letters
+])
+def test_a_reply_that_echoes_the_key_disguised_is_refused(server: HostileServer, disguise) -> None:
+    server.reply = f"O PX-7 é ativado em 24 horas [1]. {disguise(SECRET)}"
+    answer = ask(server)
+    assert answer.adapter == "local-extractive"
+    assert answer.note.startswith("llm:fake reply refused (the reply holds the API key")
+
+
+def test_an_ordinary_reply_with_base64_and_capitals_is_kept(server: HostileServer) -> None:
+    server.reply = "O PX-7 É ATIVADO EM 24 HORAS [1]. Código: " + base64.b64encode(b"nothing secret here").decode()
+    answer = ask(server)
+    assert answer.adapter == "llm:fake"

@@ -278,3 +278,22 @@ def test_trec_run_keeps_good_ids_and_any_unicode_that_is_not_whitespace() -> Non
                                                                   "qé-1 Q0 d2 2 0.100000 hybrid_run\n")
     bad_name = rep.trec_run({"configs": {"a\x00b\x85": _report("q", "d")["configs"]["hybrid run"]}}, "a\x00b\x85")
     assert bad_name.split()[5] == "a_b" and len(bad_name.splitlines()) == 2
+
+
+def test_the_temporary_files_of_an_interrupted_save_are_removed_by_the_next_save(tmp_path) -> None:
+    """A save killed between writing its temporary file and renaming it leaves ``.<name>.<hex>.tmp``; the next
+    save, holding the lock (so no other save is writing), removes every such file of that name and no other."""
+    from retrieval.offline import judgments
+
+    path = tmp_path / "judged.jsonl"
+    judgments.save(path, "q?", {"d1": 2})
+    orphans = [tmp_path / f".judged.jsonl.{h}.tmp" for h in ("0123456789ab", "ba9876543210")]
+    for orphan in orphans:
+        orphan.write_text('{"half": ', encoding="utf-8")
+    other = tmp_path / ".other.jsonl.0123456789ab.tmp"
+    other.write_text("x", encoding="utf-8")
+    judgments.save(path, "q?", {"d1": 3})
+    assert not any(o.exists() for o in orphans) and other.exists()
+    assert judgments.load(path, "q?") == {"d1": 3}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.jsonl.0123456789ab.tmp", "judged.jsonl",
+                                                           "judged.jsonl.lock"]

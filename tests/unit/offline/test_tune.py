@@ -223,10 +223,46 @@ def test_cli_commands_read_the_adopted_default_under_their_own_set(tmp_path, mon
     other = Settings(_env_file=None, embedding_model="minilm")  # another index of the corpus: its own key
     assert tuned.load_adopted(other, corpus) is None
     tuned.tuned_path(base, corpus).write_text("{not json", encoding="utf-8")
-    from retrieval.core.errors import RetrievalError
+    assert tuned.load_adopted(base, corpus) is None  # damaged: ignored (one log line), never a refusal
+    assert _tuned(base, corpus) == (base, None)
 
-    with pytest.raises(RetrievalError, match="tune --remove"):
-        tuned.load_adopted(base, corpus)
+
+def test_a_damaged_tuned_file_is_ignored_with_one_log_line(tmp_path, monkeypatch, caplog):
+    """A file cut short by a crash, edited by hand or naming settings that are no longer valid: the request
+    runs on the base settings, and the log says so once per version of the file."""
+    import logging
+    import os
+    import time
+
+    from retrieval.offline import tuned
+    from retrieval.settings import Settings
+
+    monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(tmp_path / "chroma"))
+    corpus = tmp_path / "c.jsonl"
+    base = Settings(_env_file=None)
+    record = {"overrides": {"rrf_k": 30}, "questions": 50, "heldout": {"metric": "ndcg@10", "delta": 0.02}}
+    path = tuned.adopt(base, corpus, record)
+    assert tuned.load_adopted(base, corpus).overrides == {"rrf_k": 30}
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    for damaged in (path.read_text(encoding="utf-8")[:25], '{"overrides": {"rrf_k": -5}, "questions": 1}',
+                    '{"overrides": {"no_such": 1}, "questions": 1, "heldout": {"delta": 0}}', "[]", "\x00\xff"):
+        path.write_text(damaged, encoding="utf-8", errors="surrogateescape")
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="retrieval.offline.tuned"):
+            assert tuned.load_adopted(base, corpus) is None
+            assert tuned.load_adopted(base, corpus) is None  # the same file again: no second line
+        lines = [r.getMessage() for r in caplog.records]
+        assert len(lines) == 1 and "damaged and ignored" in lines[0] and "tune --remove" in lines[0], lines
+        assert "\n" not in lines[0]
+        time.sleep(0.01)  # the next version of the file gets its own line
+    # orphans of interrupted saves: an old one is removed, a young one (a save in progress) kept
+    old, young = path.parent / ".tuned-abc.tmp", path.parent / ".tuned-def.tmp"
+    old.write_text("{", encoding="utf-8")
+    young.write_text("{", encoding="utf-8")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    tuned.adopt(base, corpus, record)
+    assert not old.exists() and young.exists()
+    assert tuned.load_adopted(base, corpus).overrides == {"rrf_k": 30}
 
 
 def test_app_query_carries_what_a_link_can():

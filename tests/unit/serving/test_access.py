@@ -42,7 +42,8 @@ def refusal(path: Path) -> str:
 def test_a_yaml_policy_gives_each_user_their_tenants(tmp_path: Path) -> None:
     policy = load_policy(write(tmp_path, "policy.yaml", YAML))
     assert policy.allowed_tenants("alice@example.com") == frozenset({"lumen"})
-    assert policy.allowed_tenants("  BOB@example.COM ") == frozenset({"ventura", "lumen"})  # trimmed, no case
+    assert policy.allowed_tenants("  Bob@Example.com ") == frozenset({"ventura", "lumen"})  # trimmed
+    assert policy.allowed_tenants("bob@example.com") == frozenset()  # no case folding: another name
     assert policy.allowed_tenants("carol@example.com") == frozenset()  # named, with no tenant
     assert policy.allowed_tenants("mallory@example.com") == frozenset()  # not named: the default, none
     assert policy.allowed_tenants(None) == frozenset() and policy.allowed_tenants("") == frozenset()
@@ -74,7 +75,8 @@ def test_without_a_policy_every_tenant_is_open() -> None:
 @pytest.mark.parametrize("name, text, says", [
     ("p.yaml", "users:\n  alice@example.com: lumen\n", "users.'alice@example.com' must be a list of tenants"),
     ("p.yaml", "users:\n  a: [x]\n  a: [y]\n", "key 'a' appears twice (line 3)"),
-    ("p.yaml", "users:\n  a: [x]\n  A: [y]\n", "user 'A' is listed twice (as 'a'; names are compared without case)"),
+    ("p.yaml", "users:\n  \u00e9: [x]\n  e\u0301: [y]\n",
+     "user 'e\u0301' is listed twice (as '\u00e9'; names are compared after NFC normalisation)"),
     ("p.yaml", "user:\n  a: [x]\n", "unknown key 'user'"),
     ("p.yaml", "default: [x]\n", "'users' is missing"),
     ("p.yaml", "- a\n- b\n", "must be a mapping"),
@@ -91,6 +93,15 @@ def test_without_a_policy_every_tenant_is_open() -> None:
     ("p.toml", "[users]\na = 'x'\n", "users.'a' must be a list"),
     ("p.toml", "[users\n", "invalid TOML"),
     ("p.txt", "users: {}", "the file must end in .yaml, .yml, .toml, .json"),
+    ("p.json", '{"users": {"a": [' + "9" * 50_000 + ']}}', "an integer of 50,000 digits"),
+    ("p.toml", "[users]\na = [" + "9" * 50_000 + "]\n", "an integer of more than 4,300 digits"),
+    ("p.toml", "[users]\na = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deep"),
+    ("p.toml", "[users]\na = " + "{x=" * 50_000 + "1" + "}" * 50_000 + "\n", "nested too deep"),
+    ("p.json", '{"users": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}", "JSON nested too deep"),
+    ("p.yaml", "users:\n  a: " + "[" * 100_000 + "]" * 100_000 + "\n", "YAML nested too deep"),
+    ("p.yaml", "users:\n  a: [" + "x" * 300 + "]\n", "is longer than 256 characters"),
+    ("p.yaml", "users: !!python/object:os.system [x]\n", "'users' must be a mapping"),  # a tag is text
+    ("p.yaml", "users:\n  a: &x [t]\n  b: *x\n  c: *y\n", "invalid YAML"),
 ])
 def test_a_malformed_policy_is_refused_in_one_line(tmp_path: Path, name: str, text: str, says: str) -> None:
     assert says in refusal(write(tmp_path, name, text))
@@ -183,3 +194,30 @@ def test_the_self_query_draws_only_values_of_the_requests_tenant(lab_state) -> N
     assert query.filters_added == {"year": [2022]}
     _, query, _ = self_query("o que mudou em 2022?", lab_state, ventura, s)
     assert not query.filters_added  # 2022 exists only in lumen: ventura's request never names it
+
+
+def test_user_names_match_exactly_after_nfc_and_never_by_case_folding() -> None:
+    policy = parse_policy({"users": {"sam@example.com": ["lumen"], "kate": ["lumen"], "strasse": ["lumen"],
+                                     "Kelvin": ["ventura"], "caf\u00e9": ["ventura"], "A": ["x"], "a": ["y"]}})
+    for other in ("\u017fam@example.com", "SAM@example.com", "\u212Aate", "KATE", "stra\u00dfe", "STRASSE",
+                  "kelvin", "CAF\u00c9"):
+        assert policy.allowed_tenants(other) == frozenset(), other  # long s, Kelvin sign, sharp s, case
+    assert policy.allowed_tenants("\u212Aelvin") == frozenset({"ventura"})  # NFC: the Kelvin sign is K
+    assert policy.allowed_tenants("cafe\u0301") == frozenset({"ventura"})  # NFD and NFC are one name
+    assert policy.allowed_tenants("A") == frozenset({"x"}) and policy.allowed_tenants("a") == frozenset({"y"})
+
+
+def test_a_user_header_carried_twice_in_any_spelling_names_nobody() -> None:
+    name = "X-Forwarded-User"
+    assert access.user_from_headers([("X-Forwarded-User", " alice@example.com ")], name) == "alice@example.com"
+    assert access.user_from_headers([("x-forwarded-user", "alice")], name) == "alice"
+    assert access.user_from_headers([("Host", "h")], name) is None
+    for twice in ([("X-Forwarded-User", "alice"), ("x-forwarded-user", "alice")],
+                  [("X-Forwarded-User", "alice"), ("X-FORWARDED-USER", "bob")],
+                  [("X-Forwarded-User", "alice"), ("X_Forwarded_User", "bob")],
+                  [("X-Forwarded-User", "alice"), ("X-Forwarded-User", "")]):
+        assert access.user_from_headers(twice, name) is None, twice
+    assert access.user_from_headers([("X-Forwarded-User", "alice@example.com, bob@example.com")], name) is None
+    assert access.user_from_headers([("X-Forwarded-User", "alice\x00")], name) is None
+    assert access.user_from_headers([("X-Forwarded-\u0055ser", "alice")], name) == "alice"  # plain ASCII U
+    assert access.user_from_headers([("X-Forwarded-\u0075ser", "a"), ("X-Forwarded-\u016Bser", "b")], name) == "a"

@@ -5,6 +5,7 @@ markdown-it-py, which Streamlit's own dependencies bring)."""
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -80,3 +81,22 @@ def test_leading_spaces_never_make_a_code_block() -> None:
     # found by the generated test: '    1' (four spaces) rendered as an indented code block
     for markdown in (md("    1"), md_text("ok\n    1"), md_text("\r    1"), md_text("\n\n    1"), md("\t\tx")):
         assert "<code>" not in RENDER.render(markdown)
+
+
+#: GFM's autolink literals (``www.``, ``http(s)://``, an e-mail address, ``mailto:``/``xmpp:``) as Streamlit's
+#: renderer (micromark) finds them: in the Markdown source, where an escape is a construct of its own.
+AUTOLINK = re.compile(r"(?i)(?:www\.|https?://|(?:mailto|xmpp):|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)")
+LINKY = ["see https://evil.example/login?next=/ now", "www.evil.example", "alice@example.com",
+         "Bob.Smith+tag@mail.example.co.uk", "mailto:carol@example.com", "xmpp:dave@example.com",
+         "HTTP://EVIL.EXAMPLE/X", "(https://evil.example)", "<alice@example.com>"]
+
+
+@pytest.mark.parametrize("text", LINKY)
+def test_no_url_or_e_mail_in_a_text_becomes_a_link(text: str) -> None:
+    """A document's text, a title or a user's e-mail name: no clickable link the document did not ask for."""
+    from ui.widgets import highlighted
+
+    for markdown in (md(text), md_text(text), highlighted(text, ["evil", "alice", "example"])):
+        assert not AUTOLINK.search(markdown), (text, markdown)
+        assert "<a " not in RENDER.render(markdown)
+    assert AUTOLINK.search(text)  # the detector finds the raw text's link
