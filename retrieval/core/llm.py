@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .reasons import Reason, declare

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.core.redact import (REDACTED, install_log_redaction, redact_record, redact_text, redact_url, scrub,
+from retrieval.core.redact import (REDACTED, redact_record, redact_text, redact_url, scrub,
                                    setting_secrets)
 from retrieval.settings import Settings
 
