@@ -32,7 +32,7 @@ import numpy as np
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
 from ..core.errors import CorpusError
-from .judgments import GRADES, _atomic_write, _jsonl_lines, _locked, _qrels_lines, _read, _target, fmt_of
+from .judgments import GRADES, _atomic_write, _jsonl_lines, _locked, _qrels_lines, _read_at, _target, fmt_of
 
 #: The longest note kept with a grade.
 MAX_NOTE_CHARS = 2_000
@@ -100,14 +100,14 @@ def save_ratings(path: str | Path, ratings: Iterable[Rating]) -> int:
     new = [_checked(r) for r in ratings]
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     target = _target(Path(path))
-    with _locked(target):
-        lines = _jsonl_lines(target, _read(target))
+    with _locked(target) as folder:
+        lines = _jsonl_lines(target, _read_at(folder, target))
         replaced = {(r.qid, r.parent, r.rater) for r in new}
         kept = [line for line, rec in lines
                 if rec is None or (str(rec.get("qid")), str(rec.get("parent")), str(rec.get("rater"))) not in replaced]
         fresh = [json.dumps({**asdict(r), "filters": dict(r.filters), "at": r.at or stamp}, ensure_ascii=False)
                  for r in new]
-        _atomic_write(target, "".join(line + "\n" for line in kept + fresh))
+        _atomic_write(folder, target, "".join(line + "\n" for line in kept + fresh))
     return len(new)
 
 

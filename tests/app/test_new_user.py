@@ -95,7 +95,7 @@ def test_layout_fixes_on_a_plain_request() -> None:
     assert_ok(at)
     assert not any(c.value.startswith("Submit → page laid out") for c in at.caption)
     links = [p.proto.label for p in at.get("page_link")]
-    assert links == ["Ask and inspect", "Evaluation"]
+    assert links == ["Ask and inspect", "Evaluation", "Team judging"]
     at = open_tab(page(q=PX7, tenant="lumen", dense_only="true"), "tab_lists")
     assert_ok(at)
     heads = [s.value for s in at.subheader]

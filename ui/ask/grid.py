@@ -101,13 +101,14 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
     labels = grid.distinct_labels([r["chunk_id"] for r in rows])  # what tells the ids apart; whole in the card
     data: dict[str, Any] = {
         "final": pd.array([r["final"] for r in rows], dtype="Int64"),
-        "chunk_id": [labels[r["chunk_id"]] for r in rows],
+        "chunk": [labels[r["chunk_id"]] for r in rows],  # shown; the whole id stays in the frame (downloads)
+        "chunk_id": [r["chunk_id"] for r in rows],
     }
     config: dict[str, Any] = {
         "final": st.column_config.NumberColumn(t("col_final", lang), format="#%d", width=40, pinned=True,
                                                help=t("col_final_help", lang)),
-        "chunk_id": st.column_config.TextColumn(t("col_chunk", lang), width=170, pinned=True,
-                                                help=t("col_chunk_help", lang)),
+        "chunk": st.column_config.TextColumn(t("col_chunk", lang), width=170, pinned=True,
+                                             help=t("col_chunk_help", lang)),
     }
     if relevant is not None:
         data["label"] = [RELEVANCE_MARKS.get(r["relevance"] or "", "") for r in rows]
@@ -149,7 +150,8 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
         if chosen and 0 <= chosen[0] < len(ids):
             remember(CARD_KEY, ids[chosen[0]])
 
-    st.dataframe(pd.DataFrame(data), column_config=config, hide_index=True, width="stretch",
+    st.dataframe(pd.DataFrame(data), column_config=config, column_order=[c for c in data if c != "chunk_id"],
+                 hide_index=True, width="stretch",
                  height=(min(len(rows), VISIBLE_ROWS) + 1) * ROW_HEIGHT + 3, row_height=ROW_HEIGHT,
                  key=GRID_KEY, on_select=picked, selection_mode="single-row", placeholder="")
     return rows
