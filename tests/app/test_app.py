@@ -289,3 +289,15 @@ def test_support_gate_panel_says_why_it_abstained() -> None:
     assert len(summary) == 1 and summary[0].startswith("P(support) ")
     assert "the learned gate abstains" in summary[0] and "`biblioteca`" in summary[0]
     assert [getattr(c, "type", "") for c in panel[0].children.values()].count("vega_lite_chart") == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_no_tab_writes_a_stray_value(lang: str) -> None:
+    """A statement's value written by Streamlit's magic (``None None`` on the Judge and Where tabs once) never
+    reaches the page: every panel is a function."""
+    at = page(q=PX7, tenant="lumen", lang=lang)
+    for tab in ("tab_judge", "tab_where"):
+        at = open_tab(at, tab, lang)
+        assert_ok(at)
+        assert not [m.value for m in at.markdown if m.value.strip() in {"None", "None None"}], tab
+        assert len(at.markdown) > 5

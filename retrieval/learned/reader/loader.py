@@ -4,6 +4,7 @@ imported only when one is loaded."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from pathlib import Path
@@ -98,9 +99,29 @@ def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Th
 
     def run() -> None:
         reader, _ = shared_reader()
-        if reader is not None:
-            reader.warm(texts, share)
+        if reader is None:
+            return
+        step = max(1, int(getattr(reader, "batch", 16)))
+        for start in range(0, len(texts), step):  # a batch at a time: the process' exit stops it between two
+            if _stopping.is_set():
+                return
+            reader.warm(texts[start:start + step], share)
 
     thread = threading.Thread(target=run, name="reader-warm", daemon=True)
+    _warming.append(thread)
     thread.start()
     return thread
+
+
+#: Set at the process' exit: a warming thread stops at its next batch, and the exit waits for it (a thread left
+#: inside torch while the interpreter finalizes aborts the process: "terminate called without an active
+#: exception", exit code 134).
+_stopping = threading.Event()
+_warming: list[threading.Thread] = []
+
+
+@atexit.register
+def _stop_warming() -> None:
+    _stopping.set()
+    for thread in _warming:
+        thread.join(timeout=60)
