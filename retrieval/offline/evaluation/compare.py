@@ -1,6 +1,6 @@
 """Comparisons of configurations: the baseline (the first) against each candidate, per metric: ranx's paired
 Fisher randomization test of the mean difference (Smucker et al., 2007), Holm's correction over the
-candidates when there are several (statsmodels), per-group deltas, and the questions that lost a relevant
+candidates when there are several, per-group deltas, and the questions that lost a relevant
 document the baseline had found.
 
 Only the pairs a page or a report shows are tested (the baseline against each candidate), on the per-question
@@ -12,7 +12,6 @@ import statistics
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 from ...core.reasons import Reason, declare, raw
 from ...core.types import Question
@@ -94,13 +93,17 @@ def paired_p(baseline: Sequence[float], candidate: Sequence[float]) -> float | N
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjustment of one metric's p-values over the candidates (``None`` stays ``None``)."""
-    known = [i for i, p in enumerate(p_values) if p is not None]
+    """Holm's step-down adjustment of one metric's p-values over the candidates (``None`` stays ``None``): sorted
+    ascending, the i-th of m is multiplied by m − i + 1, then made non-decreasing and capped at 1 (Holm, 1979).
+
+    Written out rather than taken from statsmodels' ``multipletests``, which runs a full garbage collection at
+    every call: 0.3 s each in an app process, 19 s for one three-configuration evaluation."""
+    known = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
     out: list[float | None] = [None] * len(p_values)
-    if known:
-        adjusted = multipletests([p_values[i] for i in known], method="holm")[1]
-        for i, p in zip(known, adjusted):
-            out[i] = round(float(p), 6)
+    running = 0.0
+    for rank, (p, i) in enumerate(known):
+        running = max(running, min(1.0, (len(known) - rank) * p))
+        out[i] = round(running, 6)
     return out
 
 
