@@ -495,7 +495,7 @@ def _tagged_windows(units: list[tuple[str, Any]], size: int, overlap: int) -> li
             step = size - overlap
             pieces.extend((" ".join(words[i : i + size]), tag) for i in range(0, len(words) - overlap, step))
     counts = [len(p.split()) for p, _ in pieces]
-    windows: list[list[str]] = []
+    windows: list[list[tuple[str, Any]]] = []
     start = 0
     while start < len(pieces):
         end, total = start, 0
