@@ -1,9 +1,10 @@
 """Reading corpora and question sets through the project's contracts, and splitting parents into subchunks.
 
 Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of ``.md`` /
-``.txt`` files with optional YAML front matter (``README.md`` skipped; id = relative path without extension,
-title from the first heading / front matter / file name, see :func:`_folder_documents`); a BEIR folder (``corpus.jsonl``,
-``queries.jsonl``, ``qrels/*.tsv``); a SQuAD JSON file. Every error names the file (and line).
+``.mdx`` / ``.txt`` files with optional YAML front matter (``README.md`` skipped; id = relative path without
+extension, title from the first heading / front matter / file name, see :func:`_folder_documents`; Markdown and MDX
+are read as structure, :mod:`.markup`); a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/*.tsv``); a
+SQuAD JSON file. Every error names the file (and line).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..core.errors import CorpusError
 from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
 from ..core.types import Chunk, Document, Question
+from . import markup
 from .store import RESERVED_KEYS, RESERVED_PREFIXES
 
 _SCALARS = (str, int, float, bool)
@@ -163,7 +165,7 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
         yield number, record
 
 
-def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Document:
+def _document(record: dict[str, Any], where: str, id_key: str = "id", markup_kind: str = "") -> Document:
     if id_key not in record:
         raise CorpusError(f"{where}: missing or empty '{id_key}'")
     doc_id = _check_id(record.get(id_key), where, f"'{id_key}'")
@@ -179,7 +181,7 @@ def _document(record: dict[str, Any], where: str, id_key: str = "id") -> Documen
     if size > MAX_ID_BYTES:
         raise CorpusError(f"{where}: document id {str(doc_id)[:40]!r}… is {size:,} bytes long; the limit is "
                           f"{MAX_ID_BYTES:,} (UTF-8 bytes: its chunk ids must fit the vector store's id field)")
-    return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where))
+    return Document(str(doc_id), title, text, _check_metadata(record.get("metadata"), where), markup_kind)
 
 
 def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEFAULT_TENANT_FIELD,
@@ -273,16 +275,19 @@ def _split_title(body: str, markdown: bool) -> tuple[str | None, str]:
 
 
 def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
-    """The ``.md`` / ``.txt`` files under ``root`` as documents (``README.md`` and hidden parts skipped).
+    """The ``.md`` / ``.mdx`` / ``.txt`` files under ``root`` as documents (``README.md`` and hidden parts skipped).
 
     Id: the path relative to ``root`` without its extension (``sub/tcu-432``); two files with one id
     (``a.md`` and ``a.txt``) are refused naming both. Title: a Markdown file's first ATX heading (before any
-    body text), else the front matter's ``title``, else the file name without extension; a text file's front
-    matter ``title``, else its first non-empty line when more follow, else the file name. A title read from the
-    body is removed from the text.
+    body text; an MDX file's after its ``import`` / ``export`` blocks), as plain text, else the front matter's
+    ``title``, else the file name without extension; a text file's front matter ``title``, else its first
+    non-empty line when more follow, else the file name. A title read from the body is removed from the text.
+    A Markdown or MDX document keeps its source as its text (``markup`` names which; an MDX file's without its
+    ``import`` / ``export`` blocks); one with no text once read as Markdown (only tags, comments or imports) is
+    refused.
     """
     ids: dict[str, Path] = {}
-    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".txt"}):
+    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".mdx", ".txt"}):
         relative = path.relative_to(root)
         if path.name.lower() == "readme.md" or any(part.startswith(".") for part in relative.parts) \
                 or path.is_dir():  # a folder named like a file: rglob walks its files anyway
@@ -297,16 +302,21 @@ def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
         raw = _read_utf8(path)
         meta, body = _front_matter(raw, where)
         declared = str(meta.pop("title", "") or "")
-        if path.suffix.lower() == ".md":
-            heading, text = _split_title(body, markdown=True)
-            title = heading or declared or path.stem
+        kind = markup.SUFFIXES.get(path.suffix.lower(), "")
+        if kind:
+            mdx = kind == markup.MDX
+            heading, text = _split_title(markup.strip_esm(body) if mdx else body, markdown=True)
+            title = (markup.plain_inline(heading, mdx) if heading else "") or declared or path.stem
+            if text.strip() and not markup.parse(text, mdx):
+                raise CorpusError(f"{where}: no text once read as {'MDX' if mdx else 'Markdown'} (only tags, "
+                                  "comments or import/export lines)")
         elif declared:
             title, text = declared, body
         else:
             first, text = _split_title(body, markdown=False)
             title = first or path.stem
         record = {"id": doc_id, "title": title, "text": text, "metadata": meta}
-        yield where, _document(record, where)
+        yield where, _document(record, where, markup_kind=kind)
 
 
 def _squad(path: Path) -> tuple[list[Document], list[Question]]:
@@ -540,16 +550,22 @@ def content_hash(*parts: object) -> str:
 def _windows(sentences: list[str], size: int, overlap: int) -> list[list[str]]:
     """Pack sentences into windows of at most ``size`` words; consecutive windows share trailing sentences
     of at most ``overlap`` words. A sentence longer than ``size`` is cut into word runs."""
-    pieces: list[str] = []
-    for sentence in sentences:
+    return [[text for text, _ in window] for window in _tagged_windows([(s, None) for s in sentences], size, overlap)]
+
+
+def _tagged_windows(units: list[tuple[str, Any]], size: int, overlap: int) -> list[list[tuple[str, Any]]]:
+    """:func:`_windows` of units that each carry a tag (which block of a Markdown section they come from); the
+    word runs of a unit longer than ``size`` keep its tag."""
+    pieces: list[tuple[str, Any]] = []
+    for sentence, tag in units:
         words = sentence.split()
         if len(words) <= size:
-            pieces.append(sentence)
+            pieces.append((sentence, tag))
         else:
             step = size - overlap
-            pieces.extend(" ".join(words[i : i + size]) for i in range(0, len(words) - overlap, step))
-    counts = [len(p.split()) for p in pieces]
-    windows: list[list[str]] = []
+            pieces.extend((" ".join(words[i : i + size]), tag) for i in range(0, len(words) - overlap, step))
+    counts = [len(p.split()) for p, _ in pieces]
+    windows: list[list[tuple[str, Any]]] = []
     start = 0
     while start < len(pieces):
         end, total = start, 0
@@ -567,10 +583,16 @@ def _windows(sentences: list[str], size: int, overlap: int) -> list[list[str]]:
     return windows
 
 
+def document_text(doc: Document) -> str:
+    """A parent's text as plain text: a Markdown or MDX document's as :func:`.markup.plain_text` reads it (its
+    headings, text and code, one block per line), any other document's as it is."""
+    return markup.plain_text(doc.text, doc.markup == markup.MDX) if doc.markup else doc.text
+
+
 def context_line(doc: Document, max_words: int = 40) -> str:
     """Contextual retrieval's line for every chunk of ``doc`` (local adapter, no LLM): the parent's title and
     its first sentence as a summary, cut to ``max_words`` words."""
-    sentences = split_sentences(doc.text)
+    sentences = split_sentences(document_text(doc))
     summary = " ".join((sentences[0] if sentences else "").split()[:max_words])
     return f"Documento: {doc.title or doc.id}. Resumo: {summary}"
 
@@ -584,14 +606,72 @@ def chunk_documents(docs: Iterable[Document], chunk_tokens: int, chunk_overlap: 
             it; the context sent to the answer and the citations show the original text only).
 
     Returns:
-        Chunks with ids ``"{parent_id}#{n}"`` (n from 0), each carrying its parent's metadata and title.
+        Chunks with ids ``"{parent_id}#{n}"`` (n from 0), each carrying its parent's metadata and title. A
+        Markdown or MDX parent is chunked section by section (:func:`_markup_chunks`).
     """
     chunks: list[Chunk] = []
     for doc in docs:
         context = context_line(doc) if contextual else ""
+        if doc.markup:
+            chunks.extend(_markup_chunks(doc, chunk_tokens, chunk_overlap, context))
+            continue
         for n, window in enumerate(_windows(split_sentences(doc.text), chunk_tokens, chunk_overlap)):
             text = " ".join(window)
             chunk_id = f"{doc.id}#{n}"
             chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, dict(doc.metadata),
                                 content_hash(chunk_id, doc.title, text, dict(doc.metadata), context), context))
+    return chunks
+
+
+def _code_units(code: str, size: int) -> list[str]:
+    """A code block cut into runs of whole lines of at most ``size`` words each (a longer line is a run of its
+    own, which the windows cut into word runs)."""
+    runs: list[list[str]] = [[]]
+    words = 0
+    for line in code.split("\n"):
+        count = len(line.split())
+        if runs[-1] and words + count > size:
+            runs.append([])
+            words = 0
+        runs[-1].append(line)
+        words += count
+    return ["\n".join(run) for run in runs if any(line.strip() for line in run)]
+
+
+def _joined(window: list[tuple[str, Any]], kind: str) -> str:
+    """The pieces of one kind of a window: pieces of one block joined by a space (text) or a line break (code);
+    blocks by a line break (text: every block is a line, so a sentence never runs into the next block) or a
+    blank line (code)."""
+    inner, outer = (" ", "\n") if kind == "text" else ("\n", "\n\n")
+    out, last = "", None
+    for piece, (piece_kind, block) in window:
+        if piece_kind != kind:
+            continue
+        out += (inner if block == last else outer) + piece if out else piece
+        last = block
+    return out
+
+
+def _markup_chunks(doc: Document, chunk_tokens: int, chunk_overlap: int, context: str) -> list[Chunk]:
+    """A Markdown or MDX parent's chunks: each section (:func:`.markup.parse`) packed into windows of its own,
+    so no chunk spans two sections. A chunk's ``text`` holds its text blocks, one line each (a paragraph, a
+    list item, a table row); its ``code`` its code blocks; its ``context`` the section path after the
+    contextual line, if any; its metadata the section path under :data:`.markup.SECTION_KEY`."""
+    chunks: list[Chunk] = []
+    for section in markup.parse(doc.text, doc.markup == markup.MDX):
+        units: list[tuple[str, Any]] = []
+        for b, block in enumerate(section.blocks):
+            pieces = _code_units(block.text, chunk_tokens) if block.kind == "code" else split_sentences(block.text)
+            units.extend((piece, (block.kind, b)) for piece in pieces)
+        label = section.label
+        if len(label.encode("utf-8")) > MAX_METADATA_TEXT_BYTES:  # what every backend's text field holds
+            label = label.encode("utf-8")[:MAX_METADATA_TEXT_BYTES].decode("utf-8", "ignore")
+        meta = {**doc.metadata, markup.SECTION_KEY: label} if label else dict(doc.metadata)
+        line = "\n".join(part for part in (context, label) if part)
+        for window in _tagged_windows(units, chunk_tokens, chunk_overlap):
+            text, code = _joined(window, "text"), _joined(window, "code")
+            n = len(chunks)
+            chunk_id = f"{doc.id}#{n}"
+            parts = (chunk_id, doc.title, text, dict(meta), line) + ((code,) if code else ())
+            chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, dict(meta), content_hash(*parts), line, code))
     return chunks

@@ -19,19 +19,26 @@ PASSAGE_TEMPLATES = ("title-newline", "title-period", "text")
 
 @dataclass(frozen=True)
 class Document:
-    """A parent document as read from the corpus."""
+    """A parent document as read from the corpus.
+
+    ``markup`` is ``""`` for plain text, ``"markdown"`` or ``"mdx"`` for a folder's ``.md`` / ``.mdx`` file: its
+    ``text`` is then the source, read as structure when it is chunked (:mod:`retrieval.backends.markup`).
+    """
 
     id: str
     title: str
     text: str
     metadata: Mapping[str, MetadataValue]
+    markup: str = ""
 
 
 @dataclass(frozen=True)
 class Chunk:
     """A subchunk of a parent document: id ``"{parent_id}#{n}"`` (n from 0), with the parent's metadata.
 
-    ``context`` is an optional contextual-retrieval line, indexed but never shown as evidence.
+    ``context`` is an optional contextual-retrieval line (and a Markdown chunk's section path), indexed but never
+    shown as evidence. ``code`` holds a Markdown chunk's code blocks: indexed, never cut into answer sentences
+    (``text`` holds none of it).
     """
 
     chunk_id: str
@@ -42,11 +49,12 @@ class Chunk:
     metadata: Mapping[str, MetadataValue]
     content_hash: str
     context: str = ""
+    code: str = ""
 
     @property
     def indexed_text(self) -> str:
-        """The text the indexes see: title, optional context line, then the chunk text."""
-        return "\n".join(part for part in (self.title, self.context, self.text) if part)
+        """The text the indexes see: title, optional context line, the chunk text, then its code."""
+        return "\n".join(part for part in (self.title, self.context, self.text, self.code) if part)
 
     def passage(self, template: str = "title-newline") -> str:
         """The text the embedder reads, by :data:`PASSAGE_TEMPLATES` (BM25 always reads :attr:`indexed_text`).
@@ -56,7 +64,7 @@ class Chunk:
         """
         if template == "title-newline":
             return self.indexed_text
-        body = " ".join(part for part in (self.context, self.text) if part)
+        body = " ".join(part for part in (self.context, self.text, self.code) if part)
         if template == "title-period":
             title = self.title.rstrip()
             return f"{title}{'' if title.endswith(('.', '?', '!', ':')) else '.'} {body}" if title else body

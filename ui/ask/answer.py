@@ -29,7 +29,7 @@ def panel(asked: Asked) -> None:
     if labeled:
         st.caption(t("labeled_line", lang, id=code(labeled.id), group=md(labeled.group),
                      relevant=", ".join(code(r) for r in labeled.relevant) or t("none_abstention", lang)))
-    answer_block(trace, asked.terms, lang)
+    answer_block(trace, asked.terms, lang, asked.choices.corpus.sections)
     # The report to hand over: one self-contained HTML file of this question (retrieval/explain/report_html.py).
     st.download_button(t("dl_report", lang), report_html.question_report(trace, lang, asked.relevant, asked.graded),
                        "question-report.html", "text/html", on_click="ignore", help=t("ex_html_help", lang),
@@ -77,7 +77,9 @@ def tier_badge(trace: Mapping[str, Any], lang: str = "en") -> None:
 _CITE = re.compile(r"\\\[(\d+)\\\]")
 
 
-def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en") -> None:
+def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en",
+                 sections: Mapping[str, str] | None = None) -> None:
+    """The answer, its note, and each citation: the chunk it cites (its section path, for a Markdown chunk)."""
     ans = trace["answer"]
     final = trace.get("final") or []
     st.subheader(t("answer", lang))
@@ -98,7 +100,8 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
         item = next((f for f in final if f["chunk_id"] == chunk_id), None)
         if item is None:
             continue
-        with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}"):
+        section = (sections or {}).get(chunk_id)
+        with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}" + (f" · {md(section)}" if section else "")):
             st.caption(t("citation_line", lang, parent=code(item["parent_id"]), rank=item["rank"],
                          cos=num(item.get("similarity"), ".3f", lang)))
             st.markdown(highlighted(item["text"], terms))

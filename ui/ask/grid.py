@@ -87,9 +87,10 @@ def _ids_label(rows: Sequence[Mapping[str, Any]]):
 
 # -- the rank grid ---------------------------------------------------------------------------------------------
 def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
-              lang: str = "en") -> list[dict[str, Any]]:
+              lang: str = "en", sections: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """One compact table of every candidate chunk (:func:`retrieval.explain.grid.grid_rows`); selecting a row opens its
-    provenance card. Returns the rows (grid order)."""
+    provenance card. ``sections``: the section path of each chunk that has one (a Markdown chunk's headings), shown
+    in a column of its own when a row has one. Returns the rows (grid order)."""
     rows = grid.grid_rows(trace, relevant, graded)
     st.subheader(t("grid_title", lang))
     if not rows:
@@ -110,6 +111,10 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
         "chunk": st.column_config.TextColumn(t("col_chunk", lang), width=170, pinned=True,
                                              help=t("col_chunk_help", lang)),
     }
+    if sections and any(r["chunk_id"] in sections for r in rows):
+        data["section"] = [sections.get(r["chunk_id"], "") for r in rows]
+        config["section"] = st.column_config.TextColumn(t("col_section", lang), width=200,
+                                                        help=t("col_section_help", lang))
     if relevant is not None:
         data["label"] = [RELEVANCE_MARKS.get(r["relevance"] or "", "") for r in rows]
         config["label"] = st.column_config.TextColumn(t("col_label", lang), width=32, pinned=True,
@@ -170,10 +175,11 @@ def _fusion_formula(trace: Mapping[str, Any], fusion: Mapping[str, Any], lang: s
 
 
 def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
-                    relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en") -> None:
-    """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its text with the question's terms
-    marked, BM25 per term, cosine and dense rank, the RRF terms with k, the reranker's score and each feature's
-    contribution, and the gate's decision."""
+                    relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en",
+                    sections: Mapping[str, str] | None = None, chunk_code: Mapping[str, str] | None = None) -> None:
+    """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its section path (a Markdown chunk),
+    its text with the question's terms marked and its code blocks, BM25 per term, cosine and dense rank, the RRF
+    terms with k, the reranker's score and each feature's contribution, and the gate's decision."""
     card = cards.provenance(trace, chunk_id, relevant, graded)
     row = card["row"]
     st.subheader(t("card_title", lang))
@@ -181,11 +187,18 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
     badge = relevance_badge(row["relevance"], lang)
     st.markdown(t("card_head", lang, chunk=code(chunk_id), parent=code(row["parent_id"]), where=where)
                 + (f" {badge}" if badge else ""))
+    section = (sections or {}).get(chunk_id)
+    if section:
+        st.markdown(t("card_section", lang, section=md(section)))
     left, right = st.columns([3, 2], gap="medium")
     with left:
         st.caption(t("card_text", lang))
         with st.container(border=True):
             st.markdown(highlighted(chunk_text.get(chunk_id, ""), terms))
+        source = (chunk_code or {}).get(chunk_id)
+        if source:
+            st.caption(t("card_code", lang))
+            st.code(source, language=None, wrap_lines=True)
         _dense_line(card["dense"], lang)
         _fusion_lines(trace, card["fusion"], row, lang)
         _gate_line(card["gate"], row, lang)
@@ -379,10 +392,11 @@ def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], l
 
 # -- the whole view --------------------------------------------------------------------------------------------
 def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms: frozenset[str],
-                 relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en") -> None:
+                 relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en",
+                 sections: Mapping[str, str] | None = None, chunk_code: Mapping[str, str] | None = None) -> None:
     """The rank grid, then the provenance card of the chunk picked (in the grid or the box), then "Why A above
     B"."""
-    rows = rank_grid(trace, relevant, graded, lang)
+    rows = rank_grid(trace, relevant, graded, lang, sections)
     if not rows:
         return
     ids = [r["chunk_id"] for r in rows]
@@ -391,12 +405,13 @@ def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms:
     restore(CARD_KEY)  # the chunk picked before, when the tab is opened again
     st.selectbox(t("card_pick", lang), ids, key=CARD_KEY, format_func=_ids_label(rows), on_change=keep,
                  args=(CARD_KEY,))
-    provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang)
+    provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang, sections, chunk_code)
     st.divider()
     why_a_above_b(trace, rows, lang)
 
 
 def panel(asked: Any) -> None:
     """The grid tab of one question (:class:`ui.ask.page.Asked`), as a fragment: a pick re-runs it alone."""
-    st.fragment(analyst_view)(asked.trace, asked.choices.corpus.chunk_text, asked.terms, asked.relevant,
-                              asked.graded, asked.lang)
+    corpus = asked.choices.corpus
+    st.fragment(analyst_view)(asked.trace, corpus.chunk_text, asked.terms, asked.relevant, asked.graded, asked.lang,
+                              corpus.sections, corpus.chunk_code)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 import streamlit as st
 
+from retrieval.backends.markup import SECTION_KEY
 from retrieval.backends.state import IndexState
 from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.core.reasons import raw
@@ -108,6 +109,18 @@ class Corpus:
     @property
     def chunk_text(self) -> dict[str, str]:
         return {cid: chunk.text for cid, chunk in self.state.chunk_by_id.items()}
+
+    @property
+    def sections(self) -> dict[str, str]:
+        """The section path of each chunk that has one (a Markdown chunk's headings, ``Hooks › useLayoutEffect ›
+        Uso``), by chunk id."""
+        return {cid: str(chunk.metadata[SECTION_KEY]) for cid, chunk in self.state.chunk_by_id.items()
+                if chunk.metadata.get(SECTION_KEY) not in (None, "")}
+
+    @property
+    def chunk_code(self) -> dict[str, str]:
+        """The code blocks of each chunk that holds some (indexed, never quoted by an answer), by chunk id."""
+        return {cid: chunk.code for cid, chunk in self.state.chunk_by_id.items() if chunk.code}
 
     @property
     def titles(self) -> dict[str, str]:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ...backends.corpus import document_text
 from ...backends.lexical import Lexical, lucene_idf
 from ...core.codes import CONDITIONS, NEGATIONS, codes
 from ...core.kinds import Text
@@ -379,7 +380,7 @@ class TextView:
         found = self._parent_sets.get(parent_id)
         if found is None:
             doc = self.documents.get(parent_id)
-            text = f"{doc.title}\n{doc.text}" if doc else ""
+            text = f"{doc.title}\n{document_text(doc)}" if doc else ""  # a Markdown parent as plain text
             found = self._parent_sets[parent_id] = frozenset(tokenize(text))
         return found
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
+from ...backends.corpus import document_text
 from ...core.errors import RetrievalError
 from ...core.filters import build_filters, field_types, typed
 from ...core.tenants import may_open
@@ -77,7 +78,7 @@ def evidence_check(questions: Sequence[Question], chunks: Sequence[Chunk],
     pieces: dict[str, list[str]] = {}
     for chunk in chunks:
         pieces.setdefault(chunk.parent_id, []).append(norm(chunk.text))
-    parents = {d.id: norm(d.text) for d in documents or ()}
+    parents = {d.id: norm(document_text(d)) for d in documents or ()}  # a Markdown parent as plain text
     checked, questions_checked, cut, absent = 0, 0, [], []
     for q in questions:
         spans = [a for a in q.answers if a and a.strip()]
