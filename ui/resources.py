@@ -32,7 +32,7 @@ def base_settings() -> Settings:
     install_log_redaction(settings.secrets())
     # this run's reads and writes of corpora, question sets and judgments open nothing outside the roots, even
     # through a symlink swapped in after a path was checked (retrieval.core.safeio)
-    safeio.confine_process(roots.data_roots(settings), roots.write_roots(settings))
+    safeio.confine_process((*roots.data_roots(settings), *roots.SHIPPED_ROOTS), roots.write_roots(settings))
     return settings
 
 

@@ -53,6 +53,12 @@ def default_roots() -> tuple[Path, ...]:
     return tuple(roots)
 
 
+#: What the project ships and the app reads whatever the data roots are: the lab corpus and set (the app's
+#: default corpus) and the shipped models. Read roots of the app's process only (a path typed in the app is still
+#: checked against the data roots alone).
+SHIPPED_ROOTS = (PROJECT_ROOT / "data" / "lab", PROJECT_ROOT / "models")
+
+
 def default_write_roots() -> tuple[Path, ...]:
     """The write roots when ``RETRIEVAL_WRITE_ROOTS`` is empty: the project's ``judgments/`` and
     ``~/retrieval-data`` (never ``data/`` nor ``models/``: the lab set and the shipped models stay as shipped)."""

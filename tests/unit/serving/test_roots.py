@@ -230,3 +230,19 @@ def test_writes_stay_inside_the_write_roots(monkeypatch, tmp_path) -> None:
 def test_the_judgments_folder_is_a_default_root_and_is_kept_in_git() -> None:
     assert roots.JUDGMENTS_DIR in roots.default_roots()
     assert (roots.JUDGMENTS_DIR / ".gitkeep").is_file()
+
+
+def test_the_app_reads_the_lab_corpus_and_the_shipped_models_whatever_its_data_roots(tree, monkeypatch):
+    """RETRIEVAL_DATA_ROOTS set to a team's folder: the app's default corpus still loads (its process reads the
+    shipped roots too), while a typed path outside the team's folder is still refused."""
+    from retrieval.backends.corpus import load_corpus
+    from retrieval.core import safeio
+    from retrieval.core.paths import LAB_CORPUS
+
+    settings = Settings(data_roots=str(tree["root"]), _env_file=None)
+    with safeio.confined_to((*roots.data_roots(settings), *roots.SHIPPED_ROOTS), roots.write_roots(settings)):
+        assert len(load_corpus(LAB_CORPUS)) == len(LAB_CORPUS.read_text(encoding="utf-8").splitlines())
+        with pytest.raises(RetrievalError, match="is not inside the data roots"):
+            load_corpus(tree["outside"] / "secret.md")
+    with pytest.raises(PathRefused):
+        roots.confine(str(LAB_CORPUS), roots.data_roots(settings))
