@@ -44,7 +44,7 @@ except ImportError:  # Windows: saves are not locked there
     fcntl = None  # type: ignore[assignment]
 
 from ..core import safeio
-from ..core.errors import CorpusError, InvalidId
+from ..core.errors import CorpusError, InvalidId, PathRefused
 from ..core.inputs import check_json_depth, check_regular_file
 
 GRADES = (0, 1, 2, 3)
@@ -127,8 +127,15 @@ def trec_field_problem(value: str) -> str | None:
 
 
 def _target(path: Path) -> Path:
-    """The file a write must replace: a symlink's final target (the link itself stays)."""
-    return Path(os.path.realpath(path))
+    """The file a write must replace: a symlink's final target (the link itself stays).
+
+    Raises:
+        PathRefused: the path changed while it was resolved (a link swapped for a folder between two looks).
+    """
+    try:
+        return Path(os.path.realpath(path))
+    except OSError as exc:
+        raise PathRefused(f"refused: {str(path)!r} changed while it was resolved ({exc.strerror})") from None
 
 
 def _orphans(dir_fd: int, name: str) -> list[str]:

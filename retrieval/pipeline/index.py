@@ -101,8 +101,8 @@ def store_write_lock(settings: Settings, key: str = "", what: str = "",
     except ImportError:  # pragma: no cover - Windows
         yield lambda **_: None
         return
-    path = lock_path(settings, key)
     try:
+        path = lock_path(settings, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except (OSError, ValueError) as exc:  # ValueError: a path with no name to put a lock beside ("/")

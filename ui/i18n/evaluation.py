@@ -141,11 +141,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "ev_runs": {"en": "Runs of another engine (TREC run or JSONL of rankings)",
                 "pt": "Resultados de outro mecanismo (arquivo TREC ou JSONL de rankings)"},
     "ev_runs_help": {"en": "Each file is evaluated beside the configurations with the same metrics and tests: a TREC "
-                           "run (`qid Q0 docno rank score tag`) or one JSON line per question, "
-                           "`{\"id\": …, \"ranking\": [ids]}`. Ids may name parents or chunks (`parent#n`).",
+                           "run (`qid Q0 docno rank score tag`) or one JSON line per question holding its `id` and its "
+                           "`ranking` (a list of ids). Ids may name parents or chunks (`parent#n`).",
                      "pt": "Cada arquivo é avaliado ao lado das configurações com as mesmas métricas e testes: um "
-                           "arquivo TREC (`qid Q0 docno rank score tag`) ou uma linha JSON por pergunta, "
-                           "`{\"id\": …, \"ranking\": [ids]}`. Os ids podem nomear pais ou trechos (`pai#n`)."},
+                           "arquivo TREC (`qid Q0 docno rank score tag`) ou uma linha JSON por pergunta com seu `id` e "
+                           "seu `ranking` (uma lista de ids). Os ids podem nomear pais ou trechos (`pai#n`)."},
     "ev_run_named": {"en": "Run {name}: {ids} ids not in the corpus (in {questions} questions, scored as not "
                            "relevant), {unanswered} questions it does not answer (scored as empty lists).",
                      "pt": "Resultados {name}: {ids} ids fora do corpus (em {questions} perguntas, contados como não "

@@ -176,7 +176,7 @@ def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_
     import subprocess
     import sys
 
-    from retrieval.pipeline.index import store_write_lock
+    from retrieval.pipeline.index import lock_path, store_write_lock
     from retrieval.settings import Settings
 
     settings = Settings(chroma_path=tmp_path / "chroma")
@@ -188,7 +188,7 @@ def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        fd = os.open(tmp_path / "chroma.write.lock", os.O_RDWR)
+        fd = os.open(lock_path(settings, ""), os.O_RDWR)   # the collection's lock (the subprocess' key: "")
         try:
             with pytest.raises(BlockingIOError):  # held by the other process
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -206,7 +206,7 @@ def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_
     blocked.write_text("x")
     with store_write_lock(Settings(chroma_path=blocked / "chroma")):  # its folder cannot exist: no lock, no error
         entered = True
-    assert entered and not (blocked / "chroma.write.lock").exists()
+    assert entered and not (blocked / "chroma.locks").exists()
     with store_write_lock(Settings(chroma_path=Path("/"))):  # no name to put a lock beside: no lock, no error
         entered_root = True
     assert entered_root
