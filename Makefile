@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-1m bench-sessions \
+.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-1m bench-sessions bench-states \
 	reader-experiment train docs clean milvus-server-env
 
 $(STAMP): requirements.txt
@@ -77,6 +77,12 @@ bench-quick: install $(BENCH_STAMP)
 # Eight users at once over HTTP against `retrieval serve` with 1 and 2 workers (bench/app_sessions.py).
 bench-sessions: install
 	$(PY) -m bench.app_sessions --workers 1,2 --out artifacts/app_sessions.json
+
+# The reader's stored states: each codec's fidelity against fp16 (FaQuAD and the lab set), then index speed, a
+# request's cost by stage (new / indexed / warm), memory, and the store's read cost at 1k-100k passages.
+bench-states: install
+	$(PY) -m bench.reader_codecs --sets faquad,lab --out artifacts/bench/reader_codecs.json
+	$(PY) -m bench.reader_states --corpus lab --codecs fp16,sq8,pq64 --store-sizes 1000,10000,100000
 
 # The 1M-subchunk synthetic corpus: its vector store takes long to build once (kept in .retrieval/bench/).
 bench-1m: install $(BENCH_STAMP)

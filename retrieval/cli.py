@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import tempfile
+import time
 import unicodedata
 from pathlib import Path
 from typing import Any, NoReturn, Optional
@@ -114,9 +115,25 @@ def _tuned(settings, corpus: Optional[Path]):
 
 
 def _open(settings, corpus: Optional[Path]):
+    """A Workbench on ``corpus``; its reader states are `index`'s work (a question reads what is stored and
+    encodes the rest)."""
     from .pipeline.workbench import open_workbench
 
     return open_workbench(settings, corpus)
+
+
+def _states_progress():
+    """A progress line on stderr while the reader reads the corpus: done, total, rate and ETA (every 2 s)."""
+    last = [0.0]
+
+    def show(done: int, total: int, eta_s: float) -> None:
+        now = time.monotonic()
+        if total and (now - last[0] >= 2 or done == total):
+            last[0] = now
+            eta = f", about {eta_s:.0f} s left" if eta_s == eta_s and done < total else ""
+            typer.echo(f"reader states: {done}/{total} passages{eta}", err=True)
+
+    return show
 
 
 @app.command()
@@ -141,6 +158,7 @@ def index(
             typer.echo(BACKENDS.get(settings.backend).status(settings, path, drop))
             return
         bench = _open(settings, path)
+        states = bench.store_reader_states(_states_progress()) if settings.reader_states_at_index else None
     except RetrievalError as exc:
         _fail(str(exc))
     state = bench.state
@@ -156,6 +174,8 @@ def index(
               if report.created or report.dropped else "")
            if report else f"no vectors: {state.store_reason.text()}")
     )
+    if states is not None:
+        typer.echo(states.line())
     if report is None:  # an index that failed to build its vectors is a failed index
         _fail(f"the index has no vectors ({state.store_reason.text()}); requests would run lexical_only")
 

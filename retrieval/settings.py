@@ -17,6 +17,7 @@ from .core.errors import InvalidSetting
 from .core.redact import is_url_setting, redact_url, setting_secrets
 from .core.paths import PROJECT_ROOT
 from .backends import BACKENDS
+from .learned.reader.codecs import check_spec
 from .stages.fusion import check_weight_names, parse_weights, variant_technique
 from .stages.fusion import method as fusion_method
 from .stages.rerank import RerankerSpec
@@ -36,7 +37,11 @@ MAX_TENANT_BUCKETS = 100_000
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
                   "bm25_engine", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
-                  "allow_downloads", "backend", "milvus_uri", "judge_path")
+                  "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
+                  "reader_state_mb", "reader_states_at_index")
+#: Index-level settings of the reader's state store only: they change how states are kept, never which chunks an
+#: index holds (a corpus' tuned defaults do not depend on them).
+STATE_SETTINGS = ("reader_state_codec", "reader_state_mb", "reader_states_at_index")
 
 
 class Settings(BaseSettings):
@@ -75,6 +80,19 @@ class Settings(BaseSettings):
                                     "reranker reads (at most 1,000: a cross-encoder scores each pair).")
     judge_path: Path = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
                              "(reranker kind 'ltr', support gate, evidence sentences).")
+    reader_state_codec: str = Field("sq8", description="How the reader's passage token states are stored "
+                                    "beside the index: 'fp16' (as computed, 768 bytes a token), 'sq8' / 'sq4' (faiss "
+                                    "scalar quantization, 384 / 192 bytes), 'pq<M>' (product quantization, M bytes a "
+                                    "token, M dividing 384), 'rpq<M>' (residual PQ) or 'faiss:<factory>'; each lossy "
+                                    "codec fitted on the corpus' own states. Default sq8: on FaQuAD and the lab set it ranks as fp16 does "
+                                    "(reader scores' Spearman 1.000, default nDCG@10 within 0.002) in half the room "
+                                    "(docs/benchmark.md, reader states).")
+    reader_state_mb: float = Field(1024.0, ge=0, le=1_048_576, description="The most the reader's state store "
+                                   "holds on disk, in MB (0 stores nothing: every candidate is encoded at each "
+                                   "question); an index whose states cannot fit is refused in one line.")
+    reader_states_at_index: bool = Field(True, description="`retrieval index` (and the app, in the background) "
+                                         "reads every chunk once with the reader and stores its states, so a "
+                                         "question on an indexed corpus encodes no passage.")
     support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "
                                "(where the judge model loads); the cosine and code checks still apply.")
     support_threshold: float | None = Field(None, ge=0.0, le=1.0, description="The support gate's threshold; "
@@ -187,6 +205,12 @@ class Settings(BaseSettings):
     def _valid_weights(cls, value: str) -> str:
         check_weight_names(parse_weights(value))
         return value
+
+    @field_validator("reader_state_codec")
+    @classmethod
+    def _known_codec(cls, value: str) -> str:
+        """A codec :mod:`retrieval.learned.reader.codecs` can build."""
+        return check_spec(value)
 
     @field_validator("fusion")
     @classmethod

@@ -12,6 +12,12 @@ from hypothesis import settings as hypothesis_settings
 # Property-based tests: each test sets its own example budget through ``_fuzz.budget`` (the default run holds
 # 500+ examples in all); ``make fuzz`` loads the "fuzz" profile, which multiplies every budget by 20 (10,000+).
 # No per-example deadline (a shared store's first write can take a while); the budgets bound the time.
+# The reader reads every chunk at index time for users (RETRIEVAL_READER_STATES_AT_INDEX); the suite builds
+# hundreds of indexes in temporary folders, each of which would read the whole corpus again: off here (and in
+# every process a test starts), on in the tests of the reader's states (tests/integration/test_reader_states.py).
+os.environ["RETRIEVAL_READER_STATES_AT_INDEX"] = "false"
+KEPT_ENV = ("RETRIEVAL_READER_STATES_AT_INDEX",)
+
 for _name in ("default", "fuzz"):
     hypothesis_settings.register_profile(
         _name, deadline=None, print_blob=True,
@@ -28,7 +34,7 @@ def chroma_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def settings(chroma_dir: Path):
     from retrieval.settings import Settings
 
-    for key in [k for k in os.environ if k.startswith("RETRIEVAL_")]:
+    for key in [k for k in os.environ if k.startswith("RETRIEVAL_") and k not in KEPT_ENV]:
         os.environ.pop(key)
     return Settings(chroma_path=chroma_dir, _env_file=None)
 

@@ -89,10 +89,21 @@ def build_workbench(corpus: str, index_settings: str, on_progress: Callable[[int
     embedder = get_embedder(settings.embedding_model, settings.allow_downloads)[0]
     bench = Workbench(settings, embedder=embedder, progress=True)
     bench.load_corpus(corpus or None, on_progress=on_progress, on_wait=on_wait)
-    from retrieval.learned.reader.loader import warm_in_background
-
-    warm_in_background([c.text for c in bench.state.chunks])  # the judge's reader: first questions read fast
+    store_states_later(bench)
     return bench
+
+
+def store_states_later(bench: Workbench) -> None:
+    """The reader reads the loaded corpus in a background thread: with ``reader_states_at_index`` every chunk
+    it has not stored yet, kept on disk (no later question encodes a passage); without, it warms its memory
+    cache (the first questions read fast)."""
+    from retrieval.learned.reader.loader import store_in_background, warm_in_background
+
+    texts = [c.text for c in bench.state.chunks]
+    if bench.settings.reader_states_at_index:
+        store_in_background(texts)
+    else:
+        warm_in_background(texts)
 
 
 #: Workbenches built outside the cache (with a progress callback, whose page elements a cached function may not

@@ -37,6 +37,8 @@ from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
 from ..learned.judge.models import folder_fingerprint, load_judge
+from ..learned.reader.loader import shared_reader
+from ..learned.reader.precompute import StatesReport, store_corpus_states
 from ..learned.reader.states import use_state_store
 from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
@@ -119,7 +121,8 @@ class Workbench:
         self._client: Any = None
         self.state: IndexState | None = None
         # The reader keeps the passages it has read beside the vector store: read once, never encoded again.
-        use_state_store(Path(settings.chroma_path).resolve().parent / "reader-states")
+        use_state_store(Path(settings.chroma_path).resolve().parent / "reader-states", settings.reader_state_codec,
+                        settings.reader_state_mb)
 
     @property
     def load_context(self) -> LoadContext:
@@ -138,17 +141,40 @@ class Workbench:
 
     def load_corpus(self, corpus_path: str | Path | None = None,
                     on_progress: Callable[[int, int], None] | None = None,
-                    on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> IndexState:
+                    on_wait: Callable[[Mapping[str, Any]], None] | None = None,
+                    reader_states: bool = False) -> IndexState:
         """Read, chunk and index a corpus (:func:`~retrieval.pipeline.index.build_index`), then make it current;
-        ``on_wait(holder)`` while another process writes this corpus' collection.
+        ``on_wait(holder)`` while another process writes this corpus' collection. With ``reader_states`` and
+        ``reader_states_at_index``, every chunk is then read once by the reader (:meth:`store_reader_states`).
 
         Raises:
             CorpusError: the corpus cannot be read; the previous state stays current.
+            StatesDoNotFit: the corpus' reader states cannot fit under ``reader_state_mb`` (the index is current).
         """
         state = build_index(self.settings, corpus_path, self.embedder, self.embedder_reason,
                             self._client_or_reason, self._lock, self.progress, on_progress, on_wait)
         self.state = state
+        if reader_states and self.settings.reader_states_at_index:
+            self.store_reader_states()
         return state
+
+    def store_reader_states(self, on_progress: Callable[[int, int, float], None] | None = None,
+                            should_stop: Callable[[], bool] = lambda: False) -> StatesReport:
+        """Read every chunk of the loaded corpus once with the shared reader and keep its states on disk
+        (:func:`~retrieval.learned.reader.precompute.store_corpus_states`; resumable, what is held is never
+        encoded again); ``on_progress(done, total, eta_s)`` after each batch. A reader that cannot load stores
+        nothing and says why in the report.
+
+        Raises:
+            StatesDoNotFit: the states cannot fit under ``reader_state_mb``.
+        """
+        if self.state is None:
+            raise RuntimeError("no corpus loaded: call load_corpus() first")
+        reader, why = shared_reader()
+        texts = [c.text for c in self.state.chunks]
+        if reader is None:
+            return StatesReport(len(texts), 0, 0, 0, 0.0, self.settings.reader_state_codec, 0.0, why.text())
+        return store_corpus_states(reader, texts, on_progress, should_stop)
 
     def reranker(self, spec: str) -> tuple[Reranker | None, Reason]:
         """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load); a learned
@@ -418,8 +444,9 @@ def _assert_from_index(final: Sequence[FinalItem], chunks: Mapping[str, Any]) ->
 
 
 def open_workbench(settings: Settings | None = None, corpus: str | Path | None = None, *,
-                   progress: bool = True) -> Workbench:
-    """Load models and ``corpus`` (the lab corpus by default) into a ready :class:`Workbench`."""
+                   progress: bool = True, reader_states: bool = False) -> Workbench:
+    """Load models and ``corpus`` (the lab corpus by default) into a ready :class:`Workbench` (its reader states
+    stored too where ``reader_states`` and the settings say so: :meth:`Workbench.load_corpus`)."""
     bench = Workbench(settings or Settings(), progress=progress)
-    bench.load_corpus(corpus)
+    bench.load_corpus(corpus, reader_states=reader_states)
     return bench

@@ -24,7 +24,7 @@ def app_env(app_chroma_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A clean RETRIEVAL_* environment pointing at the session's store (set before AppTest runs)."""
     import os
 
-    for key in [k for k in os.environ if k.startswith("RETRIEVAL_")]:
+    for key in [k for k in os.environ if k.startswith("RETRIEVAL_") and k != "RETRIEVAL_READER_STATES_AT_INDEX"]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(app_chroma_dir))
     monkeypatch.chdir(ROOT)

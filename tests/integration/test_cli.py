@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 
 def run(*args, env_extra=None, timeout=600):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
     env.update(env_extra or {})
     return subprocess.run([sys.executable, "-m", "retrieval", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)

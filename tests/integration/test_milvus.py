@@ -291,7 +291,7 @@ def test_cli_index_status_on_milvus_and_unreachable_server_exits_2(tmp_path):
     from _paths import ROOT
 
     def run(uri):
-        env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_")}
+        env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
         env.update(RETRIEVAL_BACKEND="milvus", RETRIEVAL_MILVUS_URI=uri)
         return subprocess.run([sys.executable, "-m", "retrieval", "index", "--status"], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=300)

@@ -182,7 +182,7 @@ def test_versions_map_to_features():
 def test_cli_index_status_names_the_servers_collection(milvus_server, server_bench):
     from _paths import ROOT
 
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_")}
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
     env.update(RETRIEVAL_BACKEND="milvus", RETRIEVAL_MILVUS_URI=milvus_server.uri)
     done = subprocess.run([sys.executable, "-m", "retrieval", "index", "--status"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)

@@ -17,7 +17,7 @@ UNREACHABLE = "127.0.0.1:9"  # the discard port: nothing listens there
 
 
 def run(*args, env_extra=None, timeout=600):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
     env.update(env_extra or {})
     return subprocess.run([sys.executable, "-m", "retrieval", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)

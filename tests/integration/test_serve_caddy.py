@@ -52,7 +52,7 @@ def _log(log) -> str:
 
 def test_serve_runs_the_app_workers_behind_caddy(tmp_path: Path) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
     env.update(RETRIEVAL_CHROMA_PATH=str(tmp_path / "chroma"), PYTHONUNBUFFERED="1")
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen([sys.executable, "-m", "retrieval", "serve", "--workers", "2", "--port", str(port),

@@ -79,7 +79,7 @@ class _Bound:
        mmr=st.one_of(st.none(), st.sampled_from(["0.5", "2", "-1", "x"])), as_json=st.booleans())
 def test_ask_from_the_command_line_succeeds_or_fails_in_one_line(patched_open, monkeypatch, question, sets, filters,
                                                                   transforms, mmr, as_json):
-    for key in [k for k in __import__("os").environ if k.startswith("RETRIEVAL_")]:
+    for key in [k for k in __import__("os").environ if k.startswith("RETRIEVAL_") and k != "RETRIEVAL_READER_STATES_AT_INDEX"]:
         monkeypatch.delenv(key)
     args = ["ask", question]
     for item in sets:

@@ -146,6 +146,7 @@ def corpus_panel(page: AskPage) -> Corpus:
                 if ss.active_corpus:  # read again: it passes the roots and the size limit again
                     roots.confine_input(ss.active_corpus, base)
                 state = bench.load_corpus(ss.active_corpus or None, on_progress=embedding_bar(lang))
+                resources.store_states_later(bench)   # the changed chunks read by the reader, in the background
                 r = state.sync
                 status.update(label=(t("reindexed", lang, added=r.added, updated=r.updated, removed=r.removed,
                                        unchanged=r.unchanged) if r else

@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -290,6 +291,13 @@ def _load_model(folder: Path, name: str, sha256: str | None = None) -> BoosterMo
 _MODEL_FILES = tuple(f"{role}.{ext}" for role in ("reranker", "support", "evidence") for ext in ("txt", "json"))
 
 
+@lru_cache(maxsize=64)
+def _manifest_digest(path: str, size: int, mtime_ns: int) -> str:
+    """A manifest's SHA-256, read once per path, size and modification time (a request asks for its folder's
+    fingerprint several times: its reranker, its judge, its gate; each then costs a few ``stat`` calls)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def folder_fingerprint(folder: str | Path) -> str:
     """What a model folder holds, cheaply: SHA-256 of ``manifest.json``'s bytes (it records each model file's
     SHA-256, so a retraining changes it) plus the size and modification time of each model file (a file
@@ -298,7 +306,8 @@ def folder_fingerprint(folder: str | Path) -> str:
     folder = Path(folder)
     parts = []
     try:
-        parts.append(hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest())
+        st = (folder / MANIFEST).stat()
+        parts.append(_manifest_digest(str(folder / MANIFEST), st.st_size, st.st_mtime_ns))
     except OSError:
         parts.append("missing")
     for name in _MODEL_FILES:

