@@ -37,21 +37,24 @@ class Gate:
         label: the gate on a page.
         threshold: the setting that holds its threshold (``None``: it has none).
         value_spec: how a chunk's value under this gate is written (``.3f`` for a cosine).
+        measure: what that value is, on a page ("cosine" / "cosseno"); the name where it is ``None``.
     """
 
     name: str
     label: Text
     threshold: str | None
     value_spec: str = ".3f"
+    measure: Text | None = None
 
 
 #: The gates, in the order a request meets them.
 GATES: Registry[Gate] = Registry("gate")
-COSINE = GATES.declare(Gate("cosine", Text("cosine gate", "portão de cosseno"), "min_similarity", ".3f"))
+COSINE = GATES.declare(Gate("cosine", Text("cosine gate", "portão de cosseno"), "min_similarity", ".3f",
+                            Text("cosine", "cosseno")))
 BM25 = GATES.declare(Gate("bm25", Text("BM25 gate (lexical_only)", "portão BM25 (lexical_only)"), "min_bm25", ".2f"))
 CODES = GATES.declare(Gate("codes", Text("code identity", "identidade de códigos"), None))
 SUPPORT = GATES.declare(Gate("learned support", Text("learned support gate", "portão de suporte aprendido"),
-                             "support_threshold", ".2f"))
+                             "support_threshold", ".2f", Text("learned support", "suporte aprendido")))
 
 NONE_PASSED = declare("gate.none_passed", en="no chunk passed the gate ({kind} ≥ {threshold}; best {best:.3f})",
                       pt="nenhum trecho passou o portão ({kind} ≥ {threshold}; melhor {best:.3f})")

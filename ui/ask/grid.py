@@ -274,8 +274,10 @@ def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, 
 
 
 def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> None:
-    spec = GATES.get(gate["kind"]).value_spec if gate["kind"] in GATES else ".3f"
-    values = {"kind": gate["kind"], "value": _num(gate["value"], spec, lang) if gate["value"] is not None else
+    declared = GATES.get(gate["kind"]) if gate["kind"] in GATES else None
+    spec = declared.value_spec if declared is not None else ".3f"
+    kind = declared.measure(lang) if declared is not None and declared.measure is not None else gate["kind"]
+    values = {"kind": kind, "value": _num(gate["value"], spec, lang) if gate["value"] is not None else
               t("unknown", lang), "threshold": _num(gate["threshold"], "", lang)}
     if gate["decision"] == "passed":
         line = t("card_gate_passed", lang, **values)
