@@ -124,12 +124,12 @@ def _open(settings, corpus: Optional[Path]):
 
 def _states_progress():
     """A progress line on stderr while the reader reads the corpus: done, total, rate and ETA (every 2 s)."""
-    last = [0.0]
+    last = [0.0, -1]   # when the last line was printed, and its count
 
     def show(done: int, total: int, eta_s: float) -> None:
         now = time.monotonic()
-        if total and (now - last[0] >= 2 or done == total):
-            last[0] = now
+        if total and done != last[1] and (now - last[0] >= 2 or done == total):
+            last[0], last[1] = now, done
             eta = f", about {eta_s:.0f} s left" if eta_s == eta_s and done < total else ""
             typer.echo(f"reader states: {done}/{total} passages{eta}", err=True)
 
