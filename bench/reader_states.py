@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from bench.stats import pct
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
 
 
@@ -47,12 +47,8 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _pct(values: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    if not ordered:
-        return {"p50": float("nan"), "p95": float("nan")}
-    return {"p50": round(statistics.median(ordered), 1),
-            "p95": round(ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))], 1)}
+def _pct(values: Sequence[float]) -> dict[str, float | None]:
+    return {"p50": pct(values, 0.5), "p95": pct(values, 0.95)}
 
 
 STAGES = ("judge_features", "rerank", "gate")

@@ -16,6 +16,7 @@ from retrieval.stages.tiers import TIERS
 from .escape import code, md_text
 from .format import num
 from .i18n import header, t
+from .lang import LANG_NAMES
 
 RANKER_COLORS = {"bm25": "#e8833a", "dense": "#4c78a8"}
 RELEVANCE_KEYS = {"relevant": ("green", "✓ ", "rel_relevant"), "partial": ("orange", "~ ", "rel_partial"),
@@ -100,6 +101,14 @@ def chart(key: Any, build: Any, **kwargs: Any) -> Any:
     """``st.vega_lite_chart`` of the Altair chart ``build()`` returns, built once per ``key`` (everything the
     chart shows: its rows and labels, the language); ``kwargs`` as for ``st.altair_chart``."""
     return st.vega_lite_chart(_vega_spec(json.dumps(key, sort_keys=True, default=str), build), **kwargs)
+
+
+def pages_and_language(lang: str, help_text: str | None = None) -> None:
+    """The top of every page's sidebar: the links to the three pages and the interface language's radio
+    (``lang`` in the session state), named in ``lang``."""
+    nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
+    st.radio(t("language", lang), list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get, horizontal=True,
+             help=help_text)
 
 
 def nav_links(ask_label: str, eval_label: str, judging_label: str | None = None) -> None:

@@ -19,13 +19,12 @@ from retrieval.settings import bounds
 from retrieval.stages.fusion import METHODS
 from retrieval.stages.transforms import TECHNIQUES
 
-from .. import lang as ui_lang
 from .. import resources
 from ..escape import code, md
 from ..format import num
 from ..i18n import t
 from ..reasons import reason
-from ..widgets import nav_links
+from ..widgets import pages_and_language
 from . import compare
 from .page import DEFAULT_JUDGMENTS, NO_TENANT, AskPage, Choices, Corpus
 
@@ -34,9 +33,7 @@ def panel(page: AskPage) -> Choices:
     """Draw the sidebar; returns what it chose (the corpus, the link's parameters, the filters)."""
     ss, lang = st.session_state, page.lang
     with st.sidebar:
-        nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
-        st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
-                 horizontal=True, help=t("language_help", lang))
+        pages_and_language(lang, t("language_help", lang))
         corpus = corpus_panel(page)
         filters = filters_panel(page, corpus)
         ranking_panel(page)

@@ -19,7 +19,7 @@ from .. import lang as ui_lang
 from .. import resources
 from ..access import Access, gate
 from ..i18n import t
-from ..widgets import nav_links
+from ..widgets import pages_and_language
 
 
 @dataclass(frozen=True)
@@ -102,9 +102,7 @@ def start() -> EvalPage:
         ss.lang = ui_lang.first_language(ss, st.query_params)
     with st.sidebar:
         lang = ss.lang
-        nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
-        st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
-                 horizontal=True)
+        pages_and_language(lang)
     lang = ss.lang
     ss._kept_lang = lang
     if lang != "en":

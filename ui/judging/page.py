@@ -23,7 +23,7 @@ from ..access import Access, gate
 from ..escape import code
 from ..i18n import t
 from ..reasons import reason
-from ..widgets import nav_links
+from ..widgets import pages_and_language
 
 #: The ratings file when none is named: beside the page's own judgments.
 DEFAULT_RATINGS = roots.JUDGMENTS_DIR / "ratings.jsonl"
@@ -61,9 +61,7 @@ def start() -> JudgingPage:
         ss.lang = ui_lang.first_language(ss, st.query_params)
     with st.sidebar:
         lang = ss.lang
-        nav_links(t("nav_ask", lang), t("nav_eval", lang), t("nav_judging", lang))
-        st.radio(t("language", lang), list(ui_lang.LANG_NAMES), key="lang", format_func=ui_lang.LANG_NAMES.get,
-                 horizontal=True)
+        pages_and_language(lang)
         lang = ss.lang
         if access.restricted:  # the signed-in user rates: a name typed on the page is not an identity
             rater = access.user or ""

