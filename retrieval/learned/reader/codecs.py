@@ -26,8 +26,6 @@ from typing import Any
 
 import numpy as np
 
-#: The codecs offered by name (``faiss:<factory>`` names any other).
-NAMED = ("fp16", "sq8", "sq4", "pq<M>", "pq<M>x<bits>", "rpq<M>")
 #: The most rows a codec is fitted on (a random sample of the rows given): PQ's k-means reads at most 256
 #: points per centroid anyway.
 MAX_TRAIN_ROWS = 65_536
@@ -61,8 +59,19 @@ def factory_of(spec: str, hidden: int) -> str | None:
 
 
 def check_spec(spec: str) -> str:
-    """``spec`` normalised (lower case, stripped), or ValueError naming the codecs (checked for width 384)."""
-    factory_of(spec, 384)
+    """``spec`` normalised (lower case, stripped), or ValueError naming the codecs (checked for width 384; a
+    ``faiss:`` factory is built once, so a string faiss cannot parse, or an index without standalone codes, is
+    refused here rather than when the reader loads)."""
+    factory = factory_of(spec, 384)
+    if factory is not None and spec.strip().lower().startswith("faiss:"):
+        import faiss
+
+        try:
+            faiss.index_factory(384, factory, faiss.METRIC_INNER_PRODUCT).sa_code_size()
+        except RuntimeError:
+            raise ValueError(f"reader state codec {spec.strip()!r}: faiss cannot build standalone codes from "
+                             f"{factory!r} (not a factory string, or an index such as HNSW that keeps no codes)") \
+                from None
     name = spec.strip()
     return name if name.lower().startswith("faiss:") else name.lower()
 

@@ -167,3 +167,6 @@ def test_codecs_by_name_and_their_refusals():
         check_spec("zip")
     with pytest.raises(ValueError, match="M must divide the states' width 384"):
         check_spec("pq100")
+    with pytest.raises(ValueError, match="faiss cannot build standalone codes from 'garbage'"):
+        check_spec("faiss:garbage")
+    assert check_spec("faiss:SQ8") == "faiss:SQ8"
