@@ -93,6 +93,11 @@ class Settings(BaseSettings):
     reader_states_at_index: bool = Field(True, description="`retrieval index` (and the app, in the background) "
                                          "reads every chunk once with the reader and stores its states, so a "
                                          "question on an indexed corpus encodes no passage.")
+    shared_question_pass: bool = Field(True, description="Where the reader reads the request (the default) and "
+                                       "the embedder is e5-small, the question is encoded once: the dense search "
+                                       "takes its vector from the reader's pass (cosine 0.9999 at the median to "
+                                       "e5-small's own), which saves one encoding, about 15 ms on 2 cores. False "
+                                       "embeds it apart (docs/benchmark.md, reader states).")
     support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "
                                "(where the judge model loads); the cosine and code checks still apply.")
     support_threshold: float | None = Field(None, ge=0.0, le=1.0, description="The support gate's threshold; "

@@ -37,13 +37,14 @@ from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
 from ..learned.judge.models import folder_fingerprint, load_judge
+from ..learned.reader import EMBEDDER as READER_EMBEDDER
 from ..learned.reader.loader import shared_reader
 from ..learned.reader.precompute import StatesReport, store_corpus_states
 from ..learned.reader.states import use_state_store
 from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
 from ..stages.gate import decide, question_cosines
-from ..stages.generate import Generated, QueryEncoder, generate
+from ..stages.generate import Generated, QueryEncoder, SharedQuestionEncoder, generate
 from ..stages.judge import NOT_APPLIED, LearnedEvidenceAnswerer, apply_support_gate, judge_window
 from ..stages.rerank import LoadContext, Reranker, RerankerSpec, RerankInput, load_reranker, reranker_key
 from ..stages.rerank import run as run_reranker
@@ -283,7 +284,7 @@ class Workbench:
             lost_by_reranker=lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
                                               judged[1].inp.reader if judged is not None else None),
             answer=answer, timings_ms=timings, costs=_costs(answer, c.techniques), variants=variants(c.extra),
-            gate=gate_dict, selected=selected, cache={"query_vector": c.vector_cache}, notes=notes,
+            gate=gate_dict, selected=selected, cache={"query_vector": c.vector_cache, "query_vector_from": c.vector_from}, notes=notes,
             secrets=tuple(s.secrets()))
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
@@ -300,7 +301,8 @@ class Workbench:
                 self.reranker(s.reranker_model)
         with timer.stage("plan"):
             tier, reason = plan_tier(state, flt, s, self.encoder is not None, self.embedder_reason, self.reranker)
-        original = generate(state, self.encoder, question, flt, s.window, tier, reason, lists=lists, timer=timer)
+        encoder = self._question_encoder(tier, s)
+        original = generate(state, encoder, question, flt, s.window, tier, reason, lists=lists, timer=timer)
         if original.dense_error is not None:
             tier, reason = LEXICAL_ONLY, original.dense_error
 
@@ -324,7 +326,31 @@ class Workbench:
             extra.update(hops.lists)
         cache = None if original.vector_cached is None else ("hit" if original.vector_cached else "miss")
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
-                           original.vector, cache)
+                           original.vector, cache, encoder.source if original.vector is not None else None)
+
+    def _question_encoder(self, tier: Tier, s: Settings) -> QueryEncoder | SharedQuestionEncoder | None:
+        """The encoder of the request's own question: the reader's pass (:class:`SharedQuestionEncoder`) when
+        the judge will read it with the reader and the embedder is the one the reader is built from (setting
+        ``shared_question_pass``), else the embedder's. Variant queries and HyDE passages use the embedder's."""
+        if (self.encoder is None or not s.shared_question_pass or self.embedder is None
+                or self.embedder.name != READER_EMBEDDER or not self._wants_judge(tier, s)
+                or self.judge(s)[0] is None):
+            return self.encoder
+        reader, _ = shared_reader()
+        if reader is None:
+            return self.encoder
+        return SharedQuestionEncoder(reader.question_vector, self.encoder)
+
+    def question_vector(self, question: str, source: str | None = None) -> np.ndarray | None:
+        """The vector a request's dense search used for ``question``: ``source`` is its trace's
+        ``cache.query_vector_from`` ("reader": the reader's pass, "embedder" or ``None``: the embedder's)."""
+        if self.encoder is None:
+            return None
+        if source == SharedQuestionEncoder.source:
+            reader, _ = shared_reader()
+            if reader is not None:
+                return SharedQuestionEncoder(reader.question_vector, self.encoder).query(question)[0]
+        return self.encoder.query(question)[0]
 
     # -- the learned judge (retrieval/stages/judge.py): learned rerank, support gate, evidence sentences --
     def _wants_judge(self, tier: Tier, s: Settings) -> bool:
@@ -417,6 +443,7 @@ class _Candidates:
     extra: dict[RankerKey, tuple[Query, RankedList]]
     vector: np.ndarray | None
     vector_cache: str | None
+    vector_from: str | None = None
 
 
 def _costs(answer: Answer, techniques: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -42,6 +42,9 @@ class QueryEncoder:
         cache_size: query vectors kept.
     """
 
+    #: Where the vectors come from (a key of the shared list cache: two sources never share a dense list).
+    source = "embedder"
+
     def __init__(self, embedder: Embedder, cache_size: int = 256) -> None:
         self.embedder = embedder
         self.cache_size = cache_size
@@ -70,6 +73,36 @@ class QueryEncoder:
         """Forget the cached query vectors (so the next request pays its embedding)."""
         with self._lock:
             self._vectors.clear()
+
+
+class SharedQuestionEncoder:
+    """The question's vector from the reader's own pass over it: one encoding of the question serves the dense
+    search and the reader (which reads the question's token states from the same pass).
+
+    Only for an embedder the reader's encoder reproduces (e5-small: the reader is built from its weights; the
+    vectors agree to a cosine of 0.9999 at the median). A question longer than the reader reads, and every
+    HyDE passage, are embedded by the embedder as before.
+
+    Args:
+        vector_of: ``text → (unit vector or None, came from the cache)`` (the reader's ``question_vector``).
+        fallback: the embedder's encoder.
+    """
+
+    source = "reader"
+
+    def __init__(self, vector_of: Callable[[str], tuple[np.ndarray | None, bool]], fallback: QueryEncoder) -> None:
+        self._vector_of, self.fallback = vector_of, fallback
+
+    def query(self, text: str) -> tuple[np.ndarray, bool]:
+        """``(unit vector, came from the cache)``."""
+        vector, cached = self._vector_of(text)
+        return (vector, cached) if vector is not None else self.fallback.query(text)
+
+    def passage(self, text: str) -> np.ndarray:
+        return self.fallback.passage(text)
+
+    def clear(self) -> None:
+        self.fallback.clear()
 
 
 @dataclass(frozen=True)
@@ -109,7 +142,7 @@ def _shared_read(lists: ListCache | None, key: tuple, read: Callable[[], StoreRe
         return failed.read
 
 
-def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Filters, window: int, tier: Tier,
+def generate(state: IndexState, encoder: QueryEncoder | SharedQuestionEncoder | None, text: str, flt: Filters, window: int, tier: Tier,
              reason: Reason, *, lists: ListCache | None = None, timer: StageTimer | None = None,
              hyde: bool = False) -> Generated:
     """The lexical and dense windows for one query text (filters applied inside both generators).
@@ -142,7 +175,7 @@ def generate(state: IndexState, encoder: QueryEncoder | None, text: str, flt: Fi
     with timed("embed_query"):
         vector, cached = (encoder.passage(text), False) if hyde else encoder.query(text)
     with timed("dense"):  # guarded: a failed search is a reason, not a raise (and is never cached)
-        read = _shared_read(lists, ("dense", state.index_id, text, hyde, flt, window),
+        read = _shared_read(lists, ("dense", state.index_id, text, hyde, encoder.source, flt, window),
                             lambda: read_window(state.store, vector, flt, window))
     if read.value is None:  # the request carries on one tier down, saying why
         why = read.reason

@@ -82,3 +82,43 @@ def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench, fresh_reade
     scores = reader.score(QUESTION, texts)
     assert np.abs(scores - reference).max() < 0.002
     assert list(np.argsort(-scores)[:5]) == list(np.argsort(-reference)[:5])
+
+
+class _Counting:
+    """The lab bench's embedder, counting the question texts it embeds."""
+
+    def __init__(self, embedder):
+        self.inner, self.name, self.queries = embedder, embedder.name, []
+
+    def embed_queries(self, texts):
+        self.queries.extend(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        return self.inner.embed_passages(texts)
+
+
+def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fresh_reader):
+    """The dense search takes the question's vector from the reader's pass: the embedder is not called, the
+    reader encodes the question once, and the trace says where the vector came from; the same vector the
+    embedder gives, to a hair, so the dense list is the embedder's."""
+    counting = _Counting(lab_bench.embedder)
+    settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None, reader_states_at_index=False)
+    bench = Workbench(settings, embedder=counting, progress=False)
+    bench.state = lab_bench.state
+    reader, _ = loader.shared_reader()
+    trace = bench.ask(QUESTION, {"tenant": "lumen"})
+    assert trace.tier == "full" and trace.cache == {"query_vector": "miss", "query_vector_from": "reader"}
+    assert counting.queries == [] and reader.questions_encoded == 1
+    shared = bench.question_vector(QUESTION, "reader")
+    assert float(shared @ counting.inner.embed_queries([QUESTION])[0]) > 0.999
+    again = bench.ask(QUESTION, {"tenant": "lumen"})
+    assert again.cache["query_vector"] == "hit" and reader.questions_encoded == 1
+    assert [i.chunk_id for i in again.dense.items] == [i.chunk_id for i in trace.dense.items]
+
+    apart = bench.ask(QUESTION, {"tenant": "lumen"}, settings=settings.with_overrides(shared_question_pass=False))
+    assert apart.cache == {"query_vector": "miss", "query_vector_from": "embedder"} and counting.queries == [QUESTION]
+    assert [i.chunk_id for i in apart.dense.items][:10] == [i.chunk_id for i in trace.dense.items][:10]
+    naive = bench.ask(QUESTION, {"tenant": "lumen"},
+                      settings=settings.with_overrides(reranker_model="none", support_gate=False, evidence_model=False))
+    assert naive.cache["query_vector_from"] == "embedder" and reader.questions_encoded == 1   # no reader: no pass

@@ -10,4 +10,7 @@ nothing is downloaded. torch is imported only by :mod:`.encoder` and what uses i
 #: The reranker kind and the score's label in the trace and the page (here, so that reading them imports no
 #: torch).
 KIND = "reader"
+#: The embedder whose weights the reader is built from: its question vectors are the reader's pooled states (up
+#: to the 4-bit engine's arithmetic), so one pass over the question can serve both.
+EMBEDDER = "e5-small"
 SCORE_KIND = "reader (MaxSim over e5 token states)"

