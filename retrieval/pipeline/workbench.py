@@ -36,7 +36,7 @@ from ..core.reasons import Reason, declare, put
 from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
-from ..learned.judge.models import folder_fingerprint, load_judge
+from ..learned.judge.models import folder_fingerprint, load_judge, one_version_per_request
 from ..learned.reader import EMBEDDER as READER_EMBEDDER
 from ..learned.reader.loader import shared_reader
 from ..learned.reader.precompute import StatesReport, store_corpus_states
@@ -231,7 +231,7 @@ class Workbench:
             question = validate_question(question, s.max_question_chars)
             # Validated against the named tenant's own fields: a refusal never names another tenant's.
             flt = build_filters(filters, state.field_types, s.tenant_field, state.field_types_of)
-        with tracer().start_as_current_span("retrieval.ask") as root:
+        with tracer().start_as_current_span("retrieval.ask") as root, one_version_per_request():
             c = self._candidates(question, flt, state, s, lists, timer)
             notes = [Note("transforms", TECHNIQUE_FALLBACK(technique=name, why=Reason.from_dict(t["fallback_code"])))
                      for name, t in c.techniques.items() if t.get("fallback_code")]
@@ -254,7 +254,8 @@ class Workbench:
             if selection.note is not None:
                 notes.append(Note("select", selection.note))
             with timer.stage("gate"):
-                cosines = question_cosines(selected, c.dense, c.vector, state.store)
+                cosines = question_cosines(selected, c.dense, c.vector, state.store,
+                                           judged[1].inp.vectors if judged is not None else None)
                 if cosines.note is not None:
                     notes.append(Note("gate", cosines.note))
                 gate = decide(selected, cosines, c.lexical, state.chunk_by_id, question, s.min_similarity,

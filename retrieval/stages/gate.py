@@ -96,8 +96,9 @@ class GateResult:
 
 
 def question_cosines(selected: Sequence[ScoredItem], dense: RankedList, q_vec: np.ndarray | None,
-                     store: Any) -> Cosines:
-    """Cosines of the selected chunks: reused from the dense window, else read from their stored vectors.
+                     store: Any, read_before: Mapping[str, np.ndarray] | None = None) -> Cosines:
+    """Cosines of the selected chunks: reused from the dense window, else from their stored vectors (those the
+    request has already read, ``read_before``: the judge's, else read now).
 
     Without a query vector (``lexical_only``) or when the store read fails, ``available`` is false and the
     BM25 gate decides (the failure is in ``note``).
@@ -105,11 +106,13 @@ def question_cosines(selected: Sequence[ScoredItem], dense: RankedList, q_vec: n
     if q_vec is None:
         return Cosines({}, False)
     known: dict[str, float | None] = {i.chunk_id: i.score for i in dense.items}
+    before = read_before or {}
     wanted = [i.chunk_id for i in selected if i.chunk_id not in known]
-    read = read_vectors(store, wanted) if store is not None else StoreRead({})
+    unread = [cid for cid in wanted if cid not in before]
+    read = read_vectors(store, unread) if store is not None else StoreRead({})
     if read.value is None:  # fall back to the BM25 gate, and say so
         return Cosines({}, False, BM25_USED(why=read.reason))
-    vectors = read.value
+    vectors = {**{cid: before[cid] for cid in wanted if cid in before}, **read.value}
     for cid in wanted:
         known[cid] = float(vectors[cid] @ q_vec) if cid in vectors else None
     return Cosines(known, True)

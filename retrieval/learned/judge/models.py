@@ -27,10 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -298,12 +300,37 @@ def _manifest_digest(path: str, size: int, mtime_ns: int) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+#: Within :func:`one_version_per_request`: the fingerprints already taken, by folder.
+_REQUEST_PRINTS: ContextVar[dict[str, str] | None] = ContextVar("judge_folder_prints", default=None)
+
+
+@contextmanager
+def one_version_per_request() -> Iterator[None]:
+    """Inside, a folder's fingerprint is taken once (a request asks for it at each of its reranker, judge, gate
+    and answer lookups, some 7 times and 50 ``stat`` calls): one request sees one version of its models."""
+    token = _REQUEST_PRINTS.set({})
+    try:
+        yield
+    finally:
+        _REQUEST_PRINTS.reset(token)
+
+
 def folder_fingerprint(folder: str | Path) -> str:
     """What a model folder holds, cheaply: SHA-256 of ``manifest.json``'s bytes (it records each model file's
     SHA-256, so a retraining changes it) plus the size and modification time of each model file (a file
     replaced without its manifest). The key of every cache of loaded judge models; ``"missing"`` parts for
-    absent files, so a folder that appears later is loaded then."""
-    folder = Path(folder)
+    absent files, so a folder that appears later is loaded then. Taken once per folder inside
+    :func:`one_version_per_request`."""
+    taken = _REQUEST_PRINTS.get()
+    if taken is not None and str(folder) in taken:
+        return taken[str(folder)]
+    printed = _fingerprint(Path(folder))
+    if taken is not None:
+        taken[str(folder)] = printed
+    return printed
+
+
+def _fingerprint(folder: Path) -> str:
     parts = []
     try:
         st = (folder / MANIFEST).stat()

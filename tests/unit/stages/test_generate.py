@@ -226,6 +226,14 @@ def test_gate_reads_the_store_only_for_lexical_finds_and_decides_purely(state):
     assert bm25.kind == "bm25" and [f.chunk_id for f in bm25.final] == ["a#0"]
 
 
+def test_gate_uses_the_vectors_the_request_has_read_and_reads_only_the_rest(state):
+    selected = (ScoredItem("a#0", "a", 1, 0.5), ScoredItem("b#0", "b", 2, 0.4), ScoredItem("c#0", "c", 3, 0.3))
+    store = FakeStore(state.chunks, {})
+    cos = question_cosines(selected, RankedList("dense", "cosine", (ScoredItem("a#0", "a", 1, 0.91),)),
+                           np.array([1.0, 0.0]), store, read_before={"b#0": np.array([0.6, 0.8])})
+    assert store.reads == [["c#0"]] and cos.values["b#0"] == 0.6 and cos.values["a#0"] == 0.91
+
+
 def test_timer_accounts_for_the_whole_request():
     timer = StageTimer()
     with timer.stage("lexical"):

@@ -240,3 +240,18 @@ def test_a_model_retrained_into_the_same_folder_is_loaded_anew(tmp_path):
         assert new is not old_ranker and new.models.threshold == 0.3, spec
     assert bench.judge(no_rerank)[0].threshold == 0.3
     assert bench.judge(s)[0].threshold == 0.3  # the ltr reranker's own models
+
+
+def test_one_request_takes_its_model_folders_fingerprint_once(tmp_path):
+    from retrieval.learned.judge.models import folder_fingerprint, one_version_per_request
+
+    folder = tmp_path / "judge"
+    _models().save(folder)
+    first = folder_fingerprint(folder)
+    retrained = _models()
+    retrained.threshold = 0.3
+    with one_version_per_request():
+        assert folder_fingerprint(folder) == first
+        retrained.save(folder)
+        assert folder_fingerprint(folder) == first      # the request keeps the version it began with
+    assert folder_fingerprint(folder) != first          # the next request sees the new one
