@@ -176,6 +176,8 @@ def index(
     )
     if states is not None:
         typer.echo(states.line())
+    if bench.memory is not None:
+        typer.echo(bench.memory.line())
     if report is None:  # an index that failed to build its vectors is a failed index
         _fail(f"the index has no vectors ({state.store_reason.text()}); requests would run lexical_only")
 

@@ -38,10 +38,12 @@ MAX_TENANT_BUCKETS = 100_000
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
                   "bm25_engine", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
                   "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
-                  "reader_state_mb", "reader_states_at_index")
+                  "reader_state_mb", "reader_states_at_index", "memory_mb")
 #: Index-level settings of the reader's state store only: they change how states are kept, never which chunks an
 #: index holds (a corpus' tuned defaults do not depend on them).
 STATE_SETTINGS = ("reader_state_codec", "reader_state_mb", "reader_states_at_index")
+#: Index-level settings of the process (its memory): they never change which chunks an index holds either.
+PROCESS_SETTINGS = ("memory_mb",)
 
 
 class Settings(BaseSettings):
@@ -98,6 +100,11 @@ class Settings(BaseSettings):
                                        "takes its vector from the reader's pass (cosine 0.9999 at the median to "
                                        "e5-small's own), which saves one encoding, about 15 ms on 2 cores. False "
                                        "embeds it apart (docs/benchmark.md, reader states).")
+    memory_mb: float = Field(0.0, ge=0, le=1_048_576, description="The most one process should hold, in MB (0: "
+                             "no ceiling). When a corpus loads, its models and chunks are estimated (about 900 MB "
+                             "+ 9 KB a chunk, docs/benchmark.md, memory); a corpus that cannot fit is refused in "
+                             "one line, and the reader's memory cache takes what is left (at most its default, "
+                             "about 300 MB).")
     support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "
                                "(where the judge model loads); the cosine and code checks still apply.")
     support_threshold: float | None = Field(None, ge=0.0, le=1.0, description="The support gate's threshold; "

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 from ..core.errors import RetrievalError
 from ..core.paths import LAB_CORPUS
-from ..settings import INDEX_SETTINGS, STATE_SETTINGS, Settings
+from ..settings import INDEX_SETTINGS, PROCESS_SETTINGS, STATE_SETTINGS, Settings
 from .evaluation.compare import p_text
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,8 @@ def corpus_key(settings: Settings, corpus: str | Path | None) -> str:
     """The key of a corpus' tuned file: a hash of its absolute path and its index-level settings (as the index
     is keyed: :meth:`Settings.index_settings`), without the tunable ones."""
     path = str(Path(corpus or LAB_CORPUS).resolve())
-    index = {k: v for k, v in settings.index_settings().items() if k not in TUNABLE and k not in STATE_SETTINGS}
+    index = {k: v for k, v in settings.index_settings().items() if k not in TUNABLE and k not in STATE_SETTINGS
+             and k not in PROCESS_SETTINGS}
     text = json.dumps({"corpus": path, "index": index}, sort_keys=True, default=str)
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 

@@ -32,13 +32,14 @@ from ..core.errors import InvalidQuestion, InvalidSetting
 from ..core.filters import Filters, build_filters
 from ..core.listcache import ListCache
 from ..core.loadonce import LoadOnce
+from ..core.memory import MemoryPlan, plan_memory
 from ..core.reasons import Reason, declare, put
 from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
 from ..learned.judge.models import folder_fingerprint, load_judge, one_version_per_request
 from ..learned.reader import EMBEDDER as READER_EMBEDDER
-from ..learned.reader.loader import shared_reader
+from ..learned.reader.loader import shared_reader, use_cache_tokens
 from ..learned.reader.precompute import StatesReport, store_corpus_states
 from ..learned.reader.states import use_state_store
 from ..settings import Settings
@@ -121,6 +122,7 @@ class Workbench:
         self._judges: LoadOnce[str, tuple[Any, Reason]] = LoadOnce()
         self._client: Any = None
         self.state: IndexState | None = None
+        self.memory: MemoryPlan | None = None   # the loaded corpus' memory plan (setting memory_mb)
         # The reader keeps the passages it has read beside the vector store: read once, never encoded again.
         use_state_store(Path(settings.chroma_path).resolve().parent / "reader-states", settings.reader_state_codec,
                         settings.reader_state_mb)
@@ -151,10 +153,14 @@ class Workbench:
         Raises:
             CorpusError: the corpus cannot be read; the previous state stays current.
             StatesDoNotFit: the corpus' reader states cannot fit under ``reader_state_mb`` (the index is current).
+            MemoryDoesNotFit: the corpus cannot fit under ``memory_mb`` (the previous state stays current).
         """
         state = build_index(self.settings, corpus_path, self.embedder, self.embedder_reason,
                             self._client_or_reason, self._lock, self.progress, on_progress, on_wait)
-        self.state = state
+        plan = plan_memory(self.settings.memory_mb, len(state.chunks))
+        if self.settings.memory_mb:   # the caches take what the models and the corpus leave
+            use_cache_tokens(plan.cache_tokens)
+        self.state, self.memory = state, plan
         if reader_states and self.settings.reader_states_at_index:
             self.store_reader_states()
         return state

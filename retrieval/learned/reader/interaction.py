@@ -247,6 +247,20 @@ class MaxSimReader:
             cached = question in self._questions
         return self._question(question).vector, cached
 
+    def resize_cache(self, tokens: int) -> None:
+        """Keep at most ``tokens`` passage tokens' states in memory from now on (the least recently used
+        dropped first, at least one passage kept): the memory ceiling sizes it (:mod:`retrieval.core.memory`)."""
+        with self._lock:
+            self._cache_tokens = max(0, int(tokens))
+            while self._cached_tokens > self._cache_tokens and len(self._cache) > 1:
+                _, old = self._cache.popitem(last=False)
+                self._cached_tokens -= old.states.shape[0]
+
+    @property
+    def cache_tokens(self) -> int:
+        """The most passage tokens' states kept in memory."""
+        return self._cache_tokens
+
     def warm(self, texts: Sequence[str], share: float = 0.5) -> None:
         """Compute the states of ``texts`` (in order, blank ones skipped) until they fill ``share`` of the
         cache."""

