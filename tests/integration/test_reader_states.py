@@ -122,3 +122,49 @@ def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fres
     naive = bench.ask(QUESTION, {"tenant": "lumen"},
                       settings=settings.with_overrides(reranker_model="none", support_gate=False, evidence_model=False))
     assert naive.cache["query_vector_from"] == "embedder" and reader.questions_encoded == 1   # no reader: no pass
+
+
+def test_a_memory_ceiling_sizes_the_readers_cache_or_refuses_the_corpus(tmp_path, lab_bench, fresh_reader,
+                                                                        monkeypatch):
+    from retrieval.core import memory
+    from retrieval.core.memory import MemoryDoesNotFit
+
+    monkeypatch.setattr(loader, "_cache_tokens", None)
+    tight = bench_at(tmp_path / "a", lab_bench, reader_states_at_index=False, memory_mb=memory.MODELS_MB)
+    with pytest.raises(MemoryDoesNotFit) as caught:
+        tight.load_corpus()
+    assert "a corpus of 81 chunks needs about" in str(caught.value) and tight.state is None
+    ceiling = memory.MODELS_MB + 81 * memory.CHUNK_KB / 1024 + 48.0     # 48 MB left for the caches
+    bench = bench_at(tmp_path / "b", lab_bench, reader_states_at_index=False, memory_mb=ceiling)
+    bench.load_corpus()
+    assert bench.memory.cache_tokens == 48 * 2**20 // memory.TOKEN_BYTES
+    reader, _ = loader.shared_reader()
+    assert reader.cache_tokens == bench.memory.cache_tokens          # the shared reader took it
+    assert bench.ask(QUESTION, {"tenant": "lumen"}).tier == "full"
+
+
+def test_the_background_pass_says_where_it_stands(tmp_path, lab_bench, fresh_reader, monkeypatch):
+    """What the app's sidebar reads while the reader stores a corpus' states in the background: the count, then
+    the closing figures (a corpus that cannot fit: its one-line refusal)."""
+    monkeypatch.setattr(loader, "_background", loader.BackgroundStates())
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False)
+    bench.load_corpus()
+    seen = []
+    real = loader.store_corpus_states
+
+    def spying(reader, texts, should_stop, on_progress):
+        return real(reader, texts, should_stop=should_stop,
+                    on_progress=lambda *a: (on_progress(*a), seen.append(loader.background_states())))
+
+    monkeypatch.setattr(loader, "store_corpus_states", spying)
+    texts = [c.text for c in bench.state.chunks]
+    distinct = len({t for t in texts if t.strip()})
+    loader.store_in_background(texts).join()
+    assert seen[0].running and seen[0].total == distinct and seen[-1].done == distinct
+    now = loader.background_states()
+    assert (now.running, now.stored, now.passages, now.codec, now.error) == (False, distinct, distinct, "sq8", "")
+
+    loader._shared = None
+    bench_at(tmp_path / "small", lab_bench, reader_states_at_index=False, reader_state_mb=1.0)
+    loader.store_in_background(texts).join()
+    assert loader.background_states().error.startswith(f"the reader states of {distinct} passages need")

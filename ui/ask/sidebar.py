@@ -14,6 +14,7 @@ from retrieval.core.errors import CorpusError, PathRefused
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions, visible_tenants
 from retrieval.explain import links
+from retrieval.learned.reader.loader import background_states
 from retrieval.serving import roots
 from retrieval.settings import bounds
 from retrieval.stages.fusion import METHODS
@@ -112,6 +113,20 @@ def load_workbench(page: AskPage, corpus: str) -> Any:
     return bench
 
 
+def states_line(lang: str) -> None:
+    """Where the reader's background pass over the corpus stands (as of this run of the page), if one ran."""
+    now = background_states()
+    if now.running:
+        eta = t("states_eta", lang, s=num(now.eta_s, ".0f", lang)) if now.eta_s == now.eta_s and now.done else ""
+        st.caption(t("states_running", lang, done=num(now.done, ",d", lang), total=num(now.total, ",d", lang),
+                     eta=eta))
+    elif now.error:
+        st.caption(t("states_failed", lang, error=reason(now.error, lang)))
+    elif now.passages:
+        st.caption(t("states_done", lang, stored=num(now.stored, ",d", lang), passages=num(now.passages, ",d", lang),
+                     codec=code(now.codec)))
+
+
 def corpus_panel(page: AskPage) -> Corpus:
     ss, lang, base, access = st.session_state, page.lang, page.base, page.access
     st.header(t("corpus", lang))
@@ -137,6 +152,7 @@ def corpus_panel(page: AskPage) -> Corpus:
                                              if access.restricted and state.tenants else None)
     st.caption(t("corpus_line", lang, docs=num(n_docs, ",d", lang), chunks=num(n_chunks, ",d", lang),
                  index=code(state.index_id), store=reason(state.store_reason, lang)))
+    states_line(lang)
     if st.button(t("reindex", lang), help=t("reindex_help", lang)):
         with st.status(t("reindexing", lang)) as status:
             try:

@@ -122,6 +122,14 @@ TEXTS: dict[str, dict[str, str]] = {
                           "pt": "Não foi possível carregar este corpus: {error}\n\nContinua em uso {corpus}."},
     "corpus_line": {"en": "{docs} documents · {chunks} chunks · index {index} · dense store: {store}",
                     "pt": "{docs} documentos · {chunks} trechos · índice {index} · repositório denso: {store}"},
+    "states_running": {"en": "The reader is reading the corpus in the background: {done} of {total} passages "
+                                "stored{eta}. Until then a question encodes the candidates not stored yet.",
+                       "pt": "O leitor está lendo o corpus em segundo plano: {done} de {total} trechos "
+                             "guardados{eta}. Até lá, uma pergunta codifica os candidatos ainda não guardados."},
+    "states_eta": {"en": ", about {s} s left", "pt": ", faltam cerca de {s} s"},
+    "states_done": {"en": "Reader states: {stored} of {passages} passages stored ({codec}).",
+                    "pt": "Estados do leitor: {stored} de {passages} trechos guardados ({codec})."},
+    "states_failed": {"en": "Reader states not stored: {error}", "pt": "Estados do leitor não guardados: {error}"},
     "reindex": {"en": "Re-index (sync changes)", "pt": "Reindexar (sincronizar mudanças)"},
     "reindex_help": {"en": "Re-read the corpus and sync the vector store",
                      "pt": "Reler o corpus e sincronizar o repositório de vetores"},

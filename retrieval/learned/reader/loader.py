@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -129,6 +130,36 @@ def warm_in_background(texts: Sequence[str], share: float = 0.5) -> threading.Th
     return _in_background(run, "reader-warm")
 
 
+@dataclass(frozen=True)
+class BackgroundStates:
+    """Where the last :func:`store_in_background` pass stands (the app's sidebar shows it)."""
+
+    running: bool = False
+    done: int = 0            # passages encoded and stored by this pass so far
+    total: int = 0           # passages this pass has to encode (what the store did not hold)
+    eta_s: float = float("nan")
+    stored: int = 0          # when finished: the corpus' passages the store holds
+    passages: int = 0        # when finished: the corpus' distinct passages
+    codec: str = ""
+    error: str = ""          # when refused (the states cannot fit) or failed: one line
+
+
+_background = BackgroundStates()
+_background_lock = threading.Lock()
+
+
+def background_states() -> BackgroundStates:
+    """The last background pass' progress (nothing ran yet: ``running`` false and no passages)."""
+    with _background_lock:
+        return _background
+
+
+def _set_background(fresh: bool = False, **changes: Any) -> None:
+    global _background
+    with _background_lock:
+        _background = replace(BackgroundStates() if fresh else _background, **changes)
+
+
 def store_in_background(texts: Sequence[str]) -> threading.Thread:
     """Store the token states of every passage of ``texts`` the shared reader's store does not hold, in a daemon
     thread (what ``retrieval index`` does in the foreground; the app calls this after it loads a corpus, so its
@@ -140,11 +171,17 @@ def store_in_background(texts: Sequence[str]) -> threading.Thread:
         reader, _ = shared_reader()
         if reader is None or reader.store is None:
             return
+        _set_background(fresh=True, running=True)
         try:
-            report = store_corpus_states(reader, texts, should_stop=_stopping.is_set)
+            report = store_corpus_states(reader, texts, should_stop=_stopping.is_set,
+                                         on_progress=lambda done, total, eta: _set_background(
+                                             done=done, total=total, eta_s=eta))
         except StatesDoNotFit as exc:
             log.warning("%s", exc)
+            _set_background(running=False, error=str(exc))
             return
+        _set_background(running=False, stored=report.stored, passages=report.passages, codec=report.codec,
+                        error=report.reason)
         log.info("%s", report.line())
 
     return _in_background(run, "reader-states")
