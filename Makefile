@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-1m bench-sessions bench-states \
+.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-1m bench-sessions bench-states bench-scale \
 	reader-experiment train docs clean milvus-server-env
 
 $(STAMP): requirements.txt
@@ -83,6 +83,10 @@ bench-sessions: install
 bench-states: install
 	$(PY) -m bench.reader_codecs --sets faquad,lab --out artifacts/bench/reader_codecs.json
 	$(PY) -m bench.reader_states --corpus lab --codecs fp16,sq8,pq64 --store-sizes 1000,10000,100000
+
+# The default request and one process' memory at 1k, 10k and 100k SYNTHETIC chunks (about 25 min; 6 GB of disk).
+bench-scale: install
+	$(PY) -m bench.request_scale --sizes 1000,10000,100000
 
 # The 1M-subchunk synthetic corpus: its vector store takes long to build once (kept in .retrieval/bench/).
 bench-1m: install $(BENCH_STAMP)

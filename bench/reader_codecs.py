@@ -112,10 +112,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=PROJECT_ROOT.parent / "shared" / "data")
     parser.add_argument("--sets", default="faquad")
-    parser.add_argument("--codecs", default=",".join(CODECS))
+    parser.add_argument("--codecs", default=",".join(CODECS),
+                        help="comma-separated; ';'-separated when a faiss factory has commas (faiss:OPQ64,PQ64)")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "artifacts" / "bench" / "reader_codecs.json")
     args = parser.parse_args()
-    codecs = tuple(c.strip() for c in args.codecs.split(",") if c.strip())
+    codecs = tuple(c.strip() for c in args.codecs.split(";" if ";" in args.codecs else ",") if c.strip())
     report = {}
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         folder = PROJECT_ROOT / "data" / "lab" if name == "lab" else args.data / name
