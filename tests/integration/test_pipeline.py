@@ -239,7 +239,7 @@ def test_gate_cosines_equal_stored_vectors_for_dense_and_lexical_finds(lab_bench
         seen_lexical_only |= any(f.chunk_id not in dense_ids for f in trace.final)
         if not trace.final:
             continue
-        q_vec = lab_bench.encoder.query(q.question)[0]
+        q_vec = lab_bench.question_vector(q.question, trace.cache["query_vector_from"])   # the request's own
         stored = lab_bench.state.store.vectors([f.chunk_id for f in trace.final])
         for f in trace.final:
             assert f.similarity == pytest.approx(float(np.dot(stored[f.chunk_id], q_vec)), abs=1e-5)

@@ -89,6 +89,7 @@ class _Counting:
 
     def __init__(self, embedder):
         self.inner, self.name, self.queries = embedder, embedder.name, []
+        self.query_tokens = embedder.query_tokens
 
     def embed_queries(self, texts):
         self.queries.extend(texts)
@@ -122,6 +123,9 @@ def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fres
     naive = bench.ask(QUESTION, {"tenant": "lumen"},
                       settings=settings.with_overrides(reranker_model="none", support_gate=False, evidence_model=False))
     assert naive.cache["query_vector_from"] == "embedder" and reader.questions_encoded == 1   # no reader: no pass
+    # a question the reader's vocabulary splits otherwise (Cyrillic, read letter by letter): embedded apart
+    cyrillic = bench.ask("Какой срок гарантии?", {"tenant": "lumen"})
+    assert cyrillic.cache["query_vector_from"] == "embedder" and counting.queries[-1] == "Какой срок гарантии?"
 
 
 def test_a_memory_ceiling_sizes_the_readers_cache_or_refuses_the_corpus(tmp_path, lab_bench, fresh_reader,

@@ -240,12 +240,20 @@ class MaxSimReader:
         """The question's unit token states (as ``token_states([question], is_query=True)[0]``), cached."""
         return self._question(question).states
 
-    def question_vector(self, question: str) -> tuple[np.ndarray | None, bool]:
+    def question_vector(self, question: str, embedder_tokens: int | None = None) -> tuple[np.ndarray | None, bool]:
         """``(the question's pooled unit vector or None, came from the cache)``: see :meth:`_question`. The
-        dense search can use it, so that one encoding of the question serves the dense side and the reader."""
+        dense search can use it, so that one encoding of the question serves the dense side and the reader.
+
+        ``embedder_tokens``: how many tokens the embedder reads of the question (specials included); a count
+        that differs from the reader's means the two vocabularies split it apart (the reader's keeps English and
+        Portuguese pieces only: a Cyrillic question is read letter by letter), and the vector is ``None``."""
         with self._lock:
             cached = question in self._questions
-        return self._question(question).vector, cached
+        found = self._question(question)
+        if embedder_tokens is not None and found.vector is not None \
+                and embedder_tokens != len(self.tok.content_ids(["query: " + question])[0]) + 2:
+            return None, cached
+        return found.vector, cached
 
     def resize_cache(self, tokens: int) -> None:
         """Keep at most ``tokens`` passage tokens' states in memory from now on (the least recently used
