@@ -101,8 +101,8 @@ class Settings(BaseSettings):
                                        "e5-small's own), which saves one encoding, about 15 ms on 2 cores. False "
                                        "embeds it apart (docs/benchmark.md, reader states).")
     memory_mb: float = Field(0.0, ge=0, le=1_048_576, description="The most one process should hold, in MB (0: "
-                             "no ceiling). When a corpus loads, its models and chunks are estimated (about 900 MB "
-                             "+ 9 KB a chunk, docs/benchmark.md, memory); a corpus that cannot fit is refused in "
+                             "no ceiling). When a corpus loads, its models and chunks are estimated (about 980 MB "
+                             "+ 5.3 KB a chunk, docs/benchmark.md, memory); a corpus that cannot fit is refused in "
                              "one line, and the reader's memory cache takes what is left (at most its default, "
                              "about 300 MB).")
     support_gate: bool = Field(True, description="Also require the learned P(support) ≥ the model's threshold "

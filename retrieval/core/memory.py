@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from .errors import CorpusError
 
 #: The models and libraries of one process once the reader and the judge have read (torch, the reader's fp32
-#: encoder, e5-small's engine, the judge's boosters, Chroma's and faiss' runtimes), in MB: the RSS at 1k
-#: chunks less their share (docs/benchmark.md, "Memory").
-MODELS_MB = 900.0
-#: One chunk's share, in KB: its text and metadata, its BM25 postings, its vector and HNSW links (the slope of
-#: the RSS from 10k to 100k chunks).
-CHUNK_KB = 9.0
+#: encoder, e5-small's engine, the judge's boosters, Chroma's and faiss' runtimes), in MB. With CHUNK_KB, the
+#: line through a serving worker's RSS at 10k and 100k chunks, rounded up: measured 913 / 1,026 / 1,488 MB at
+#: 1k / 10k / 100k, estimated 985 / 1,032 / 1,498 (docs/benchmark.md, "Memory").
+MODELS_MB = 980.0
+#: One chunk's share, in KB: its text and metadata, its BM25 postings, its vector and HNSW links.
+CHUNK_KB = 5.3
 #: A token of a passage's states in the reader's memory cache (fp16, 384 values), in bytes.
 TOKEN_BYTES = 768
 #: The reader's memory cache without a ceiling, in tokens (about 300 MB).

@@ -57,8 +57,10 @@ class StatesReport:
 
 def needed_bytes(reader, texts: Sequence[str]) -> int:
     """What the states of ``texts`` take in ``reader``'s store: their tokens read times its bytes a row."""
-    read = reader.passage_tokens_read
-    tokens = sum(max(1, min(len(ids), read)) for ids in reader.tok.content_ids(list(texts)))
+    read, texts = reader.passage_tokens_read, list(texts)
+    tokens = 0
+    for start in range(0, len(texts), 1024):   # a thousand texts' token ids at a time, not the corpus' at once
+        tokens += sum(max(1, min(len(ids), read)) for ids in reader.tok.content_ids(texts[start:start + 1024]))
     return tokens * reader.store.codec.code_size
 
 
