@@ -102,6 +102,7 @@ def corpus_run(corpus: Path, questions_path: Path, n_questions: int, codecs: Seq
         bench.ask(questions[0].question, dict(questions[0].filters))  # loads the judge and the reader
         out["new"] = _requests(bench, questions, base, reader, clear=True)
         out["rss_mb"]["after_new"] = round(_rss_mb())
+        reader.store_root = None   # the next shared_reader() attaches a store again, whatever codec is asked first
         out["codecs"] = {}
         for codec in codecs:
             settings = base.with_overrides(reader_state_codec=codec)
