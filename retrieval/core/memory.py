@@ -57,9 +57,14 @@ class MemoryPlan:
     def line(self) -> str:
         """One line: the estimate and, under a ceiling, what the caches were given."""
         ceiling = f" of RETRIEVAL_MEMORY_MB={self.ceiling_mb:,.0f}" if self.ceiling_mb else " (no ceiling)"
-        return (f"memory: about {self.total_mb:,.0f} MB{ceiling}: models {self.models_mb:,.0f}, "
-                f"{self.chunks:,} chunks {self.corpus_mb:,.0f}, reader cache {self.cache_mb:,.0f} "
+        return (f"memory: about {self.total_mb:,.0f} MB{ceiling}: models {_mb(self.models_mb)}, "
+                f"{self.chunks:,} chunks {_mb(self.corpus_mb)}, reader cache {_mb(self.cache_mb)} "
                 f"({self.cache_tokens:,} tokens)")
+
+
+def _mb(value: float) -> str:
+    """MB for a line: one decimal under 10 (a small corpus' 0.4 MB is not "0")."""
+    return f"{value:,.1f} MB" if value < 10 else f"{value:,.0f} MB"
 
 
 def plan_memory(ceiling_mb: float, chunks: int) -> MemoryPlan:
@@ -78,8 +83,8 @@ def plan_memory(ceiling_mb: float, chunks: int) -> MemoryPlan:
     if left < MIN_CACHE_MB:
         need = MODELS_MB + corpus_mb + MIN_CACHE_MB
         raise MemoryDoesNotFit(
-            f"a corpus of {chunks:,} chunks needs about {need:,.0f} MB of memory (models {MODELS_MB:,.0f} MB, "
-            f"chunks {corpus_mb:,.0f} MB, caches at least {MIN_CACHE_MB:,.0f} MB), over "
+            f"a corpus of {chunks:,} chunks needs about {need:,.0f} MB of memory (models {_mb(MODELS_MB)}, "
+            f"chunks {_mb(corpus_mb)}, caches at least {_mb(MIN_CACHE_MB)}), over "
             f"RETRIEVAL_MEMORY_MB={ceiling_mb:,.0f}: raise it, or serve fewer chunks from one process "
             f"(docs/deployments.md)")
     tokens = min(DEFAULT_CACHE_TOKENS, int(left * 2**20 / TOKEN_BYTES))

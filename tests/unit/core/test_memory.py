@@ -22,8 +22,8 @@ def test_the_reader_cache_takes_what_is_left(monkeypatch):
     plan = plan_memory(1000.0 + 1.0 + 96.0, 100)            # 96 MB left
     assert plan.cache_tokens == 96 * 2**20 // 768 == 131_072
     assert plan.total_mb == pytest.approx(1097.0)
-    assert plan.line() == ("memory: about 1,097 MB of RETRIEVAL_MEMORY_MB=1,097: models 1,000, 100 chunks 1, "
-                           "reader cache 96 (131,072 tokens)")
+    assert plan.line() == ("memory: about 1,097 MB of RETRIEVAL_MEMORY_MB=1,097: models 1,000 MB, 100 chunks "
+                           "1.0 MB, reader cache 96 MB (131,072 tokens)")
     assert plan_memory(10_000.0, 100).cache_tokens == memory.DEFAULT_CACHE_TOKENS   # never above the default
 
 
