@@ -24,6 +24,7 @@ from ..backends.state import IndexState
 from ..backends.store import index_variant
 from ..core.errors import CorpusError
 from ..core.filters import field_types
+from ..core.memory import plan_memory
 from ..core.paths import LAB_CORPUS
 from ..core.reasons import Reason
 from ..core.types import Document
@@ -174,6 +175,7 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     check_tenant_field(docs, settings.tenant_field, path)
     s = settings
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
+    plan_memory(s.memory_mb, len(chunks))   # a corpus over the memory ceiling is refused before any embedding
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
 
     key = collection_key(s, path, embedder.name if embedder else None)

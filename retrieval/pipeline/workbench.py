@@ -153,7 +153,8 @@ class Workbench:
         Raises:
             CorpusError: the corpus cannot be read; the previous state stays current.
             StatesDoNotFit: the corpus' reader states cannot fit under ``reader_state_mb`` (the index is current).
-            MemoryDoesNotFit: the corpus cannot fit under ``memory_mb`` (the previous state stays current).
+            MemoryDoesNotFit: the corpus cannot fit under ``memory_mb``, refused once it is chunked, before anything
+                is embedded (the previous state stays current).
         """
         state = build_index(self.settings, corpus_path, self.embedder, self.embedder_reason,
                             self._client_or_reason, self._lock, self.progress, on_progress, on_wait)

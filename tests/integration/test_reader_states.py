@@ -134,12 +134,24 @@ def test_a_memory_ceiling_sizes_the_readers_cache_or_refuses_the_corpus(tmp_path
     from retrieval.core.memory import MemoryDoesNotFit
 
     monkeypatch.setattr(loader, "_cache_tokens", None)
-    tight = bench_at(tmp_path / "a", lab_bench, reader_states_at_index=False, memory_mb=memory.MODELS_MB)
+    embedded = []
+
+    class Refusing:   # the refusal comes before any chunk is embedded
+        name = lab_bench.embedder.name
+
+        def embed_passages(self, texts):
+            embedded.extend(texts)
+            return lab_bench.embedder.embed_passages(texts)
+
+    tight = Workbench(Settings(chroma_path=tmp_path / "a" / "chroma", _env_file=None, reader_states_at_index=False,
+                               memory_mb=memory.MODELS_MB), embedder=Refusing(), progress=False)
     with pytest.raises(MemoryDoesNotFit) as caught:
         tight.load_corpus()
-    assert "a corpus of 81 chunks needs about" in str(caught.value) and tight.state is None
+    assert "a corpus of 81 chunks needs about" in str(caught.value) and tight.state is None and embedded == []
     ceiling = memory.MODELS_MB + 81 * memory.CHUNK_KB / 1024 + 48.0     # 48 MB left for the caches
-    bench = bench_at(tmp_path / "b", lab_bench, reader_states_at_index=False, memory_mb=ceiling)
+    # the lab bench's own store: nothing to embed again
+    bench = Workbench(lab_bench.settings.with_overrides(memory_mb=ceiling), embedder=lab_bench.embedder,
+                      progress=False)
     bench.load_corpus()
     assert bench.memory.cache_tokens == 48 * 2**20 // memory.TOKEN_BYTES
     reader, _ = loader.shared_reader()
@@ -151,8 +163,7 @@ def test_the_background_pass_says_where_it_stands(tmp_path, lab_bench, fresh_rea
     """What the app's sidebar reads while the reader stores a corpus' states in the background: the count, then
     the closing figures (a corpus that cannot fit: its one-line refusal)."""
     monkeypatch.setattr(loader, "_background", loader.BackgroundStates())
-    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False)
-    bench.load_corpus()
+    bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # its state folder: empty
     seen = []
     real = loader.store_corpus_states
 
@@ -161,7 +172,7 @@ def test_the_background_pass_says_where_it_stands(tmp_path, lab_bench, fresh_rea
                     on_progress=lambda *a: (on_progress(*a), seen.append(loader.background_states())))
 
     monkeypatch.setattr(loader, "store_corpus_states", spying)
-    texts = [c.text for c in bench.state.chunks]
+    texts = [c.text for c in lab_bench.state.chunks]
     distinct = len({t for t in texts if t.strip()})
     loader.store_in_background(texts).join()
     assert seen[0].running and seen[0].total == distinct and seen[-1].done == distinct
