@@ -292,7 +292,8 @@ class Workbench:
             lost_by_reranker=lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
                                               judged[1].inp.reader if judged is not None else None),
             answer=answer, timings_ms=timings, costs=_costs(answer, c.techniques), variants=variants(c.extra),
-            gate=gate_dict, selected=selected, cache={"query_vector": c.vector_cache, "query_vector_from": c.vector_from}, notes=notes,
+            gate=gate_dict, selected=selected, notes=notes,
+            cache={"query_vector": c.vector_cache, "query_vector_from": c.vector_from},
             secrets=tuple(s.secrets()))
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
@@ -333,8 +334,9 @@ class Workbench:
             queries += hops.queries
             extra.update(hops.lists)
         cache = None if original.vector_cached is None else ("hit" if original.vector_cached else "miss")
+        source = encoder.source_of(question) if original.vector is not None else None
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
-                           original.vector, cache, encoder.source_of(question) if original.vector is not None else None)
+                           original.vector, cache, source)
 
     def _question_encoder(self, tier: Tier, s: Settings) -> QueryEncoder | SharedQuestionEncoder | None:
         """The encoder of the request's own question: the reader's pass (:class:`SharedQuestionEncoder`) when
@@ -354,7 +356,7 @@ class Workbench:
             return None
         if source == SharedQuestionEncoder.source:
             reader, _ = shared_reader()
-            if reader is not None and self.embedder is not None:
+            if reader is not None:
                 return self._shared_encoder(reader).query(question)[0]
         return self.encoder.query(question)[0]
 

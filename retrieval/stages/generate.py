@@ -150,9 +150,9 @@ def _shared_read(lists: ListCache | None, key: tuple, read: Callable[[], StoreRe
         return failed.read
 
 
-def generate(state: IndexState, encoder: QueryEncoder | SharedQuestionEncoder | None, text: str, flt: Filters, window: int, tier: Tier,
-             reason: Reason, *, lists: ListCache | None = None, timer: StageTimer | None = None,
-             hyde: bool = False) -> Generated:
+def generate(state: IndexState, encoder: QueryEncoder | SharedQuestionEncoder | None, text: str, flt: Filters,
+             window: int, tier: Tier, reason: Reason, *, lists: ListCache | None = None,
+             timer: StageTimer | None = None, hyde: bool = False) -> Generated:
     """The lexical and dense windows for one query text (filters applied inside both generators).
 
     Args:

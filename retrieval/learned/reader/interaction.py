@@ -51,10 +51,12 @@ class Reading:
 
 @dataclass(frozen=True)
 class _Question:
-    """A cached question: its own tokens' unit states and its pooled unit vector (``None``: longer than read)."""
+    """A cached question: its own tokens' unit states, its pooled unit vector (``None``: longer than read) and
+    the tokens its sequence holds before truncation (specials included)."""
 
     states: torch.Tensor
     vector: np.ndarray | None
+    tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,7 @@ class MaxSimReader:
     @torch.inference_mode()
     def _encode_question(self, question: str) -> _Question:
         if not question.strip():
-            return _Question(self.token_states([question], is_query=True)[0], None)
+            return _Question(self.token_states([question], is_query=True)[0], None, 0)
         ids = self.tok.content_ids(["query: " + question])[0]
         seq = [self.tok.bos, *ids[:self.max_query - 2], self.tok.eos]
         batch, mask = batch_ids([seq], self.tok.pad)
@@ -234,7 +236,7 @@ class MaxSimReader:
         if len(ids) + 2 <= self.max_query:
             pooled = torch.nn.functional.normalize(mean_pool(hidden, mask).float(), dim=-1)[0]
             vector = pooled.numpy().astype(np.float32)
-        return _Question(states, vector)
+        return _Question(states, vector, len(ids) + 2)
 
     def question_states(self, question: str) -> torch.Tensor:
         """The question's unit token states (as ``token_states([question], is_query=True)[0]``), cached."""
@@ -250,8 +252,7 @@ class MaxSimReader:
         with self._lock:
             cached = question in self._questions
         found = self._question(question)
-        if embedder_tokens is not None and found.vector is not None \
-                and embedder_tokens != len(self.tok.content_ids(["query: " + question])[0]) + 2:
+        if embedder_tokens is not None and embedder_tokens != found.tokens:
             return None, cached
         return found.vector, cached
 
