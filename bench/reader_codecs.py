@@ -25,7 +25,7 @@ import numpy as np
 
 from retrieval.core.paths import PROJECT_ROOT
 
-CODECS = ("fp16", "sq8", "sq4", "pq96", "pq64", "pq48", "rpq64")
+CODECS = ("fp16", "sq8", "sq4", "pq96", "pq128x5", "pq96x6", "pq64", "pq48", "rpq64")
 
 
 def _auc(pos: list[float], neg: list[float]) -> float:

@@ -75,8 +75,8 @@ def check_fit(reader, texts: Sequence[str]) -> None:
     if need <= store.limit_bytes:
         return
     per_token = need / max(1, store.codec.code_size)
-    fits = [name for name, size in (("sq8", reader.encoder.config["hidden"]), ("pq64", 64), ("pq32", 32))
-            if per_token * size <= store.limit_bytes]
+    sizes = (("sq8", reader.encoder.config["hidden"]), ("pq96x6", 72), ("pq64", 64), ("pq32", 32))
+    fits = [name for name, size in sizes if per_token * size <= store.limit_bytes]
     hint = f"; codecs that fit: {', '.join(fits)} (RETRIEVAL_READER_STATE_CODEC)" if fits else ""
     raise StatesDoNotFit(f"the reader states of {len(texts)} passages need {need / 2**20:,.0f} MB as "
                          f"{store.codec.spec}, over RETRIEVAL_READER_STATE_MB={store.limit_bytes / 2**20:,.0f}: "

@@ -154,7 +154,8 @@ def test_codecs_by_name_and_their_refusals():
         again = StateCodec.from_bytes(spec, 32, codec.to_bytes())
         assert np.array_equal(again.decode(codec.encode(rows)), codec.decode(codec.encode(rows)))
     assert float(np.abs(StateCodec.build("fp16", 32).roundtrip(rows) - rows).max()) < 1e-3
-    for spec in ("sq8", "sq4", "pq4"):   # decoded here (torch) as faiss decodes, put back to unit length
+    # decoded here (torch) as faiss decodes, put back to unit length: packed codes of 6, 5 and 3 bits too
+    for spec in ("sq8", "sq4", "pq4", "pq8x6", "pq16x5", "pq4x3"):
         codec = StateCodec.build(spec, 32)
         codec.train(rows)
         codes = codec.encode(rows)
