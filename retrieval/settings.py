@@ -83,12 +83,13 @@ class Settings(BaseSettings):
     judge_path: Path = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
                              "(reranker kind 'ltr', support gate, evidence sentences).")
     reader_state_codec: str = Field("sq8", description="How the reader's passage token states are stored "
-                                    "beside the index: 'fp16' (as computed, 768 bytes a token), 'sq8' / 'sq4' (faiss "
-                                    "scalar quantization, 384 / 192 bytes), 'pq<M>' (product quantization, M bytes a "
-                                    "token, M dividing 384), 'rpq<M>' (residual PQ) or 'faiss:<factory>'; each lossy "
-                                    "codec fitted on the corpus' own states. Default sq8: on FaQuAD and the lab set it ranks as fp16 does "
-                                    "(reader scores' Spearman 1.000, default nDCG@10 within 0.002) in half the room "
-                                    "(docs/benchmark.md, reader states).")
+                                    "beside the index: 'fp16' (as computed, 768 bytes a token), 'sq8' / 'sq4' "
+                                    "(faiss scalar quantization, 384 / 192 bytes), 'pq<M>' (product quantization, M "
+                                    "bytes a token, M dividing 384; 'pq96x6': 96 of 6 bits, about 1 GB per 100k "
+                                    "passages), 'rpq<M>' (residual PQ) or 'faiss:<factory>'; each lossy codec "
+                                    "fitted on the corpus' own states. Default sq8: on FaQuAD and the lab set it "
+                                    "ranks as fp16 does (reader scores' Spearman 1.000, default nDCG@10 within "
+                                    "0.002) in half the room (docs/benchmark.md, reader states).")
     reader_state_mb: float = Field(1024.0, ge=0, le=1_048_576, description="The most the reader's state store "
                                    "holds on disk, in MB (0 stores nothing: every candidate is encoded at each "
                                    "question); an index whose states cannot fit is refused in one line.")
