@@ -199,7 +199,7 @@ class StateCodec:
 
     def _decoding_tables(self) -> tuple[str, Any, Any] | None:
         """``(kind, a, b)`` to decode with torch: ``sq8``/``sq4``: the ranges' minima and steps; ``pq``: the
-        centroids ``(M, 256, dsub)``; ``None`` for a codec faiss decodes."""
+        centroids ``(M, 2**bits, dsub)`` and ``bits``; ``None`` for a codec faiss decodes."""
         if self._tables is not None:
             return self._tables or None
         import faiss
