@@ -181,6 +181,8 @@ def pick(page, label: str, option: str) -> None:
     box = page.get_by_role("combobox", name=label).first
     box.click()
     page.keyboard.type(option)
+    # Enter only once the list shows the option: pressed before the list filtered, it chose nothing
+    page.get_by_role("option").filter(has_text=option).first.wait_for(timeout=60_000)
     page.keyboard.press("Enter")
     settle(page)
 
@@ -198,12 +200,14 @@ def test_where_is_my_document_filtered_by_tenant_and_outside_the_window(server, 
     search.press("Enter")
     settle(page)
     pick(page, "Parent or chunk", "ventura-vt3#0")
-    text = page.inner_text("body")
-    assert "removed by the filter tenant: the chunk has 'ventura', the request allows 'lumen'" in text
+    reason = "removed by the filter tenant: the chunk has 'ventura', the request allows 'lumen'"
+    page.get_by_text(reason).first.wait_for(timeout=60_000)   # the pick's rerun drawn
+    assert reason in page.inner_text("body")
     search.fill("lumen-px7-ativacao")
     search.press("Enter")
     settle(page)
     pick(page, "Parent or chunk", "lumen-px7-ativacao#1")
+    page.get_by_text("outside the window of 1").first.wait_for(timeout=60_000)
     text = page.inner_text("body")
     assert "outside the window of 1" in text and "RRF would give" in text
     page.close()
