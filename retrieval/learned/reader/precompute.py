@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...core.errors import RetrievalError
+from .codecs import StateCodec
 from .states import passage_key
 
 #: Passages whose states fit a lossy codec (spread over the corpus; about 17,000 token rows at 125 tokens).
@@ -75,8 +76,9 @@ def check_fit(reader, texts: Sequence[str]) -> None:
     if need <= store.limit_bytes:
         return
     per_token = need / max(1, store.codec.code_size)
-    sizes = (("sq8", reader.encoder.config["hidden"]), ("pq96x6", 72), ("pq64", 64), ("pq32", 32))
-    fits = [name for name, size in sizes if per_token * size <= store.limit_bytes]
+    hidden = reader.encoder.config["hidden"]
+    fits = [name for name in ("sq8", "pq96x6", "pq64", "pq32")   # bytes a token as each codec writes them
+            if per_token * StateCodec.build(name, hidden).code_size <= store.limit_bytes]
     hint = f"; codecs that fit: {', '.join(fits)} (RETRIEVAL_READER_STATE_CODEC)" if fits else ""
     raise StatesDoNotFit(f"the reader states of {len(texts)} passages need {need / 2**20:,.0f} MB as "
                          f"{store.codec.spec}, over RETRIEVAL_READER_STATE_MB={store.limit_bytes / 2**20:,.0f}: "
