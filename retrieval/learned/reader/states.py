@@ -87,7 +87,7 @@ def store_choice() -> StoreChoice:
 
 
 @lru_cache(maxsize=8)
-def _file_sha1(path: str, size: int, mtime_ns: int) -> str:
+def file_sha1(path: str, size: int, mtime_ns: int) -> str:
     """The SHA-1 of a file, hashed once per path, size and modification time."""
     digest = hashlib.sha1()
     with open(path, "rb") as handle:
@@ -101,7 +101,7 @@ def signature(weights: Path, max_passage: int, int8: bool, hidden: int, codec: s
     the codec that stores them (the file is hashed once per process while it stays the same, not at every store
     attached). An fp16 store keeps the name it had before codecs existed."""
     info = Path(weights).stat()
-    digest = _file_sha1(str(Path(weights).resolve()), info.st_size, info.st_mtime_ns)
+    digest = file_sha1(str(Path(weights).resolve()), info.st_size, info.st_mtime_ns)
     return f"{digest[:16]}-p{max_passage}-h{hidden}{'-int8' if int8 else ''}{tag_of(codec)}"
 
 
