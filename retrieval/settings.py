@@ -82,14 +82,17 @@ class Settings(BaseSettings):
                                     "reranker reads (at most 1,000: a cross-encoder scores each pair).")
     judge_path: Path = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
                              "(reranker kind 'ltr', support gate, evidence sentences).")
-    reader_state_codec: str = Field("sq8", description="How the reader's passage token states are stored "
-                                    "beside the index: 'fp16' (as computed, 768 bytes a token), 'sq8' / 'sq4' "
-                                    "(faiss scalar quantization, 384 / 192 bytes), 'pq<M>' (product quantization, M "
-                                    "bytes a token, M dividing 384; 'pq96x6': 96 of 6 bits, about 1 GB per 100k "
-                                    "passages), 'rpq<M>' (residual PQ) or 'faiss:<factory>'; each lossy codec "
-                                    "fitted on the corpus' own states. Default sq8: on FaQuAD and the lab set it "
-                                    "ranks as fp16 does (reader scores' Spearman 1.000, default nDCG@10 within "
-                                    "0.002) in half the room (docs/benchmark.md, reader states).")
+    reader_state_codec: str = Field("auto", description="How the reader's passage token states are stored "
+                                    "beside the index: 'auto' (sq8 while a corpus' states fit under "
+                                    "reader_state_mb at 192 tokens a chunk, 14,563 chunks at 1 GB; pq128x5 "
+                                    "past that, about 1 GB per 100k chunks of 130 tokens), 'fp16' (as computed, "
+                                    "768 bytes a token), 'sq8' / 'sq4' (faiss scalar quantization, 384 / 192 "
+                                    "bytes), 'pq<M>' / 'pq<M>x<bits>' (product quantization, M sub-vectors, M "
+                                    "dividing 384: 'pq128x5' 80 bytes a token, 'pq96x6' 72), 'rpq<M>' "
+                                    "(residual PQ) or 'faiss:<factory>'; each lossy codec fitted on the corpus' "
+                                    "own states. sq8 ranks as fp16 does (the same default nDCG@10 on FaQuAD "
+                                    "and the lab set); pq128x5 within 0.001 of it on FaQuAD's dev and held-out "
+                                    "questions, four fits' mean (docs/models.md, reader states).")
     reader_state_mb: float = Field(1024.0, ge=0, le=1_048_576, description="The most the reader's state store "
                                    "holds on disk, in MB (0 stores nothing: every candidate is encoded at each "
                                    "question); an index whose states cannot fit is refused in one line.")

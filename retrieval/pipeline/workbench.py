@@ -39,9 +39,10 @@ from ..core.timing import StageTimer, tracer
 from ..core.types import FinalItem, Query, RankedList, RankerKey
 from ..learned.judge.models import folder_fingerprint, load_judge, one_version_per_request
 from ..learned.reader import EMBEDDER as READER_EMBEDDER
+from ..learned.reader.codecs import AUTO
 from ..learned.reader.loader import shared_reader, use_cache_tokens
 from ..learned.reader.precompute import StatesReport, store_corpus_states
-from ..learned.reader.states import use_state_store
+from ..learned.reader.states import store_choice, use_state_store
 from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
 from ..stages.gate import decide, question_cosines
@@ -123,9 +124,16 @@ class Workbench:
         self._client: Any = None
         self.state: IndexState | None = None
         self.memory: MemoryPlan | None = None   # the loaded corpus' memory plan (setting memory_mb)
-        # The reader keeps the passages it has read beside the vector store: read once, never encoded again.
-        use_state_store(Path(settings.chroma_path).resolve().parent / "reader-states", settings.reader_state_codec,
-                        settings.reader_state_mb)
+        self._passages: int | None = None   # the loaded corpus' distinct chunks (what ``auto`` is sized by)
+        self._use_state_store()
+
+    def _use_state_store(self) -> None:
+        """The reader keeps the passages it has read beside the vector store (read once, never encoded again),
+        by the settings' codec; ``auto`` chosen for the loaded corpus' size (:func:`~.states.resolve_codec`).
+        Called again by each request of an ``auto`` Workbench: another Workbench of the process may have loaded
+        a corpus of another size since."""
+        use_state_store(Path(self.settings.chroma_path).resolve().parent / "reader-states",
+                        self.settings.reader_state_codec, self.settings.reader_state_mb, self._passages)
 
     @property
     def load_context(self) -> LoadContext:
@@ -162,6 +170,9 @@ class Workbench:
         if self.settings.memory_mb:   # the caches take what the models and the corpus leave
             use_cache_tokens(plan.cache_tokens)
         self.state, self.memory = state, plan
+        if self.settings.reader_state_codec == AUTO:   # the codec by the corpus' size, before a state is read
+            self._passages = len({c.text for c in state.chunks if c.text.strip()})
+            self._use_state_store()
         if reader_states and self.settings.reader_states_at_index:
             self.store_reader_states()
         return state
@@ -178,10 +189,12 @@ class Workbench:
         """
         if self.state is None:
             raise RuntimeError("no corpus loaded: call load_corpus() first")
+        if self.settings.reader_state_codec == AUTO:
+            self._use_state_store()
         reader, why = shared_reader()
         texts = [c.text for c in self.state.chunks]
         if reader is None:
-            return StatesReport(len(texts), 0, 0, 0, 0.0, self.settings.reader_state_codec, 0.0, why.text())
+            return StatesReport(len(texts), 0, 0, 0, 0.0, store_choice().codec, 0.0, why.text())
         return store_corpus_states(reader, texts, on_progress, should_stop)
 
     def reranker(self, spec: str) -> tuple[Reranker | None, Reason]:
@@ -234,6 +247,8 @@ class Workbench:
         if state is None:
             raise RuntimeError("no corpus loaded: call load_corpus() first")
         s, timer = self.request_settings(settings), StageTimer()
+        if self.settings.reader_state_codec == AUTO:
+            self._use_state_store()   # this corpus' codec, whatever another Workbench loaded since
         with timer.stage("validate"):
             question = validate_question(question, s.max_question_chars)
             # Validated against the named tenant's own fields: a refusal never names another tenant's.

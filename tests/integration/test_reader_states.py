@@ -56,14 +56,39 @@ def test_an_index_killed_half_way_resumes_without_encoding_again(tmp_path, lab_b
 
 
 def test_states_that_cannot_fit_are_refused_in_one_line(tmp_path, lab_bench, fresh_reader):
-    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True, reader_state_mb=1.0)
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True, reader_state_mb=1.0, reader_state_codec="sq8")
     with pytest.raises(StatesDoNotFit) as caught:
         bench.load_corpus(reader_states=True)
     message = str(caught.value)
     assert "\n" not in message and "RETRIEVAL_READER_STATE_MB=1" in message and "as sq8" in message
-    # the lab corpus' 81 chunks take about 4 MB as sq8 (the default), 0.75 MB as pq96x6, 0.7 MB as pq64
-    assert "codecs that fit: pq96x6, pq64, pq32" in message
+    # the lab corpus' 81 chunks take about 4 MB as sq8, 0.87 MB as pq128x5, 0.78 MB as pq96x6, 0.7 MB as pq64
+    assert "codecs that fit: pq128x5, pq96x6, pq64, pq32" in message
     assert bench.state is not None   # the index itself is current
+
+
+def test_auto_stores_a_corpus_too_large_for_sq8_as_pq128x5(tmp_path, lab_bench, fresh_reader):
+    """At 2 MB the lab corpus' 81 chunks would take 6 MB as sq8 at 192 tokens each: ``auto`` (the default) stores
+    them as pq128x5 (0.9 MB), says so, and a question reads them from disk; a Workbench of the same process made
+    since (no corpus: sq8) does not move this one's requests off its codec."""
+    from retrieval.learned.reader.states import store_choice
+
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False, reader_state_mb=2.0)
+    assert bench.settings.reader_state_codec == "auto" and store_choice().codec == "sq8"   # nothing loaded yet
+    bench.load_corpus()
+    report = bench.store_reader_states()
+    distinct = len({c.text for c in bench.state.chunks if c.text.strip()})
+    assert (report.codec, report.stored, report.encoded) == ("pq128x5", distinct, distinct)
+    # 2 MB hold 28 passages of 192 tokens as sq8 (2,097,152 // 73,728)
+    assert "auto: sq8 up to 28 passages under RETRIEVAL_READER_STATE_MB=2, pq128x5 past them" in report.line()
+    reader, _ = loader.shared_reader()
+    assert reader.store.codec.spec == "pq128x5" and reader.store.folder.name.endswith("-pq128x5")
+    assert reader.store.size_bytes() < 2 * 2**20
+    bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # another Workbench: the choice moves to sq8
+    assert store_choice().codec == "sq8"
+    reader.clear()
+    before = reader.passages_encoded
+    assert bench.ask(QUESTION, {"tenant": "lumen"}).tier == "full"
+    assert store_choice().codec == "pq128x5" and reader.passages_encoded == before
 
 
 def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench, fresh_reader):

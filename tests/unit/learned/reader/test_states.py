@@ -171,3 +171,22 @@ def test_codecs_by_name_and_their_refusals():
     with pytest.raises(ValueError, match="faiss cannot build standalone codes from 'garbage'"):
         check_spec("faiss:garbage")
     assert check_spec("faiss:SQ8") == "faiss:SQ8"
+
+
+def test_auto_takes_sq8_while_a_corpus_fits_and_pq128x5_past_it(monkeypatch):
+    from retrieval.learned.reader import states
+    from retrieval.learned.reader.codecs import check_spec
+    from retrieval.learned.reader.states import resolve_codec, store_choice, use_state_store
+
+    monkeypatch.setattr(states, "_choice", states._choice)   # the process' choice as it was, after
+
+    assert check_spec(" AUTO ") == "auto"
+    # 1 GB = 1,073,741,824 bytes; sq8 at 192 tokens a passage: 73,728 bytes, so 14,563 passages fit, not 14,564
+    assert resolve_codec("auto", 14_563, 1024.0) == "sq8"
+    assert resolve_codec("auto", 14_564, 1024.0) == "pq128x5"
+    assert resolve_codec("auto", 100_000, 1024.0) == "pq128x5"    # 1.05 GB at FaQuAD's 131.6 tokens a passage
+    assert resolve_codec("auto", 81, 2.0) == "pq128x5"            # 6 MB as sq8 at the bound
+    assert resolve_codec("auto", None, 1.0) == "sq8"              # no corpus yet
+    assert resolve_codec("sq4", 10**9, 1.0) == "sq4"              # a codec named is a codec kept
+    use_state_store(None, "auto", 2.0, passages=81)
+    assert (store_choice().codec, store_choice().chosen) == ("pq128x5", "auto")
