@@ -125,15 +125,18 @@ class Workbench:
         self.state: IndexState | None = None
         self.memory: MemoryPlan | None = None   # the loaded corpus' memory plan (setting memory_mb)
         self._passages: int | None = None   # the loaded corpus' distinct chunks (what ``auto`` is sized by)
+        self._state_folder = Path(settings.chroma_path).resolve().parent / "reader-states"
         self._use_state_store()
 
     def _use_state_store(self) -> None:
         """The reader keeps the passages it has read beside the vector store (read once, never encoded again),
         by the settings' codec; ``auto`` chosen for the loaded corpus' size (:func:`~.states.resolve_codec`).
-        Called again by each request of an ``auto`` Workbench: another Workbench of the process may have loaded
-        a corpus of another size since."""
-        use_state_store(Path(self.settings.chroma_path).resolve().parent / "reader-states",
-                        self.settings.reader_state_codec, self.settings.reader_state_mb, self._passages)
+        Called again by each request of an ``auto`` Workbench whose choice is no longer the process' (another
+        Workbench may have loaded a corpus of another size since); a request that finds it in place sets
+        nothing."""
+        use_state_store(self._state_folder, self.settings.reader_state_codec, self.settings.reader_state_mb,
+                        self._passages)
+        self._state_choice = store_choice()
 
     @property
     def load_context(self) -> LoadContext:
@@ -247,7 +250,7 @@ class Workbench:
         if state is None:
             raise RuntimeError("no corpus loaded: call load_corpus() first")
         s, timer = self.request_settings(settings), StageTimer()
-        if self.settings.reader_state_codec == AUTO:
+        if self.settings.reader_state_codec == AUTO and store_choice() != self._state_choice:
             self._use_state_store()   # this corpus' codec, whatever another Workbench loaded since
         with timer.stage("validate"):
             question = validate_question(question, s.max_question_chars)

@@ -35,7 +35,7 @@ MAX_TRAIN_ROWS = 65_536
 RPQ_LISTS = 256
 
 _PQ = re.compile(r"^(r?)pq(\d+)(?:x(\d+))?$")
-#: The spec that picks a codec by corpus size: the first of :data:`AUTO_CODECS` whose states fit the store.
+#: The spec that picks a codec by corpus size (:data:`AUTO_CODECS`, :func:`~.states.resolve_codec`).
 AUTO = "auto"
 #: What ``auto`` chooses from, in order: sq8 (ranks as fp16 does) while a corpus' states fit under the store's
 #: limit, else pq128x5 (80 bytes a token: about 1 GB per 100,000 passages of 130 tokens; of the codecs near that
