@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from bench.run import CACHE  # noqa: E402
 from bench.stats import pct as _pct  # noqa: E402
 from bench.synthetic import SEED, SyntheticEmbedder, synthetic_corpus, synthetic_questions  # noqa: E402
-from retrieval.backends.corpus import chunk_documents, load_corpus  # noqa: E402
+from retrieval.ingest.corpus import chunk_documents, load_corpus  # noqa: E402
 from retrieval.core.filters import Filters, build_filters, field_types  # noqa: E402
 
 TENANT = "year"

@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions  # noqa: E402
+from retrieval.ingest.corpus import chunk_documents, load_corpus, load_questions  # noqa: E402
 from retrieval.backends.lexical import LexicalIndex  # noqa: E402
 from retrieval.backends.milvus import MilvusLexical, MilvusStore, open_client, tenant_key, tenant_stats  # noqa: E402
 from retrieval.core.filters import build_filters, field_types  # noqa: E402

@@ -32,7 +32,7 @@ from retrieval.learned.reader.states import StateStore
 
 def windows(window: int) -> list[tuple[str, list[str]]]:
     """(question, the texts of its first ``window`` fused candidates) for each lab question."""
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 

@@ -73,7 +73,7 @@ def _requests(bench, questions, settings, reader=None, clear: bool = False) -> d
 
 
 def corpus_run(corpus: Path, questions_path: Path, n_questions: int, codecs: Sequence[str]) -> dict[str, Any]:
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.learned.reader import loader
     from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings

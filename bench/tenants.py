@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.ingest.corpus import chunk_documents, load_corpus
 from retrieval.backends.store import VectorStore, open_client
 from retrieval.core.filters import Filters
 from retrieval.core.paths import PROJECT_ROOT

@@ -265,7 +265,7 @@ def eval_(
     """Evaluate configurations (and imported runs) on a labeled question set (metrics by ranx)."""
     _setup_logging()
     settings = _settings(sets, transforms=transform or None, mmr_lambda=mmr)
-    from .backends.corpus import load_questions
+    from .ingest.corpus import load_questions
     from .offline.evaluation import TqdmProgress, bench_factory, evaluate_configs
 
     try:
@@ -438,7 +438,7 @@ def tune(
         typer.echo(f"removed {gone}: {path} uses the default settings again" if gone
                    else f"no tuned configuration stored for {path}")
         return
-    from .backends.corpus import load_questions
+    from .ingest.corpus import load_questions
     from .offline.evaluation import TqdmProgress, bench_factory
     from .offline.tune import adoption_record, write_outputs
     from .offline.tune import tune as run_tune
@@ -486,7 +486,7 @@ def calibrate(
     """Choose the cosine gate (min_similarity) on the dev split; print held-out abstention accuracy."""
     _setup_logging()
     settings = _settings(sets)
-    from .backends.corpus import load_questions
+    from .ingest.corpus import load_questions
     from .core.paths import LAB_QUESTIONS
     from .offline.evaluation import calibrate_gate
 

@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.core.paths import LAB_QUESTIONS
     from retrieval.learned.judge.features import candidate_features, gate_features, sentence_features
     from retrieval.pipeline.workbench import open_workbench

@@ -75,7 +75,7 @@ def _workbench():
 
 def _lab_questions():
     try:
-        from retrieval.backends.corpus import load_questions
+        from retrieval.ingest.corpus import load_questions
     except ImportError:
         from retrieval.corpus import load_questions
     return load_questions(ROOT / "data" / "lab" / "questions.jsonl")

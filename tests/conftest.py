@@ -49,7 +49,7 @@ def lab_bench(settings):
 
 @pytest.fixture(scope="session")
 def lab_questions():
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.core.paths import LAB_QUESTIONS
 
     return load_questions(LAB_QUESTIONS)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from retrieval.backends.corpus import load_questions
+from retrieval.ingest.corpus import load_questions
 from retrieval.backends.embedders import load_embedder
 from retrieval.core import safeio
 from retrieval.core.redact import install_log_redaction

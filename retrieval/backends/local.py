@@ -11,7 +11,7 @@ from ..core.kinds import Text
 from ..core.reasons import raw
 from ..core.redact import redact_text
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
-from .corpus import load_corpus
+from ..ingest.corpus import load_corpus
 from .lexical import LexicalIndex
 from .store import VectorStore, index_variant, open_client
 

@@ -22,7 +22,7 @@ Filters become Milvus expressions from typed :class:`~retrieval.core.filters.Fil
 the schema, values are rendered as typed literals (:func:`literal`: strings escaped for Milvus's own parser),
 never pasted; results are checked again against the filters on our side. The tenant is in every search
 expression. Ids, tenants and metadata strings too long for the schema's fields are refused when the corpus
-loads, for both backends (:data:`retrieval.backends.corpus.MAX_ID_BYTES` and its neighbours), so one long value cannot
+loads, for both backends (:data:`retrieval.ingest.corpus.MAX_ID_BYTES` and its neighbours), so one long value cannot
 fail the sync of a whole corpus.
 
 A Milvus server is asked what it supports when it is opened (:func:`server_features`: its version). Before 2.4
@@ -56,7 +56,7 @@ from ..core.redact import redact_text
 from ..core.filters import Filters, field_types
 from ..core.text import tokenize
 from ..core.types import Chunk, RankedList, ScoredItem
-from .corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
+from ..ingest.corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
 from .lexical import K1, B, CountFrequencies, LexicalIndex, lucene_idf
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from .store import SyncReport, embed_chunks, index_variant

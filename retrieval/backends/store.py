@@ -27,6 +27,7 @@ from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 import numpy as np
 
 from ..core.filters import Filters, typed
+from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES  # noqa: F401 - the stores' own keys
 from ..core.reasons import Declared, Reason, declare, raw
 from ..core.types import Chunk, RankedList, ScoredItem
 
@@ -34,10 +35,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
-#: Metadata keys the stores keep for themselves (ours, and Chroma's ``chroma:document``): refused at load,
-#: with keys that are empty or start with ``$`` (filter operators), ``#`` or ``chroma:`` (Chroma's own).
-RESERVED_KEYS = frozenset({_PARENT, _HASH, _POS, "chroma:document"})
-RESERVED_PREFIXES = ("$", "#", "chroma:")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,12 @@ from .reasons import Reason, declare, put
 
 MetadataValue = str | int | float | bool
 
+#: Metadata keys the stores keep for themselves (ours: ``rw_parent``, ``rw_hash``, ``rw_position``; Chroma's
+#: ``chroma:document``): refused at load, with keys that are empty or start with ``$`` (filter operators), ``#``
+#: or ``chroma:`` (Chroma's own).
+RESERVED_KEYS = frozenset({"rw_parent", "rw_hash", "rw_position", "chroma:document"})
+RESERVED_PREFIXES = ("$", "#", "chroma:")
+
 SKIPPED = declare("list.skipped", en="skipped: {why}", pt="pulada: {why}")
 UNFUSED = declare("list.unfused", en="searched but not fused: {why}", pt="buscada, mas não fundida: {why}")
 
@@ -22,7 +28,7 @@ class Document:
     """A parent document as read from the corpus.
 
     ``markup`` is ``""`` for plain text, ``"markdown"`` or ``"mdx"`` for a folder's ``.md`` / ``.mdx`` file: its
-    ``text`` is then the source, read as structure when it is chunked (:mod:`retrieval.backends.markup`).
+    ``text`` is then the source, read as structure when it is chunked (:mod:`retrieval.ingest.markup`).
     """
 
     id: str

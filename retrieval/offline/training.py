@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..backends.corpus import load_questions
+from ..ingest.corpus import load_questions
 from ..core.split import split_of
 from ..core.text import fold
 from ..core.types import FinalItem, Question, RankedList, ScoredItem

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..backends.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
+from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
 from ..backends.embedders import Embedder
 from ..backends import BACKENDS, OpenRequest
 from ..backends.state import IndexState

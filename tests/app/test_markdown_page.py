@@ -11,7 +11,7 @@ import pytest
 from _apptest import assert_ok, page, plain
 from streamlit.testing.v1 import AppTest
 
-from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.ingest.corpus import chunk_documents, load_corpus
 
 SET = Path(__file__).resolve().parents[1] / "data" / "markdown"
 QUESTION = "Quando não é possível fazer rollback para uma versão?"

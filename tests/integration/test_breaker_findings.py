@@ -21,7 +21,7 @@ def test_a_code_spelled_with_another_dash_or_full_width_is_the_same_code(lab_ben
 
 
 def test_front_matter_numbers_yaml_would_rewrite_stay_distinct_tenants(tmp_path):
-    from retrieval.backends.corpus import load_corpus
+    from retrieval.ingest.corpus import load_corpus
     from retrieval.core.errors import CorpusError
 
     for name, tenant in (("t007.md", "007"), ("t7.md", "7")):

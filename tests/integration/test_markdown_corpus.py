@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.backends.corpus import load_questions
-from retrieval.backends.markup import SECTION_KEY
+from retrieval.ingest.corpus import load_questions
+from retrieval.ingest.markup import SECTION_KEY
 from retrieval.pipeline.workbench import open_workbench
 
 pytestmark = pytest.mark.integration

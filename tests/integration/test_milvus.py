@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.ingest.corpus import chunk_documents, load_corpus
 from retrieval.backends.milvus import LITE, MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
 from retrieval.core.filters import build_filters, field_types
 from retrieval.pipeline.workbench import Workbench

@@ -69,7 +69,7 @@ def test_chroma_where_keeps_tenants_of_equal_value_and_other_type_apart(tmp_path
     sys.path.insert(0, str(ROOT / "tests"))
     from _fuzz import HashEmbedder
 
-    from retrieval.backends.corpus import chunk_documents
+    from retrieval.ingest.corpus import chunk_documents
     from retrieval.backends.store import VectorStore, open_client
     from retrieval.core.filters import Filters
     from retrieval.core.types import Document

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.ingest.corpus import chunk_documents, load_corpus
 from retrieval.pipeline.workbench import Workbench
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from _paths import ROOT
 sys.path.insert(0, str(ROOT / "tests"))
 from _fuzz import HashEmbedder  # noqa: E402
 
-from retrieval.backends.corpus import chunk_documents  # noqa: E402
+from retrieval.ingest.corpus import chunk_documents  # noqa: E402
 from retrieval.backends.store import DenseLayout, VectorStore, collection_name, open_client  # noqa: E402
 from retrieval.core.errors import InvalidFilter  # noqa: E402
 from retrieval.core.filters import Filters, build_filters, field_types  # noqa: E402

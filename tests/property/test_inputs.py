@@ -12,7 +12,7 @@ from _fuzz import budget, typed
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions
+from retrieval.ingest.corpus import chunk_documents, load_corpus, load_questions
 from retrieval.backends.lexical import LexicalIndex
 from retrieval.backends.store import RESERVED_KEYS, RESERVED_PREFIXES
 from retrieval.core.codes import codes

@@ -11,7 +11,7 @@ from _fuzz import budget
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.backends.corpus import load_corpus, load_questions
+from retrieval.ingest.corpus import load_corpus, load_questions
 from retrieval.core.errors import CorpusError, InvalidPolicy
 from retrieval.serving.access import AccessPolicy, load_policy
 

@@ -67,7 +67,7 @@ def _other_corpus(path, docs=400):
 
 
 def test_shared_workbench_under_threads_equals_each_request_alone(shared, tmp_path):
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.core.paths import LAB_QUESTIONS
     from retrieval.offline.evaluation import Config, evaluate_configs
     from retrieval.pipeline.workbench import Workbench

@@ -11,7 +11,7 @@ import retrieval
 
 ROOT = Path(retrieval.__file__).resolve().parent
 #: The floors, lowest first; ``settings`` sits above the stages it validates against and below the pipeline.
-FLOORS = ("core", "backends", "learned", "stages", "settings", "pipeline", "explain", "offline", "serving", "cli",
+FLOORS = ("core", "ingest", "backends", "learned", "stages", "settings", "pipeline", "explain", "offline", "serving", "cli",
           "__main__", "__init__")
 #: Function-level imports of the package that are not there to dodge a cycle.
 LAZY_ALLOWED = {("retrieval.learned.reader.loader", "retrieval.learned.reader.interaction")}

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import streamlit as st
 
-from retrieval.backends.markup import SECTION_KEY
+from retrieval.ingest.markup import SECTION_KEY
 from retrieval.backends.state import IndexState
 from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.core.reasons import raw

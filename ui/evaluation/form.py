@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from retrieval.backends.corpus import load_questions
+from retrieval.ingest.corpus import load_questions
 from retrieval.core.errors import CorpusError, RetrievalError
 from retrieval.core.tenants import visible_questions
 from retrieval.offline.evaluation import evaluate_configs, named_configs, resolve_configs

@@ -112,7 +112,7 @@ def panel(page: EvalPage) -> None:
 
 def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str | None, budget: float,
          templates: bool) -> None:
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.offline.tune import tune
 
     ss = st.session_state

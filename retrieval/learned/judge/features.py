@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...backends.corpus import document_text
+from ...ingest.corpus import document_text
 from ...backends.lexical import Lexical, lucene_idf
 from ...core.codes import CONDITIONS, NEGATIONS, codes
 from ...core.kinds import Text

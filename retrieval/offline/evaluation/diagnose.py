@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ...backends.corpus import document_text
+from ...ingest.corpus import document_text
 from ...core.errors import RetrievalError
 from ...core.filters import build_filters, field_types, typed
 from ...core.tenants import may_open

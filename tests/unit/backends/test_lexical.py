@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents
+from retrieval.ingest.corpus import chunk_documents
 from retrieval.backends.lexical import K1, B, LexicalIndex, lucene_idf
 from retrieval.core.filters import Filters
 from retrieval.core.text import tokenize
@@ -95,7 +95,7 @@ def test_metadata_filter_inside_lexical_generator():
 def test_bm25s_engine_ranks_like_rank_bm25(corpus):
     from _paths import FAQUAD
 
-    from retrieval.backends.corpus import load_corpus, load_questions
+    from retrieval.ingest.corpus import load_corpus, load_questions
     from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 
     base = {"lab": (LAB_CORPUS, LAB_QUESTIONS), "faquad": (FAQUAD / "corpus.jsonl", FAQUAD / "questions.jsonl")}

@@ -81,7 +81,7 @@ def test_tenant_layouts_bench_times_both_layouts_on_the_same_lists(tmp_path):
     and timed, the same lists in both (exact at this size), the floor row at ×1.0, one README row per query."""
     from bench.tenants import TENANTS, compare_layouts, with_tenants
     from bench.tenants import markdown as tenants_markdown
-    from retrieval.backends.corpus import chunk_documents, load_corpus
+    from retrieval.ingest.corpus import chunk_documents, load_corpus
 
     chunks = with_tenants(chunk_documents(load_corpus(synthetic_corpus(tmp_path / "c.jsonl", 300)), 120, 30))
     assert chunks == with_tenants(chunks) and {c.metadata["tenant"] for c in chunks} == {f"t{i}" for i in range(TENANTS)}

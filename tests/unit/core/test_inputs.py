@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from retrieval import cli
-from retrieval.backends.corpus import load_corpus, load_questions
+from retrieval.ingest.corpus import load_corpus, load_questions
 from retrieval.core.errors import CorpusError, InvalidGlossary
 from retrieval.core.inputs import MAX_JSON_DEPTH, json_depth_problem
 from retrieval.offline import judgments

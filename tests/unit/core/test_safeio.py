@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.backends.corpus import load_corpus, load_questions
+from retrieval.ingest.corpus import load_corpus, load_questions
 from retrieval.core import safeio
 from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.offline import judgments

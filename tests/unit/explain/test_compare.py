@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrieval.backends.corpus import load_questions
+from retrieval.ingest.corpus import load_questions
 from retrieval.explain import compare
 from retrieval.offline import judgments
 

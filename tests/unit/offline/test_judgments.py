@@ -59,7 +59,7 @@ def test_jsonl_escapes_line_separators_and_reads_back() -> None:
         assert "\\u2028" in text and "\\u0085" in text and "\\u2029" in text
         assert len(text.splitlines()) == 2
         assert judgments.load(path, question, qid=qid) == {"p\u2028": 2}
-        from retrieval.backends.corpus import load_questions
+        from retrieval.ingest.corpus import load_questions
 
         assert {q.id for q in load_questions(str(path))} >= {qid}
 

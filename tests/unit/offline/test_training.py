@@ -9,7 +9,7 @@ import lightgbm  # noqa: E402,F401 - pinned: a missing package fails here, it ne
 
 from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
 
-from retrieval.backends.corpus import load_questions  # noqa: E402
+from retrieval.ingest.corpus import load_questions  # noqa: E402
 from retrieval.core.types import RankedList, ScoredItem  # noqa: E402
 from retrieval.offline import training as T  # noqa: E402
 

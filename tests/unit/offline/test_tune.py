@@ -89,7 +89,7 @@ def _factory(corpus: Path, embedder):
 
 @pytest.fixture(scope="module")
 def pairs(tmp_path_factory):
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
 
     folder = tmp_path_factory.mktemp("tune")
     corpus, qpath = _write(folder)

@@ -235,7 +235,7 @@ def test_the_judgments_folder_is_a_default_root_and_is_kept_in_git() -> None:
 def test_the_app_reads_the_lab_corpus_and_the_shipped_models_whatever_its_data_roots(tree, monkeypatch):
     """RETRIEVAL_DATA_ROOTS set to a team's folder: the app's default corpus still loads (its process reads the
     shipped roots too), while a typed path outside the team's folder is still refused."""
-    from retrieval.backends.corpus import load_corpus
+    from retrieval.ingest.corpus import load_corpus
     from retrieval.core import safeio
     from retrieval.core.paths import LAB_CORPUS
 

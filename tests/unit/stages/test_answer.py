@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions
+from retrieval.ingest.corpus import chunk_documents, load_corpus, load_questions
 from retrieval.core.types import FinalItem
 from retrieval.stages.answer import ExtractiveAnswerer
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, load_questions
+from retrieval.ingest.corpus import chunk_documents, load_questions
 from retrieval.core.errors import CorpusError
 from retrieval.core.types import Document, Question
 from retrieval.offline.evaluation.diagnose import evidence_check

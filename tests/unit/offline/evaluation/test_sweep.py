@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.backends.corpus import chunk_documents
+from retrieval.ingest.corpus import chunk_documents
 from retrieval.core.types import Document, Question
 from retrieval.offline.evaluation import evidence_check
 from retrieval.offline.evaluation.sweep import SweepItem, jaccard, redundancy_flags, sweep_points
@@ -30,7 +30,7 @@ def test_span_cut_by_the_chunking_is_listed():
 
 
 def test_lab_gold_spans_survive(lab_questions):
-    from retrieval.backends.corpus import load_corpus
+    from retrieval.ingest.corpus import load_corpus
     from retrieval.core.paths import LAB_CORPUS
 
     docs = load_corpus(LAB_CORPUS)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, load_corpus
+from retrieval.ingest.corpus import chunk_documents, load_corpus
 from retrieval.backends.lexical import LexicalIndex
 from retrieval.core.codes import codes, corpus_codes, invariant_flags
 from retrieval.core.errors import CorpusError, InvalidFilter, InvalidGlossary, InvalidSetting, RetrievalError
@@ -123,7 +123,7 @@ def test_metadata_values_the_stores_cannot_hold_are_refused(tmp_path, value):
 def test_malformed_squad_is_one_corpus_error(tmp_path, data):
     path = tmp_path / "squad.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
 
     for load in (load_corpus, load_questions):
         with pytest.raises(CorpusError) as err:

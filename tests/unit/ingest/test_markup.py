@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, document_text, load_corpus
-from retrieval.backends.markup import SECTION_KEY, parse, plain_inline, strip_esm
+from retrieval.ingest.corpus import chunk_documents, document_text, load_corpus
+from retrieval.ingest.markup import SECTION_KEY, parse, plain_inline, strip_esm
 from retrieval.core.errors import CorpusError
 from retrieval.core.text import whole_sentences
 from retrieval.core.types import Document

@@ -2,7 +2,7 @@
 
 A folder corpus' ``.md`` and ``.mdx`` files keep their source as :attr:`~retrieval.core.types.Document.text`
 (``markup`` says which); :func:`parse` reads that source into :class:`Section`\\ s, one per heading, each a list of
-:class:`Block`\\ s, and the chunker (:func:`retrieval.backends.corpus.chunk_documents`) chunks each section apart:
+:class:`Block`\\ s, and the chunker (:func:`retrieval.ingest.corpus.chunk_documents`) chunks each section apart:
 
 * **text** blocks are plain text, one line each: a paragraph, one list item's paragraph (nested items are their
   own lines), one table row (``Header: cell; Header: cell``), a quote's paragraph, the text of an HTML block.
@@ -23,10 +23,8 @@ from functools import lru_cache
 from itertools import zip_longest
 from typing import Any, Sequence
 
-#: The chunk metadata key that holds a Markdown chunk's section path.
-SECTION_KEY = "section"
-#: Between two headings of a section path.
-SECTION_SEPARATOR = " › "
+from .location import SECTION_KEY, SECTION_SEPARATOR  # noqa: F401 - the key every chunk's section is kept under
+
 #: :attr:`Document.markup` of a folder's ``.md`` and ``.mdx`` files (other documents have ``""``: plain text).
 MARKDOWN, MDX = "markdown", "mdx"
 #: The file suffixes read as Markdown, and which flavour each is.

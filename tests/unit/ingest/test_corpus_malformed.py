@@ -1,4 +1,4 @@
-"""Malformed corpus and question files are one line (retrieval/backends/corpus.py): a 50,000-digit integer, bytes
+"""Malformed corpus and question files are one line (retrieval/ingest/corpus.py): a 50,000-digit integer, bytes
 that are not UTF-8 (the line and column named), an id that is not a string or an integer (``true``, ``7.5``,
 ``null``, a list), in a corpus and in a question set; a control character in an id is escaped in the message."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.backends.corpus import load_corpus, load_questions
+from retrieval.ingest.corpus import load_corpus, load_questions
 from retrieval.core.errors import CorpusError
 
 DOC = '{"id": "d1", "title": "t", "text": "x"}\n'

@@ -21,9 +21,8 @@ from ..core import safeio
 from ..core.errors import CorpusError
 from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
-from ..core.types import Chunk, Document, Question
+from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES, Chunk, Document, Question
 from . import markup
-from .store import RESERVED_KEYS, RESERVED_PREFIXES
 
 _SCALARS = (str, int, float, bool)
 _INT64 = (-(2**63), 2**63 - 1)

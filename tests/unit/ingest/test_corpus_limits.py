@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from retrieval.backends.corpus import (
+from retrieval.ingest.corpus import (
     MAX_ID_BYTES,
     MAX_METADATA_TEXT_BYTES,
     MAX_TENANT_BYTES,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from retrieval.backends.corpus import chunk_documents, load_corpus, load_questions
+from retrieval.ingest.corpus import chunk_documents, load_corpus, load_questions
 from retrieval.core.errors import CorpusError, InvalidFilter, TenantRequired
 from retrieval.core.filters import build_filters, field_types
 
@@ -189,7 +189,7 @@ def test_filters_typed_in_and_tenant_required():
 
 
 def test_trec_topics_and_qrels(tmp_path):
-    from retrieval.backends.corpus import load_questions
+    from retrieval.ingest.corpus import load_questions
     from retrieval.core.errors import CorpusError
 
     topics = tmp_path / "topics.tsv"

@@ -1,0 +1,130 @@
+"""Document formats, each declared once: its extensions, a content sniff and its reader.
+
+A folder corpus (:func:`retrieval.ingest.folder.folder_documents`) picks a file's :class:`Format` by its
+extension; the format's :attr:`Format.sniff` checks the bytes are what the extension says (a ``.pdf`` that is
+not a PDF is skipped as unreadable, never read as something else); :attr:`Format.read` turns the bytes into a
+:class:`Read`: Markdown (or plain text) with the document's structure, so every format goes through one chunker
+(:mod:`.markup`): headings become each chunk's section path, and page markers (:func:`page_marker`) give each
+chunk its page.
+
+Declaring a new format is one call::
+
+    FORMATS.declare(Format("rtf", Text("RTF", "RTF"), (".rtf",), read_rtf, sniff=lambda b: b.startswith(b"{\\\\rtf")))
+
+and the folder reader reads it, ``index`` lists and counts it, and the app's table shows it, with no other
+file changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ..core.kinds import Registry, Text
+
+#: The page marker a reader writes before each page's text (a Markdown comment of its own, between blank
+#: lines): :func:`retrieval.ingest.markup.parse` gives each block the page of the last marker above it.
+PAGE_MARKER = re.compile(r"^<!--\s*page\s+(\d+)\s*-->$")
+
+
+def page_marker(number: int) -> str:
+    """The Markdown block that opens page ``number`` (from 1): ``<!-- page 4 -->``."""
+    return f"<!-- page {int(number)} -->"
+
+
+_ESCAPED = re.compile(r"([\\`*_\[\]<>#|~&!{}])")
+_LEADING = re.compile(r"^(\s*)([-+=]|\d+[.)])(?=\s|$)")
+
+
+def md_escape(text: str) -> str:
+    """``text`` (one line of a document's words) as Markdown that reads back as exactly that text: the
+    characters that Markdown would read as syntax are backslash-escaped (``*``, ``_``, ``#``, ``<``, ``&``, a
+    leading ``-`` or ``1.``…). Line breaks become spaces: one call is one block's line."""
+    line = " ".join(text.split())
+    line = _ESCAPED.sub(r"\\\1", line)
+    return _LEADING.sub(lambda m: m.group(1) + "".join("\\" + c if not c.isdigit() else c for c in m.group(2)),
+                        line)
+
+
+def md_heading(level: int, text: str) -> str:
+    """A Markdown heading of ``level`` (1-6; deeper levels are written as 6)."""
+    return "#" * min(max(int(level), 1), 6) + " " + md_escape(text)
+
+
+def md_table(rows: list[list[str]]) -> str:
+    """Rows of cells as a Markdown (GFM) table, the first row as the header; the chunker reads each body row as
+    one line ``Header: cell; Header: cell``. An empty list gives ``""``."""
+    rows = [[md_escape(c) for c in row] for row in rows if any(c.strip() for c in row)]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+class Unreadable(Exception):
+    """A file a reader cannot make text of; ``reason`` is a :data:`SKIP_REASONS` name (``no_text`` for a scan
+    with no text layer, ``unreadable`` for a broken or encrypted file), the message says why in one line."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Read:
+    """What a reader made of one file.
+
+    Attributes:
+        text: the document as Markdown (``markup="markdown"``: headings, lists, tables, page markers) or plain
+            text (``markup=""``).
+        title: the document's title where the file names one (an HTML ``<title>``, a DOCX's Title style or core
+            properties, a PDF's metadata); ``""`` lets the folder reader take the first heading or the file name.
+        metadata: what the file declares of itself (a PDF's author…), scalars or lists of scalars; the folder
+            reader adds ``format`` and ``folder``.
+        pages: the file's page count where it has pages (a PDF), else 0.
+        warnings: one line each about what was left out (a value dropped, a page without text).
+    """
+
+    text: str
+    markup: str = "markdown"
+    title: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    pages: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Format:
+    """One document format.
+
+    Attributes:
+        name: the format's name, as ``index`` counts it and the ``format`` metadata holds it (``pdf``).
+        label: its name for people.
+        extensions: lower-case suffixes with their dot (``(".htm", ".html")``).
+        read: ``(data, path) -> Read``; raises :class:`Unreadable` (or any exception: the file is skipped as
+            unreadable with its message).
+        sniff: ``data -> bool``, whether the bytes are of this format (``None``: any bytes).
+        library: the library that reads it, for the docs and ``index``'s table.
+    """
+
+    name: str
+    label: Text
+    extensions: tuple[str, ...]
+    read: Callable[[bytes, Path], Read]
+    sniff: Callable[[bytes], bool] | None = None
+    library: str = ""
+
+
+#: Every format a folder corpus reads, in declaration order (:mod:`.readers` declares the shipped ones).
+FORMATS: Registry[Format] = Registry("document format")
+
+
+def format_for(path: Path) -> Format | None:
+    """The declared format of ``path``'s extension, or ``None``."""
+    suffix = path.suffix.lower()
+    return next((f for f in FORMATS if suffix in f.extensions), None)
