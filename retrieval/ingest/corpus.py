@@ -23,6 +23,7 @@ from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
 from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES, Chunk, Document, Question
 from . import markup
+from .location import PAGE_END_KEY, PAGE_KEY
 
 _SCALARS = (str, int, float, bool)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -655,7 +656,9 @@ def _markup_chunks(doc: Document, chunk_tokens: int, chunk_overlap: int, context
     """A Markdown or MDX parent's chunks: each section (:func:`.markup.parse`) packed into windows of its own,
     so no chunk spans two sections. A chunk's ``text`` holds its text blocks, one line each (a paragraph, a
     list item, a table row); its ``code`` its code blocks; its ``context`` the section path after the
-    contextual line, if any; its metadata the section path under :data:`.markup.SECTION_KEY`."""
+    contextual line, if any; its metadata the section path under :data:`.markup.SECTION_KEY` and, in a paged
+    source (page markers, :func:`.formats.page_marker`), its first page under :data:`.location.PAGE_KEY` and its last
+    under :data:`.location.PAGE_END_KEY` where it runs over more than one."""
     chunks: list[Chunk] = []
     for section in markup.parse(doc.text, doc.markup == markup.MDX):
         units: list[tuple[str, Any]] = []
@@ -671,6 +674,12 @@ def _markup_chunks(doc: Document, chunk_tokens: int, chunk_overlap: int, context
             text, code = _joined(window, "text"), _joined(window, "code")
             n = len(chunks)
             chunk_id = f"{doc.id}#{n}"
-            parts = (chunk_id, doc.title, text, dict(meta), line) + ((code,) if code else ())
-            chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, dict(meta), content_hash(*parts), line, code))
+            pages = sorted({section.blocks[b].page for _, (_, b) in window} - {0})
+            here = dict(meta)
+            if pages:
+                here[PAGE_KEY] = pages[0]
+                if pages[-1] != pages[0]:
+                    here[PAGE_END_KEY] = pages[-1]
+            parts = (chunk_id, doc.title, text, dict(here), line) + ((code,) if code else ())
+            chunks.append(Chunk(chunk_id, doc.id, n, doc.title, text, here, content_hash(*parts), line, code))
     return chunks

@@ -23,6 +23,7 @@ from functools import lru_cache
 from itertools import zip_longest
 from typing import Any, Sequence
 
+from .formats import PAGE_MARKER
 from .location import SECTION_KEY, SECTION_SEPARATOR  # noqa: F401 - the key every chunk's section is kept under
 
 #: :attr:`Document.markup` of a folder's ``.md`` and ``.mdx`` files (other documents have ``""``: plain text).
@@ -34,10 +35,12 @@ SUFFIXES = {".md": MARKDOWN, ".mdx": MDX}
 @dataclass(frozen=True)
 class Block:
     """One unit of a section: ``kind`` ``"text"`` (one line of plain text) or ``"code"`` (a code block as
-    written, without its fences)."""
+    written, without its fences); ``page``: the page it is on (from the last page marker above it,
+    :func:`retrieval.ingest.formats.page_marker`), ``0`` in a source without pages."""
 
     kind: str
     text: str
+    page: int = 0
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,7 @@ def parse(text: str, mdx: bool = False) -> tuple[Section, ...]:
     row: list[str] | None = None
     header: list[str] = []
     in_head, body_rows = False, 0
+    page = 0
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -196,29 +200,31 @@ def parse(text: str, mdx: bool = False) -> tuple[Section, ...]:
             if in_head:
                 header = row or []
             elif row and (line := _row_line(header, row)):
-                blocks.append(Block("text", line))
+                blocks.append(Block("text", line, page))
                 body_rows += 1
             row = None
         elif kind == "table_close":
             if not body_rows and any(header):  # a table of one header row: the header is its text
-                blocks.append(Block("text", "; ".join(h for h in header if h)))
+                blocks.append(Block("text", "; ".join(h for h in header if h), page))
         elif kind == "inline":
             line = _inline(tok.children, mdx)
             if row is not None:
                 row.append(line)
             elif line:
-                blocks.append(Block("text", line))
+                blocks.append(Block("text", line, page))
         elif kind in ("fence", "code_block"):
             source = tok.content.rstrip()
             if source.strip():
-                blocks.append(Block("code", source))
+                blocks.append(Block("code", source, page))
+        elif kind == "html_block" and (marker := PAGE_MARKER.match(tok.content.strip())):
+            page = int(marker.group(1))
         elif kind == "html_block":
-            blocks.extend(Block("text", line) for line in _html_lines(tok.content, mdx))
+            blocks.extend(Block("text", line, page) for line in _html_lines(tok.content, mdx))
         i += 1
     if blocks:
         sections.append(Section(path, tuple(blocks)))
     if not sections and headings:
-        sections.append(Section((), tuple(Block("text", h) for h in headings)))
+        sections.append(Section((), tuple(Block("text", h, page) for h in headings)))
     return tuple(sections)
 
 
