@@ -144,8 +144,11 @@ def index(
     contextual: bool = typer.Option(False, "--contextual", help="Index a context line with each chunk "
                                     "(use RETRIEVAL_CONTEXTUAL=true for ask/app to read that index)."),
     sets: list[str] = SetOpt,
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object: what was read and skipped (every "
+                               "file), the chunks and the vectors."),
 ) -> None:
-    """Build or refresh the persistent index of a corpus (progress on stderr)."""
+    """Build or refresh the persistent index of a corpus (progress on stderr), then say what was read: files per
+    format, documents, pages, chunks, and every file skipped with its reason."""
     _setup_logging()
     settings = _settings(sets, contextual=True if contextual else None)
     try:
@@ -163,6 +166,23 @@ def index(
         _fail(str(exc))
     state = bench.state
     report = state.sync
+    if json_:
+        typer.echo(json.dumps({
+            "corpus": str(state.corpus_path), "documents": len(state.documents), "chunks": len(state.chunks),
+            "intake": state.intake.to_dict() if state.intake else None,
+            "intake_file": state.intake.written_to if state.intake else "",
+            "vectors": ({"added": report.added, "updated": report.updated, "removed": report.removed,
+                         "unchanged": report.unchanged} if report else None),
+            "store_reason": state.store_reason.text(),
+            "reader_states": states.line() if states is not None else None,
+        }, ensure_ascii=False, indent=2))
+        if report is None:
+            _fail(f"the index has no vectors ({state.store_reason.text()}); requests would run lexical_only")
+        return
+    if state.intake is not None:
+        typer.echo(state.intake.table())
+        if state.intake.written_to and (state.intake.skipped or state.intake.warnings):
+            typer.echo(f"every file read and skipped: {state.intake.written_to}")
     typer.echo(
         f"indexed {len(state.documents)} documents as {len(state.chunks)} chunks in {state.load_ms / 1000:.1f} s; "
         + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"

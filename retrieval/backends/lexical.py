@@ -290,7 +290,10 @@ class _TenantIndex:
             found = self._masks.get(cache_key)
             if found is None:
                 column, codes = self.column(key)
-                wanted = [codes[t] for t in cache_key[1] if t in codes]
+                asked = set(cache_key[1])
+                # a value is wanted as itself, or (a multi-valued field's tuple) where one of its members is
+                wanted = [code for (kind, value), code in codes.items()
+                          if (kind, value) in asked or (kind == "tuple" and any(typed(m) in asked for m in value))]
                 found = np.isin(column, wanted) if wanted else np.zeros(len(column), dtype=bool)
                 if len(self._masks) >= 32:
                     self._masks.pop(next(iter(self._masks)))

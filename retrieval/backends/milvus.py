@@ -361,6 +361,9 @@ class Schema:
             if not values:
                 return "id == \"\" and id != \"\""  # an empty IN matches nothing
             name = self.field(key)
+            if key in filters.multi:  # a list in the JSON field: one of its members is one of the values
+                parts.append(f"json_contains_any({name}, [{', '.join(literal(v) for v in values)}])")
+                continue
             if self.scalars.get(key) == "DOUBLE":
                 values = tuple(float(v) for v in values if not isinstance(v, bool))
                 if not values:

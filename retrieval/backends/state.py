@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..core.codes import corpus_codes
-from ..core.filters import typed
+from ..core.filters import members, typed
 from ..core.reasons import Reason
 from ..core.types import Chunk, Document
+from ..ingest.folder import IntakeReport
 from .lexical import Lexical
 from .store import DenseStore, SyncReport
 
@@ -31,6 +32,9 @@ class IndexState:
     sync: SyncReport | None
     index_id: str
     load_ms: float
+    #: What reading the corpus did: files read per format, documents, chunks, pages, the files skipped and why
+    #: (:class:`retrieval.ingest.folder.IntakeReport`); ``None`` for a state built without one.
+    intake: IntakeReport | None = None
 
     @cached_property
     def tenants(self) -> list[Any]:
@@ -72,7 +76,7 @@ class IndexState:
         values: dict[str, set[Any]] = {}
         for c in self.chunks:
             for k, v in c.metadata.items():
-                values.setdefault(k, set()).add(v)
+                values.setdefault(k, set()).update(members(v))  # a multi-valued field offers its members
         return {k: tuple(sorted(v, key=str)) for k, v in values.items()}
 
     @cached_property
@@ -84,7 +88,9 @@ class IndexState:
             if field in c.metadata:
                 fields = by_tenant.setdefault(typed(c.metadata[field]), {})
                 for k, v in c.metadata.items():
-                    fields.setdefault(k, set()).add(typed(v))
+                    fields.setdefault(k, set()).update(typed(m) for m in members(v))
+                    if isinstance(v, tuple):
+                        fields[k].add(("tuple", ()))  # the field's multi-valued mark (field_types_of)
         return {t: {k: frozenset(v) for k, v in fields.items()} for t, fields in by_tenant.items()}
 
     def field_types_of(self, tenants: Iterable[Any]) -> dict[str, set[type]]:

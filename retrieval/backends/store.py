@@ -37,6 +37,12 @@ T = TypeVar("T")
 _PARENT, _HASH, _POS = "rw_parent", "rw_hash", "rw_position"
 
 
+def _chroma_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A chunk's metadata as Chroma stores it: a multi-valued field (a tuple) as a list, which ``$contains``
+    matches by member."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in metadata.items()}
+
+
 @dataclass(frozen=True)
 class SyncReport:
     """What a sync did: chunk counts (``added + updated`` were embedded), whether a collection was rebuilt (new
@@ -410,8 +416,8 @@ class VectorStore:
                     ids=[c.chunk_id for c in rows],
                     embeddings=np.vstack([vectors[c.chunk_id] for c in rows]).astype(np.float32),
                     documents=[c.text for c in rows],
-                    metadatas=[{**c.metadata, _PARENT: c.parent_id, _HASH: c.content_hash, _POS: c.position}
-                               for c in rows],
+                    metadatas=[{**_chroma_metadata(c.metadata), _PARENT: c.parent_id, _HASH: c.content_hash,
+                                _POS: c.position} for c in rows],
                 )
             members = {c.chunk_id for c in group}
             stale = [cid for cid in stored[name] if cid not in members]

@@ -1,5 +1,8 @@
 """Metadata filters: keys combine with AND, a list of values for one key means IN (DESIGN.md, "Tenancy").
 
+A multi-valued field (a front matter's ``categories: [dados, api]``, kept as a tuple of scalars) matches a value
+when one of its members is that value: ``categories=dados`` matches ``("dados", "api")``.
+
 Identity is exact in value **and type** on every path: ``True``, ``1``, ``1.0`` and ``"1"`` are four values
 (Python's ``True == 1`` and ``hash(True) == hash(1)`` never merge them): membership, equality and hashing of
 :class:`Filters` go through :func:`typed`. A request names exactly one tenant.
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping
 
@@ -26,6 +29,15 @@ def typed_set(values: Iterable[Any]) -> frozenset[tuple[str, Any]]:
     return frozenset(typed(v) for v in values)
 
 
+#: In :func:`field_types`' sets, the mark of a multi-valued field (beside its members' types).
+MULTI = tuple
+
+
+def members(value: Any) -> tuple[Any, ...]:
+    """A metadata value's members: a multi-valued field's (a tuple or list of scalars), else the value alone."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
 @dataclass(frozen=True, eq=False)
 class Filters:
     """Normalized filters: ``{field: (value, …)}``, values already of the corpus' metadata types.
@@ -34,6 +46,8 @@ class Filters:
     with ``tenant=1``)."""
 
     clauses: tuple[tuple[str, tuple[MetadataValue, ...]], ...] = ()
+    #: The multi-valued fields among the clauses' keys (matched by member: Chroma's ``$contains``).
+    multi: frozenset[str] = field(default=frozenset(), compare=False)
 
     @cached_property
     def key(self) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
@@ -57,21 +71,26 @@ class Filters:
         return next((v for k, v in self.clauses if k == key), None)
 
     def matches(self, metadata: Mapping[str, MetadataValue]) -> bool:
-        """True when every clause holds for ``metadata`` exactly (value and type; a missing field never matches)."""
-        return all(key in metadata and typed(metadata[key]) in values for key, values in self._sets)
+        """True when every clause holds for ``metadata`` exactly (value and type; a missing field never matches; a
+        multi-valued field matches by any of its members)."""
+        return all(key in metadata and any(typed(m) in values for m in members(metadata[key]))
+                   for key, values in self._sets)
 
     def chroma_where(self) -> dict[str, Any] | None:
         """The same filters as a Chroma ``where`` clause (``$and`` of ``$eq`` / ``$in``), or ``None``.
 
         ``$in`` is used only over values of one type; values of mixed types become an ``$or`` of ``$eq``
         (Chroma compares per type; :meth:`matches` re-checks every returned item exactly)."""
-        parts = [self._chroma_clause(k, v) for k, v in self.clauses]
+        parts = [self._chroma_clause(k, v, k in self.multi) for k, v in self.clauses]
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else {"$and": parts}
 
     @staticmethod
-    def _chroma_clause(key: str, values: tuple[MetadataValue, ...]) -> dict[str, Any]:
+    def _chroma_clause(key: str, values: tuple[MetadataValue, ...], multi: bool = False) -> dict[str, Any]:
+        if multi:  # a list field: one of its members is one of the values
+            parts = [{key: {"$contains": v}} for v in values]
+            return parts[0] if len(parts) == 1 else {"$or": parts}
         if len(values) == 1:
             return {key: {"$eq": values[0]}}
         if len({type(v) for v in values}) == 1:
@@ -86,7 +105,7 @@ class Filters:
             allowed = typed_set(values)
             values = tuple(v for v in current if typed(v) in allowed)
         rest = tuple((k, v) for k, v in self.clauses if k != key)
-        return Filters(rest + ((key, values),))
+        return Filters(rest + ((key, values),), self.multi)
 
 
 #: Plain ASCII numerals only (Python's int() also reads "1_0" and other scripts' digits).
@@ -95,7 +114,7 @@ _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _type_names(types: set[type]) -> str:
-    return "/".join(sorted(t.__name__ for t in types))
+    return "/".join(sorted(t.__name__ for t in types if t is not MULTI))
 
 
 def _coerce(key: str, raw: Any, types: set[type]) -> list[MetadataValue]:
@@ -106,6 +125,7 @@ def _coerce(key: str, raw: Any, types: set[type]) -> list[MetadataValue]:
     int. Text (``--filter year=2024``) takes each of the field's types it parses as (``"1"`` in a field of
     ints and strings means ``1`` or ``"1"``).
     """
+    types = set(types) - {MULTI}
     if not isinstance(raw, str):
         if isinstance(raw, (bool, int, float)) and type(raw) in types:
             return [raw]
@@ -130,11 +150,15 @@ def _coerce(key: str, raw: Any, types: set[type]) -> list[MetadataValue]:
 
 
 def field_types(chunks: Iterable[Chunk]) -> dict[str, set[type]]:
-    """The Python types each metadata field takes in the corpus."""
+    """The Python types each metadata field takes in the corpus; a multi-valued field's set holds its members'
+    types and :data:`MULTI`."""
     types: dict[str, set[type]] = {}
     for chunk in chunks:
         for key, value in chunk.metadata.items():
-            types.setdefault(key, set()).add(type(value))
+            if isinstance(value, (tuple, list)):
+                types.setdefault(key, set()).update({MULTI, *(type(m) for m in value)})
+            else:
+                types.setdefault(key, set()).add(type(value))
     return types
 
 
@@ -184,7 +208,8 @@ def build_filters(
     merged = _merged(pairs, scope, known)
     if multi_tenant:
         _check_tenants(merged.get(tenant_field) or [], tenant_field)
-    return Filters(tuple((k, tuple(v)) for k, v in merged.items()))
+    return Filters(tuple((k, tuple(v)) for k, v in merged.items()),
+                   frozenset(k for k in merged if MULTI in types.get(k, ())))
 
 
 def _merged(pairs: Iterable[tuple[Any, Any]], types: Mapping[str, set[type]], known: str

@@ -1,3 +1,5 @@
 """Reading documents: corpora and question sets through the project's contracts (:mod:`.corpus`), a folder of
 files in every declared format (:mod:`.formats`, :mod:`.folder`), Markdown read as structure (:mod:`.markup`),
 and where each chunk sits in its source (:mod:`.location`)."""
+
+from . import pdf, text  # noqa: F401 - each module declares its formats

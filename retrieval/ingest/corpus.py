@@ -1,10 +1,10 @@
 """Reading corpora and question sets through the project's contracts, and splitting parents into subchunks.
 
-Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of ``.md`` /
-``.mdx`` / ``.txt`` files with optional YAML front matter (``README.md`` skipped; id = relative path without
-extension, title from the first heading / front matter / file name, see :func:`_folder_documents`; Markdown and MDX
-are read as structure, :mod:`.markup`); a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/*.tsv``); a
-SQuAD JSON file. Every error names the file (and line).
+Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of files in every
+declared format (:mod:`.folder`, :mod:`.formats`: HTML, PDF, DOCX, ODT, Markdown, MDX, text; ``README.md`` skipped;
+id = relative path without extension; a file that cannot be read is skipped and named, never refusing the folder);
+a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/*.tsv``); a SQuAD JSON file. Every error names the file
+(and line).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
 from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES, Chunk, Document, Question
 from . import markup
+from .folder import IntakeReport, folder_documents
 from .location import PAGE_END_KEY, PAGE_KEY
+from .metadata import MAX_METADATA_TEXT_BYTES
 
 _SCALARS = (str, int, float, bool)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -35,8 +37,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 MAX_ID_BYTES = 1000
 #: A tenant value (Milvus's partition key field).
 MAX_TENANT_BYTES = 1024
-#: A metadata string (Milvus's typed metadata fields).
-MAX_METADATA_TEXT_BYTES = 65_535
+#: A metadata string (Milvus's typed metadata fields): :data:`.metadata.MAX_METADATA_TEXT_BYTES`.
 #: The tenant field checked at load when the caller does not name another (RETRIEVAL_TENANT_FIELD's default).
 DEFAULT_TENANT_FIELD = "tenant"
 #: The longest integer a corpus or question file may write (Python refuses to read more than 4,300 digits;
@@ -130,18 +131,31 @@ def _check_metadata(meta: Any, where: str) -> dict[str, Any]:
                               f"with {', '.join(RESERVED_PREFIXES)} nor be {', '.join(sorted(RESERVED_KEYS))})")
         if not _encodable(key):
             raise CorpusError(f"{where}: metadata key {key!r} is not valid Unicode text")
+        if isinstance(value, (list, tuple)):  # a multi-valued field: non-empty, scalars of one type (what the stores keep)
+            if not value or not all(isinstance(v, _SCALARS) for v in value) \
+                    or len({type(v) for v in value}) > 1:
+                raise CorpusError(f"{where}: metadata {key!r} is a list: it must hold strings, numbers or "
+                                  "booleans of one type, and at least one")
+            for member in value:
+                _check_value(key, member, where)
+            continue
         if not isinstance(value, _SCALARS):
-            raise CorpusError(f"{where}: metadata {key!r} must be a string, number or boolean")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise CorpusError(f"{where}: metadata {key!r} must be a finite number, got {value!r}")
-        if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
-            raise CorpusError(f"{where}: metadata {key!r} is an integer beyond 64 bits ({value})")
-        if isinstance(value, str) and not _encodable(value):
-            raise CorpusError(f"{where}: metadata {key!r} is not valid Unicode text")
-        if isinstance(value, str) and len(value.encode("utf-8")) > MAX_METADATA_TEXT_BYTES:
-            raise CorpusError(f"{where}: metadata {key!r} holds {len(value.encode('utf-8')):,} bytes of text; the "
-                              f"limit is {MAX_METADATA_TEXT_BYTES:,} (UTF-8 bytes, what a Milvus text field holds)")
-    return dict(meta)
+            raise CorpusError(f"{where}: metadata {key!r} must be a string, number or boolean (or a list of them)")
+        _check_value(key, value, where)
+    return {k: tuple(dict.fromkeys(v)) if isinstance(v, list) else v for k, v in meta.items()}
+
+
+def _check_value(key: str, value: Any, where: str) -> None:
+    """One scalar of a metadata field: finite, within 64 bits, valid text within the stores' limit."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise CorpusError(f"{where}: metadata {key!r} must be a finite number, got {value!r}")
+    if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+        raise CorpusError(f"{where}: metadata {key!r} is an integer beyond 64 bits ({value})")
+    if isinstance(value, str) and not _encodable(value):
+        raise CorpusError(f"{where}: metadata {key!r} is not valid Unicode text")
+    if isinstance(value, str) and len(value.encode("utf-8")) > MAX_METADATA_TEXT_BYTES:
+        raise CorpusError(f"{where}: metadata {key!r} holds {len(value.encode('utf-8')):,} bytes of text; the "
+                          f"limit is {MAX_METADATA_TEXT_BYTES:,} (UTF-8 bytes, what a Milvus text field holds)")
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -200,6 +214,9 @@ def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEF
         seen[doc.id] = where
         if tenant_field and tenant_field in doc.metadata:
             tenant = doc.metadata[tenant_field]
+            if isinstance(tenant, tuple):
+                raise CorpusError(f"{where}: the tenant field {tenant_field!r} holds a list ({list(tenant)[:5]}): a "
+                                  "document belongs to one tenant")
             if isinstance(tenant, str) and len(tenant.encode("utf-8")) > MAX_TENANT_BYTES:
                 raise CorpusError(f"{where}: tenant {tenant[:40]!r}… ({tenant_field!r}) is "
                                   f"{len(tenant.encode('utf-8')):,} bytes long; the limit is {MAX_TENANT_BYTES:,} "
@@ -219,104 +236,6 @@ def _unique(docs: Iterable[tuple[str, Document]], tenant_field: str | None = DEF
 
 def _json_type(value: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number with a fraction", str: "string"}.get(type(value), "value")
-
-
-def _front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
-    if not text.startswith("---"):
-        return {}, text
-    end = text.find("\n---", 3)
-    if end < 0:
-        raise CorpusError(f"{where}: front matter opened with '---' is never closed")
-    import yaml
-
-    try:
-        meta = yaml.safe_load(text[3:end]) or {}
-        raw = yaml.load(text[3:end], Loader=yaml.BaseLoader) or {}  # the same scalars as written
-    except yaml.YAMLError as exc:
-        raise CorpusError(f"{where}: invalid YAML front matter ({exc})") from exc
-    if not isinstance(meta, dict):
-        raise CorpusError(f"{where}: front matter must be a mapping")
-    # YAML 1.1 rewrites some integers (``007`` → 7, ``1:20`` → 80, ``0x1F`` → 31): two different values would
-    # become one (two tenants merged). An integer whose written form is not its own spelling stays text.
-    for key, value in meta.items():
-        written = raw.get(key) if isinstance(raw, dict) else None
-        if isinstance(value, int) and not isinstance(value, bool) and isinstance(written, str):
-            if str(value) != written.strip().lstrip("+"):
-                meta[key] = written
-    return meta, text[end + 4 :].lstrip("\n")
-
-
-#: An ATX heading line (CommonMark: up to three spaces, one to six ``#``, a space, the text, optional closing ``#``s).
-_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-
-
-def _split_title(body: str, markdown: bool) -> tuple[str | None, str]:
-    """The title line of a folder file's body and the body without it, or ``(None, body)`` when it has none.
-
-    Markdown: the first non-empty line when it is an ATX heading (any level), before any body text. Text: the
-    first non-empty line when more non-empty lines follow. A heading that is the file's only line is not a
-    title: its text (without the ``#`` marks) is the body.
-    """
-    lines = body.split("\n")
-    first = next((n for n, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        return None, body
-    rest = "\n".join(lines[first + 1 :]).lstrip("\r\n")
-    if markdown:
-        heading = _ATX.match(lines[first].rstrip("\r"))
-        if heading is None or not heading.group(1).strip():
-            return None, body
-        if not rest.strip():
-            return None, heading.group(1).strip()
-        return heading.group(1).strip(), rest
-    if not rest.strip():
-        return None, body
-    return lines[first].strip(), rest
-
-
-def _folder_documents(root: Path) -> Iterable[tuple[str, Document]]:
-    """The ``.md`` / ``.mdx`` / ``.txt`` files under ``root`` as documents (``README.md`` and hidden parts skipped).
-
-    Id: the path relative to ``root`` without its extension (``sub/tcu-432``); two files with one id
-    (``a.md`` and ``a.txt``) are refused naming both. Title: a Markdown file's first ATX heading (before any
-    body text; an MDX file's after its ``import`` / ``export`` blocks), as plain text, else the front matter's
-    ``title``, else the file name without extension; a text file's front matter ``title``, else its first
-    non-empty line when more follow, else the file name. A title read from the body is removed from the text.
-    A Markdown or MDX document keeps its source as its text (``markup`` names which; an MDX file's without its
-    ``import`` / ``export`` blocks); one with no text once read as Markdown (only tags, comments or imports) is
-    refused.
-    """
-    ids: dict[str, Path] = {}
-    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".mdx", ".txt"}):
-        relative = path.relative_to(root)
-        if path.name.lower() == "readme.md" or any(part.startswith(".") for part in relative.parts) \
-                or path.is_dir():  # a folder named like a file: rglob walks its files anyway
-            continue
-        check_regular_file(path)  # a FIFO or a device named x.md would block the reader
-        where = str(path)
-        doc_id = relative.with_suffix("").as_posix()
-        if doc_id in ids:
-            raise CorpusError(f"{ids[doc_id]} and {path} both give the document id {doc_id!r} (the id is the path "
-                              f"without its extension): rename or remove one")
-        ids[doc_id] = path
-        raw = _read_utf8(path)
-        meta, body = _front_matter(raw, where)
-        declared = str(meta.pop("title", "") or "")
-        kind = markup.SUFFIXES.get(path.suffix.lower(), "")
-        if kind:
-            mdx = kind == markup.MDX
-            heading, text = _split_title(markup.strip_esm(body) if mdx else body, markdown=True)
-            title = (markup.plain_inline(heading, mdx) if heading else "") or declared or path.stem
-            if text.strip() and not markup.parse(text, mdx):
-                raise CorpusError(f"{where}: no text once read as {'MDX' if mdx else 'Markdown'} (only tags, "
-                                  "comments or import/export lines)")
-        elif declared:
-            title, text = declared, body
-        else:
-            first, text = _split_title(body, markdown=False)
-            title = first or path.stem
-        record = {"id": doc_id, "title": title, "text": text, "metadata": meta}
-        yield where, _document(record, where, markup_kind=kind)
 
 
 def _squad(path: Path) -> tuple[list[Document], list[Question]]:
@@ -368,7 +287,20 @@ def _is_beir(path: Path) -> bool:
 
 
 def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIELD) -> list[Document]:
-    """Read parent documents from ``path`` (JSONL file, folder, BEIR folder or SQuAD JSON).
+    """The parent documents of ``path`` (:func:`read_corpus` without its report)."""
+    return read_corpus(path, tenant_field)[0]
+
+
+def read_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIELD
+                ) -> tuple[list[Document], IntakeReport]:
+    """Read parent documents from ``path`` (JSONL file, folder, BEIR folder or SQuAD JSON), and the report of what
+    was read: files per format, documents, pages, each file skipped with its reason (:class:`.folder.IntakeReport`;
+    its chunk counts are filled once the documents are chunked).
+
+    A folder is read file by file in every declared format (:mod:`.folder`): a file that cannot be read, or whose
+    document breaks a rule below (an id too long…), is skipped with its reason and never refuses the folder; a
+    metadata value that cannot be kept is dropped with a warning. A single file (JSONL, SQuAD, BEIR) is refused
+    whole at its first bad line, as before.
 
     Args:
         tenant_field: the metadata field naming the tenant (``RETRIEVAL_TENANT_FIELD``); its values must all
@@ -377,24 +309,64 @@ def load_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIEL
     Raises:
         CorpusError: unreadable file, a path that is not a regular file (a FIFO, a device), invalid JSON or JSON
             nested more than 64 levels deep (with file:line; checked before parsing), missing/empty id or text, duplicate id
-            (naming both places), non-scalar metadata, a metadata key that is empty, starts with ``$`` or is
-            reserved by the stores, a tenant field mixing JSON types, a malformed SQuAD file, an empty corpus,
-            or a value larger than every backend can store: an id over :data:`MAX_ID_BYTES`, a tenant over
-            :data:`MAX_TENANT_BYTES`, a metadata string over :data:`MAX_METADATA_TEXT_BYTES` (UTF-8 bytes).
+            (naming both places), metadata that is not scalars or lists of scalars, a metadata key that is empty,
+            starts with ``$`` or is reserved by the stores, a tenant field mixing JSON types (or holding a list), a
+            malformed SQuAD file, an empty corpus (a folder: naming what was skipped), or a value larger than every
+            backend can store: an id over :data:`MAX_ID_BYTES`, a tenant over :data:`MAX_TENANT_BYTES`, a metadata
+            string over :data:`MAX_METADATA_TEXT_BYTES` (UTF-8 bytes).
     """
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or folder")
     if _is_beir(path):
         source = path / "corpus.jsonl"
-        return _unique(((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source)),
+        docs = _unique(((f"{source}:{n}", _beir_doc(rec, f"{source}:{n}")) for n, rec in _read_jsonl(source)),
                        tenant_field, source)
+        return _multi_valued(docs), _single_file_report(source, "jsonl", docs)
     if path.is_dir():
-        return _unique(_folder_documents(path), tenant_field, path)
+        found, report = folder_documents(path)
+        checked: list[tuple[str, Document]] = []
+        for where, d in found:
+            try:
+                checked.append((where, _document({"id": d.id, "title": d.title, "text": d.text,
+                                                  "metadata": d.metadata}, where, markup_kind=d.markup)))
+            except CorpusError as exc:
+                report.unread(d.id, "unreadable", str(exc).removeprefix(f"{where}: "))
+        if not checked:
+            named = "; ".join(f"{x.path}: {x.detail or x.reason}" for x in report.skipped[:3])
+            raise CorpusError(f"{path}: the folder holds no document the workbench can read"
+                              + (f" ({report.skipped_line()}: {named})" if report.skipped else ""))
+        return _multi_valued(_unique(checked, tenant_field, path)), report
     if path.suffix.lower() == ".json":
-        return _squad(path)[0]
-    return _unique(((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path)), tenant_field,
+        docs = _squad(path)[0]
+        return docs, _single_file_report(path, "squad", docs)
+    docs = _unique(((f"{path}:{n}", _document(rec, f"{path}:{n}")) for n, rec in _read_jsonl(path)), tenant_field,
                    path)
+    return _multi_valued(docs), _single_file_report(path, "jsonl", docs)
+
+
+def _single_file_report(path: Path, name: str, docs: list[Document]) -> IntakeReport:
+    report = IntakeReport(str(path))
+    for doc in docs:
+        report.read(name, doc.id)
+    report.formats[name].files = 1
+    return report
+
+
+def _multi_valued(docs: list[Document]) -> list[Document]:
+    """The documents with each multi-valued field a tuple in every document that has it (a ``tags: dados`` in one
+    file and ``tags: [dados, api]`` in another): the stores keep one kind per field, and a filter matches both by
+    member."""
+    multi = {k for d in docs for k, v in d.metadata.items() if isinstance(v, tuple)}
+    if not multi:
+        return docs
+    out = []
+    for d in docs:
+        if any(k in multi and not isinstance(v, tuple) for k, v in d.metadata.items()):
+            meta = {k: (v,) if k in multi and not isinstance(v, tuple) else v for k, v in d.metadata.items()}
+            d = Document(d.id, d.title, d.text, meta, d.markup)
+        out.append(d)
+    return out
 
 
 def _beir_doc(record: dict[str, Any], where: str) -> Document:

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, load_corpus
+from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, read_corpus
+from ..ingest.folder import IntakeReport
 from ..backends.embedders import Embedder
 from ..backends import BACKENDS, OpenRequest
 from ..backends.state import IndexState
@@ -171,10 +172,11 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     """
     started = time.perf_counter()
     path = Path(corpus_path or LAB_CORPUS).resolve()
-    docs = load_corpus(path, settings.tenant_field)  # the tenant field's types are checked at load
+    docs, intake = read_corpus(path, settings.tenant_field)  # the tenant field's types are checked at load
     check_tenant_field(docs, settings.tenant_field, path)
     s = settings
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
+    intake.count_chunks(chunks)
     plan_memory(s.memory_mb, len(chunks))   # a corpus over the memory ceiling is refused before any embedding
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
 
@@ -198,11 +200,37 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
 
     opened = BACKENDS.get(s.backend).open(OpenRequest(s, chunks, embedder, embedder_reason, str(path), variant,
                                                       write_lock, client, progress, moved))
-    return _state(path, docs, chunks, opened.lexical, opened.store, opened.reason, opened.report, embedder, started)
+    write_intake(s, key, intake)
+    return _state(path, docs, chunks, opened.lexical, opened.store, opened.reason, opened.report, embedder, started,
+                  intake)
+
+
+def intake_path(settings: Settings, key: str) -> Path:
+    """Where the intake report of one collection is kept, beside the index: ``<chroma_path>.intake/<digest>.json``
+    (every file read and skipped, with the reason; ``index`` names it)."""
+    path = Path(settings.chroma_path).resolve()
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+    return path.with_name(path.name + ".intake") / f"{digest}.json"
+
+
+def write_intake(settings: Settings, key: str, intake: IntakeReport) -> Path | None:
+    """Write the intake report beside the index (:func:`intake_path`); ``None`` where it cannot be written (a
+    read-only folder: the report stays on screen and in ``--json``)."""
+    target = intake_path(settings, key)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".json.{os.getpid()}")
+        tmp.write_text(json.dumps(intake.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, target)
+    except (OSError, ValueError) as exc:
+        log.warning("the intake report was not written beside the index (%s)", exc)
+        return None
+    intake.written_to = str(target)
+    return target
 
 
 def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason: Reason, report: Any,
-           embedder: Embedder | None, started: float) -> IndexState:
+           embedder: Embedder | None, started: float, intake: IntakeReport | None = None) -> IndexState:
     """The frozen state; its id hashes the chunks' contents and the embedder's name."""
     digest = hashlib.sha1()
     for chunk in chunks:
@@ -210,4 +238,4 @@ def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason:
     digest.update(str(embedder.name if embedder else None).encode())
     return IndexState(path, tuple(docs), tuple(chunks), {c.chunk_id: c for c in chunks}, lexical,
                       field_types(chunks), store, reason, report, digest.hexdigest()[:16],
-                      (time.perf_counter() - started) * 1000)
+                      (time.perf_counter() - started) * 1000, intake)

@@ -24,6 +24,7 @@ from .. import resources
 from ..escape import code, md
 from ..format import num
 from ..i18n import t
+from ..intake import intake_panel
 from ..reasons import reason
 from ..widgets import pages_and_language
 from . import compare
@@ -153,6 +154,8 @@ def corpus_panel(page: AskPage) -> Corpus:
     st.caption(t("corpus_line", lang, docs=num(n_docs, ",d", lang), chunks=num(n_chunks, ",d", lang),
                  index=code(state.index_id), store=reason(state.store_reason, lang)))
     states_line(lang)
+    if not access.restricted:  # the file names of every tenant: shown only where one user sees the whole corpus
+        intake_panel(state.intake, lang)
     if st.button(t("reindex", lang), help=t("reindex_help", lang)):
         with st.status(t("reindexing", lang)) as status:
             try:

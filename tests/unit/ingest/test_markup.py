@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from retrieval.ingest.corpus import chunk_documents, document_text, load_corpus
+from retrieval.ingest.corpus import chunk_documents, document_text, load_corpus, read_corpus
 from retrieval.ingest.markup import SECTION_KEY, parse, plain_inline, strip_esm
 from retrieval.core.errors import CorpusError
 from retrieval.core.text import whole_sentences
@@ -95,7 +95,8 @@ def folder(tmp_path):
 def test_a_markdown_page_reads_as_sections_of_plain_lines_and_code(folder) -> None:
     docs = {d.id: d for d in load_corpus(folder)}
     doc = docs["hooks"]
-    assert (doc.title, doc.markup, doc.metadata) == ("Hooks do React", "markdown", {"tenant": "docs", "versao": 3})
+    assert (doc.title, doc.markup, doc.metadata) == ("Hooks do React", "markdown", {"tenant": "docs", "versao": 3, "format": "markdown",
+                                                     "folder": (".",)})
     assert doc.text.startswith("O hook **useLayoutEffect**")  # the document keeps its source (the title removed)
     chunks = chunk_documents([doc], 120, 30)
     assert [c.chunk_id for c in chunks] == ["hooks#0", "hooks#1", "hooks#2"]
@@ -171,14 +172,17 @@ def test_inline_syntax_and_esm_helpers() -> None:
         "\n```js\nimport c from 'd';\n```\n\ntexto"
 
 
-def test_a_page_with_no_text_once_read_is_refused_and_md_beside_mdx_too(tmp_path) -> None:
+def test_a_page_with_no_text_once_read_is_skipped_and_md_beside_mdx_keep_their_extensions(tmp_path) -> None:
     (tmp_path / "vazio.md").write_text("<!-- só um comentário -->\n", encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"vazio\.md: no text once read as Markdown"):
+    with pytest.raises(CorpusError, match=r"holds no document .*vazio\.md: no text once read as Markdown"):
         load_corpus(tmp_path)
+    (tmp_path / "cheio.md").write_text("Tem texto.\n", encoding="utf-8")
+    docs, report = read_corpus(tmp_path)
+    assert [d.id for d in docs] == ["cheio"]
+    assert [(s.path, s.reason) for s in report.skipped] == [("vazio.md", "no_text")]
     (tmp_path / "vazio.md").write_text("Agora tem texto.\n", encoding="utf-8")
     (tmp_path / "vazio.mdx").write_text("Outro.\n", encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"vazio\.md and .*vazio\.mdx both give the document id 'vazio'"):
-        load_corpus(tmp_path)
+    assert sorted(d.id for d in load_corpus(tmp_path)) == ["cheio", "vazio.md", "vazio.mdx"]
 
 
 def test_headings_alone_are_the_text_and_code_alone_is_kept() -> None:

@@ -1,0 +1,160 @@
+"""A folder as the analyst keeps it (retrieval/ingest/folder.py): any front matter, files skipped and named with
+their reason, links never followed out of the folder, a new format declared in one place."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from retrieval.core.filters import build_filters, field_types
+from retrieval.core.kinds import Text
+from retrieval.ingest.corpus import chunk_documents, read_corpus
+from retrieval.ingest.formats import FORMATS, Format, Read
+from retrieval.ingest.metadata import keepable
+
+POST = """---
+title: Novo portal de dados
+date: 2026-02-26
+updated: 2026-03-01T10:30:00
+authors: [ana, bruno]
+categories:
+  - dados
+  - api
+versions: [1, "dois"]
+extra:
+  social: true
+  cover: null
+  autor:
+    nome: Ana
+tags: []
+---
+# Novo portal de dados
+
+O portal de dados abertos do município publica a API de licitações.
+"""
+
+
+def _write(root: Path, name: str, data: str | bytes) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+def test_static_site_front_matter_is_kept_dates_iso_lists_multi_valued_maps_dotted(tmp_path):
+    _write(tmp_path, "blog/post.md", POST)
+    docs, report = read_corpus(tmp_path)
+    (doc,) = docs
+    assert doc.title == "Novo portal de dados"
+    assert dict(doc.metadata) == {
+        "date": "2026-02-26", "updated": "2026-03-01T10:30:00", "authors": ("ana", "bruno"),
+        "categories": ("dados", "api"), "versions": ("1", "dois"), "extra.social": True, "extra.autor.nome": "Ana",
+        "format": "markdown", "folder": ("blog",)}
+    assert report.warnings == ["blog/post.md: metadata 'extra.cover' dropped (null)",
+                               "blog/post.md: metadata 'tags' dropped (an empty list)"]
+
+
+def test_a_filter_on_a_list_matches_by_member(tmp_path):
+    _write(tmp_path, "blog/post.md", POST)
+    _write(tmp_path, "blog/outro.md", "---\ncategories: saude\n---\nO posto de saúde abre às sete.\n")
+    docs, _ = read_corpus(tmp_path)
+    assert {d.id: d.metadata["categories"] for d in docs} == {"blog/post": ("dados", "api"),
+                                                             "blog/outro": ("saude",)}  # one kind per field
+    chunks = chunk_documents(docs, 120, 20)
+    types = field_types(chunks)
+    flt = build_filters({"categories": "dados"}, types, "tenant")
+    assert [c.parent_id for c in chunks if flt.matches(c.metadata)] == ["blog/post"]
+    assert flt.chroma_where() == {"categories": {"$contains": "dados"}}
+    either = build_filters([("categories", "api"), ("categories", "saude")], types, "tenant")
+    assert sorted(c.parent_id for c in chunks if either.matches(c.metadata)) == ["blog/outro", "blog/post"]
+    assert build_filters({"folder": "blog"}, types, "tenant").matches(chunks[0].metadata)
+
+
+def test_one_file_s_front_matter_never_refuses_the_folder(tmp_path):
+    _write(tmp_path, "quebrado.md", "---\ntitle: [sem fim\n---\nCorpo do texto quebrado.\n")
+    _write(tmp_path, "aberto.md", "---\ntitle: nunca fecha\nCorpo sem fim de front matter.\n")
+    _write(tmp_path, "reservado.md", "---\nformat: pdf\n$where: x\npage: 3\n---\nTexto comum.\n")
+    docs, report = read_corpus(tmp_path)
+    assert sorted(d.id for d in docs) == ["aberto", "quebrado", "reservado"]
+    by_id = {d.id: d for d in docs}
+    assert by_id["reservado"].metadata == {"format": "markdown", "folder": (".",)}
+    assert by_id["quebrado"].text.strip() == "Corpo do texto quebrado."
+    assert [w.split(": ", 1)[0] for w in report.warnings] == ["aberto.md", "quebrado.md", "reservado.md",
+                                                              "reservado.md", "reservado.md"]
+    assert "front matter is not valid YAML" in report.warnings[1]
+    assert "metadata 'format' dropped (the workbench writes this key itself)" in report.warnings[2]
+
+
+def test_skipped_files_are_named_with_their_reason_and_a_link_out_is_never_followed(tmp_path):
+    root = tmp_path / "acervo"
+    _write(root, "leis/lei-1.txt", "Lei Municipal nº 1. Dispõe sobre a limpeza urbana.\n")
+    _write(root, "dados.bin", os.urandom(64) + b"\x00")
+    _write(root, "planilha.xyz", "a;b\n")
+    _write(root, "quebrado.txt", b"\x00\x01\x02 binario")
+    _write(root, "README.md", "# Leia-me\n\nNão é um documento.\n")
+    _write(root, ".oculto.md", "segredo\n")
+    secret = _write(tmp_path, "fora.md", "SEGREDO=abc123\n")
+    os.symlink("/proc/self/environ", root / "ambiente.md")
+    os.symlink(secret, root / "fora.md")
+    os.symlink(root / "leis" / "lei-1.txt", root / "atalho.txt")  # a link inside the folder is read
+    os.symlink(tmp_path, root / "pasta-fora")
+    docs, report = read_corpus(root)
+    assert sorted(d.id for d in docs) == ["atalho", "leis/lei-1"]
+    assert all("SEGREDO" not in d.text and "PATH=" not in d.text for d in docs)
+    assert sorted((s.path, s.reason) for s in report.skipped) == [
+        (".oculto.md", "hidden"), ("README.md", "readme"), ("ambiente.md", "link_outside"),
+        ("dados.bin", "format"), ("fora.md", "link_outside"), ("pasta-fora/", "link_outside"),
+        ("planilha.xyz", "format"), ("quebrado.txt", "unreadable")]
+    assert report.skipped_by_reason() == {"hidden": 1, "readme": 1, "link_outside": 3, "format": 2, "unreadable": 1}
+    table = report.count_chunks(chunk_documents(docs, 120, 20)).table()
+    assert table.splitlines()[:3] == ["format  files  documents  pages  chunks",
+                                      "text        2          2      0       2",
+                                      "total       2          2      0       2"]
+    assert "  ambiente.md: a link leaving the folder (leads to a file outside the folder)" in table
+    assert json.loads(json.dumps(report.to_dict()))["totals"] == {"files": 2, "documents": 2, "pages": 0,
+                                                                  "chunks": 2}
+
+
+def test_a_windows_1252_text_file_is_read_with_its_accents(tmp_path):
+    _write(tmp_path, "lei.txt", "Lei nº 7. Dispõe sobre a contratação no Município de São José.\n".encode("cp1252"))
+    docs, report = read_corpus(tmp_path)
+    assert "contratação no Município de São José" in docs[0].text
+    assert report.warnings == ["lei.txt: not UTF-8, read as cp1252"]
+
+
+def test_a_format_declared_in_one_place_is_read_listed_and_counted(tmp_path):
+    def read_note(data: bytes, path: Path) -> Read:
+        title, _, body = data.decode("utf-8").partition("\n")
+        return Read(f"# {title}\n\n<!-- page 2 -->\n\n{body}", "markdown", title, {"fonte": "nota"}, pages=2)
+
+    FORMATS.declare(Format("nota", Text("note", "nota"), (".nota",), read_note, lambda b: b.startswith(b"NOTA")))
+    try:
+        _write(tmp_path, "a.nota", "NOTA de serviço\nO expediente termina às dezoito horas.\n")
+        _write(tmp_path, "b.nota", "não começa com a assinatura\n")
+        docs, report = read_corpus(tmp_path)
+        (chunk,) = chunk_documents(docs, 120, 20)
+        assert (chunk.parent_id, chunk.metadata["page"], chunk.metadata["section"]) == ("a", 2, "NOTA de serviço")
+        assert chunk.metadata["format"] == "nota" and chunk.metadata["fonte"] == "nota"
+        assert [(s.path, s.reason, s.detail) for s in report.skipped] == [("b.nota", "unreadable",
+                                                                          "its bytes are not note")]
+        report.count_chunks([chunk])
+        assert vars(report.formats["nota"]) == {"files": 1, "documents": 1, "pages": 2, "chunks": 1}
+    finally:
+        FORMATS.withdraw("nota")
+
+
+@pytest.mark.parametrize("value, kept", [
+    ({"a": [True, 1]}, {"a": ("true", "1")}),
+    ({"a": [{"b": 1}]}, {}),
+    ({"a": float("nan")}, {}),
+    ({"a": 2**70}, {}),
+    ({"a": {"b": {"c": [1, 2]}}}, {"a.b.c": (1, 2)}),
+])
+def test_keepable_values(value, kept):
+    assert keepable(value, "f.md")[0] == kept
