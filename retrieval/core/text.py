@@ -112,7 +112,9 @@ def has_words(text: str) -> bool:
     return bool(_WORD_RE.search(text.replace("_", "")))
 
 
-_SENTENCE_RE = re.compile(r"(?<=[.!?;:])\s+(?=[^\s])|\n+")
+#: "Art." (and "Arts.", "art.") abbreviates a law's article: "Art. 3º Fica…" is one sentence, never two.
+_NOT_AN_END = r"(?<!\bArt\.)(?<!\bart\.)(?<!\bArts\.)(?<!\barts\.)"
+_SENTENCE_RE = re.compile(r"(?<=[.!?;:])" + _NOT_AN_END + r"\s+(?=[^\s])|\n+")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -122,7 +124,7 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 
-_WHOLE_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[^\s])|\n+")
+_WHOLE_SENTENCE_RE = re.compile(r"(?<=[.!?])" + _NOT_AN_END + r"\s+(?=[^\s])|\n+")
 
 
 def whole_sentences(text: str) -> list[str]:

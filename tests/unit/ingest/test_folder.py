@@ -158,3 +158,12 @@ def test_a_format_declared_in_one_place_is_read_listed_and_counted(tmp_path):
 ])
 def test_keepable_values(value, kept):
     assert keepable(value, "f.md")[0] == kept
+
+
+def test_a_law_s_article_abbreviation_never_ends_a_sentence():
+    from retrieval.core.text import split_sentences, whole_sentences
+
+    text = "Art. 3º Fica autorizado o serviço. Parágrafo único. Nos arts. 4 e 5 vale o prazo."
+    assert split_sentences(text) == ["Art. 3º Fica autorizado o serviço.", "Parágrafo único.",
+                                     "Nos arts. 4 e 5 vale o prazo."]
+    assert whole_sentences(text) == split_sentences(text)
