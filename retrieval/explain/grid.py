@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..core.reasons import Reason
+from ..ingest.location import location
 from ..stages.gate import BM25, COSINE
 from ..stages.select import MMR_NOT_APPLIED
 from .tables import relevance_of
@@ -143,7 +144,9 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
     ``rrf`` (the fused score: RRF by default, the ``settings.fusion`` method otherwise), ``shares`` (ranker →
     share of ``rrf``), ``rerank_rank``/``rerank`` (the reranker's score, its own scale), ``move``
     (:func:`movement`), ``final`` (1-based position in the final list, else ``None``), ``fate`` and
-    ``fate_detail`` (:func:`fates`). A rank or score is ``None`` where the list does not hold the chunk.
+    ``fate_detail`` (:func:`fates`), ``where`` (the chunk's place in its source as its trace items carry it:
+    :func:`retrieval.ingest.location.location`, ``{}`` where it has none). A rank or score is ``None`` where the list
+    does not hold the chunk.
 
     Sorted by final position, then fused rank, then reranked, BM25 and dense rank, then chunk id.
     """
@@ -157,6 +160,7 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
     for cid in order:
         lex, den, fus, rer = (lists[name].get(cid) or {} for name in _LISTS)
         parent = next(i["parent_id"] for i in (lex, den, fus, rer) if i)
+        where = next((found for i in (fus, rer, lex, den, final.get(cid) or {}) if (found := location(i))), {})
         cosine, source = den.get("score"), "dense" if den else None
         if cosine is None and (final.get(cid) or {}).get("similarity") is not None:
             cosine, source = final[cid]["similarity"], "gate"
@@ -169,6 +173,7 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
             "rerank_rank": rer.get("rank"), "rerank": rer.get("score"),
             "move": movement(rer.get("fused_rank", fus.get("rank")), rer.get("rank")),
             "final": detail["position"] if fate == "final" else None, "fate": fate, "fate_detail": detail,
+            "where": where,
         })
 
     def key(row: Mapping[str, Any]) -> tuple:

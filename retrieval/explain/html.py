@@ -24,6 +24,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "grid_note": ("One row per chunk found by any list; an empty cell: that list does not hold the chunk.",
                   "Uma linha por trecho encontrado por alguma lista; célula vazia: a lista não tem o trecho."),
     "final": ("final", "final"), "chunk": ("chunk", "trecho"), "parent": ("parent", "pai"),
+    "where": ("where (page · section)", "onde (página · seção)"),
     "label": ("label", "rótulo"), "bm25_rank": ("BM25 #", "BM25 #"), "bm25": ("BM25", "BM25"),
     "dense_rank": ("dense #", "denso #"), "cosine": ("cosine", "cosseno"), "fused_rank": ("fused #", "fusão #"),
     "rrf": ("RRF", "RRF"), "rerank_rank": ("rerank #", "rerank #"), "rerank": ("rerank", "rerank"),

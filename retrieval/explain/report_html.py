@@ -7,6 +7,8 @@ question, the hypothesis) goes through :func:`html.escape`, so a chunk id holdin
 * :func:`question_report` — the answer with its citations, the tier, the rank grid (:func:`retrieval.explain.grid.
   grid_rows`) as a table, the provenance of each final item (BM25 per term, cosine, the RRF terms
   ``w / (k + r)``, the reranker's feature contributions in raw LambdaMART units) and what the reranker dropped.
+  Each chunk is named with its place in its source where the trace's items carry one (``p. 4 · Seção II``:
+  :func:`retrieval.ingest.location.location_label`).
 
 The words are English or Portuguese (``lang``), and so are the trace's reasons where it recorded their codes
 (a trace without codes keeps its English text).
@@ -17,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..core.reasons import Reason
+from ..ingest.location import location_label
 from ..learned.judge.features import feature_label
 from . import card as cards
 from . import grid
@@ -71,10 +74,17 @@ def _answer(trace: Mapping[str, Any], lang: str) -> str:
     if cited:
         out.append(f"<h3>{esc(label('citations', lang))}</h3><ol>")
         for item in cited:
-            out.append(f"<li value=\"{number[item['chunk_id']]}\"><code>{esc(item['chunk_id'])}</code> "
+            out.append(f"<li value=\"{number[item['chunk_id']]}\"><code>{esc(item['chunk_id'])}</code>{_where(item)} "
                        f"({esc(label('parent', lang))} <code>{esc(item['parent_id'])}</code>)<br>{esc(item.get('text'))}</li>")
         out.append("</ol>")
     return "".join(out)
+
+
+def _where(item: Mapping[str, Any]) -> str:
+    """`` · p. 4 · Seção II``: a chunk's place in its source, from its trace item or grid row's ``where``, escaped;
+    ``""`` where it has none."""
+    where = location_label(item.get("where") or item)
+    return f" · <span class=\"where\">{esc(where)}</span>" if where else ""
 
 
 def _text(value: Any, lang: str) -> str:
@@ -104,13 +114,16 @@ def _fate(row: Mapping[str, Any], lang: str) -> str:
 
 def _grid_table(rows: Sequence[Mapping[str, Any]], lang: str, labeled: bool) -> str:
     marks = {"relevant": "✓", "partial": "~", "not labeled": "·"}
-    keys = ["final", "chunk", "parent"] + (["label"] if labeled else []) + [
+    placed = any(r.get("where") for r in rows)  # a "where" column only for a corpus whose chunks have a place
+    keys = ["final", "chunk", "parent"] + (["where"] if placed else []) + (["label"] if labeled else []) + [
         "bm25_rank", "bm25", "dense_rank", "cosine", "fused_rank", "rrf", "rerank_rank", "rerank", "move", "fate"]
     body = []
     for r in rows:
         move = r["move"]
         cells = [(num(r["final"]), True), (f"<code>{esc(r['chunk_id'])}</code>", False),
                  (f"<code>{esc(r['parent_id'])}</code>", False)]
+        if placed:
+            cells.append((esc(location_label(r.get("where") or {})), False))
         if labeled:
             cells.append((esc(marks.get(r["relevance"] or "", "")), False))
         cells += [(num(r["bm25_rank"]), True), (num(r["bm25"], ".3f"), True), (num(r["dense_rank"]), True),
@@ -126,7 +139,7 @@ def _provenance(trace: Mapping[str, Any], chunk_id: str, lang: str, relevant: Se
                 graded: Mapping[str, int] | None) -> str:
     card = cards.provenance(trace, chunk_id, relevant, graded)
     row = card["row"]
-    out = [f"<h3>#{num(row['final'])} <code>{esc(chunk_id)}</code> · {esc(label('parent', lang))} "
+    out = [f"<h3>#{num(row['final'])} <code>{esc(chunk_id)}</code>{_where(row)} · {esc(label('parent', lang))} "
            f"<code>{esc(row['parent_id'])}</code></h3>"]
     bm25 = card["bm25"]
     if bm25:
@@ -176,7 +189,8 @@ def _dropped(trace: Mapping[str, Any], lang: str, relevant: Sequence[str] | None
         after = r["reranked_rank"]
         mark = f"<span class=\"lost\">{esc(r['relevance'])}</span>" if r["relevance"] == "relevant" else esc(
             r["relevance"] or "")
-        body.append([(f"<code>{esc(r['chunk_id'])}</code>", False), (f"<code>{esc(r['parent_id'])}</code>", False),
+        body.append([(f"<code>{esc(r['chunk_id'])}</code>{_where(r)}", False),
+                     (f"<code>{esc(r['parent_id'])}</code>", False),
                      (f"#{r['fused_rank']} → " + (f"#{after}" if after is not None else "—"), False), (mark, False)])
     out.append(table([esc(label(k, lang)) for k in ("chunk", "parent", "fused_to", "relevance")], body))
     return "".join(out)

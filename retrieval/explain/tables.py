@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize
+from ..ingest.location import LOCATION_KEYS, location
 from ..learned.judge.features import FEATURE_DOCS
 from ..stages.rerank.base import NONE_RAN
 
@@ -118,7 +119,8 @@ def list_rows(trace: Mapping[str, Any], name: str, relevant: Sequence[str] | Non
 
     Columns: list, rank, chunk_id, parent_id, score, score_kind, relevance, then per list: ``terms`` (JSON of
     the per-term BM25 contributions), ``rank_bm25``/``rank_dense``/``rrf_bm25``/``rrf_dense`` and
-    ``found_by`` (fused), ``fused_rank`` (reranked). Values are copied from the trace, never recomputed.
+    ``found_by`` (fused), ``fused_rank`` (reranked), then the chunk's place in its source: ``section``, ``page``,
+    ``page_end`` (``None`` where it has none: an empty cell). Values are copied from the trace, never recomputed.
     """
     block = trace.get(name) or {}
     kind = block.get("score_kind")
@@ -137,6 +139,8 @@ def list_rows(trace: Mapping[str, Any], name: str, relevant: Sequence[str] | Non
             row["found_by"] = "+".join(sorted(ranks)) if ranks else ""
         elif name == "reranked":
             row["fused_rank"] = item.get("fused_rank")
+        where = location(item)
+        row.update((key, where.get(key)) for key in LOCATION_KEYS)
         rows.append(row)
     return rows
 
@@ -223,10 +227,11 @@ def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def lost_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
               graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
-    """``lost_by_reranker`` with its ranks before and after and the item's label."""
+    """``lost_by_reranker`` with its ranks before and after, the item's label and its place in its source
+    (``where``: :func:`retrieval.ingest.location.location`, ``{}`` where it has none)."""
     return [{"chunk_id": e["chunk_id"], "parent_id": e["parent_id"], "fused_rank": e.get("fused_rank"),
              "reranked_rank": e.get("reranked_rank"), "reader": e.get("reader"),
-             "relevance": relevance_of(e["parent_id"], relevant, graded)}
+             "relevance": relevance_of(e["parent_id"], relevant, graded), "where": location(e)}
             for e in trace.get("lost_by_reranker") or []]
 
 

@@ -30,6 +30,7 @@ from typing import Any, Collection, Mapping, Sequence
 import numpy as np
 
 from ..backends.store import read_vectors, read_window
+from ..ingest.location import location
 from ..core.codes import codes
 from ..core.filters import Filters, typed
 from ..core.reasons import Reason, declare, raw
@@ -161,7 +162,8 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
             ``None``.
 
     Returns:
-        ``{"chunk_id", "parent_id", "lists": {name: {"status", ...}}, "fusion", "rerank", "gate"}``.
+        ``{"chunk_id", "parent_id", "where", "lists": {name: {"status", ...}}, "fusion", "rerank", "gate"}``;
+        ``where``: the chunk's place in its source (:func:`retrieval.ingest.location.location`, ``{}`` if none).
 
     Raises:
         KeyError: ``chunk_id`` is not a chunk of ``state``.
@@ -172,7 +174,8 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
     window = _window(settings)
     flt = _filters(trace)
     blocked = _filter_reason(flt, chunk.metadata)
-    out: dict[str, Any] = {"chunk_id": chunk_id, "parent_id": chunk.parent_id, "window": window, "lists": {}}
+    out: dict[str, Any] = {"chunk_id": chunk_id, "parent_id": chunk.parent_id, "window": window,
+                           "where": location(chunk.metadata), "lists": {}}
     out["lists"]["lexical"], lex_rank = _lexical_entry(state, trace, chunk, question, flt, blocked, window)
     if evidence is None and not blocked:
         evidence = dense_evidence(state, trace, [chunk_id], query_vector)

@@ -19,6 +19,9 @@ SECTION_SEPARATOR = " › "
 PAGE_KEY = "page"
 #: The chunk metadata key of a chunk's last page, present only where it differs from :data:`PAGE_KEY`.
 PAGE_END_KEY = "page_end"
+#: The keys of :func:`location`, in its order: each item of the trace's lists carries them where its chunk has them,
+#: under the same names, so :func:`location` and :func:`location_label` read a trace item as they read metadata.
+LOCATION_KEYS = (SECTION_KEY, PAGE_KEY, PAGE_END_KEY)
 
 
 def location(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,6 +50,13 @@ def pages_label(where: Mapping[str, Any], lang: str = "en") -> str:
 
 
 def location_label(metadata: Mapping[str, Any], lang: str = "en") -> str:
-    """A chunk's place in one line: ``p. 4 · Capítulo I › Seção II``; ``""`` where it has neither."""
+    """A chunk's place in one line: ``p. 4 · Capítulo I › Seção II``; ``""`` where it has neither. ``metadata``:
+    a chunk's metadata, its :func:`location`, or an item of the trace's lists (they carry the same keys)."""
     where = location(metadata)
     return " · ".join(part for part in (pages_label(where, lang), where.get("section", "")) if part)
+
+
+def cited_label(title: str, metadata: Mapping[str, Any], lang: str = "en") -> str:
+    """A cited chunk's document and place in one line: ``Diário Oficial, 12/03/2024 · p. 4 · Seção II``; the
+    title left out where it is empty, ``""`` where the chunk has neither title nor place."""
+    return " · ".join(part for part in (title.strip(), location_label(metadata, lang)) if part)

@@ -46,6 +46,7 @@ except ImportError:  # Windows: saves are not locked there
 from ..core import safeio
 from ..core.errors import CorpusError, InvalidId, PathRefused
 from ..core.inputs import check_json_depth, check_regular_file
+from ..ingest.location import location
 
 GRADES = (0, 1, 2, 3)
 POOLED_LISTS = ("lexical", "dense", "fused", "reranked", "final")
@@ -54,14 +55,17 @@ LOCK_TIMEOUT_S = 10.0
 
 
 def pool(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The pooled parents of a trace: ``[{parent_id, chunk_ids, best_rank, lists: {list: rank}}]``,
-    sorted by best rank then id. ``lists`` holds the best rank of the parent's chunks in each list."""
+    """The pooled parents of a trace: ``[{parent_id, chunk_ids, best_rank, lists: {list: rank}, where}]``,
+    sorted by best rank then id. ``lists`` holds the best rank of the parent's chunks in each list; ``where`` the
+    place in its source of its first chunk (the one a judge reads: :func:`retrieval.ingest.location.location` of
+    its trace item, ``{}`` where it has none)."""
     found: dict[str, dict[str, Any]] = {}
     for name in POOLED_LISTS:
         items = trace.get("final") if name == "final" else (trace.get(name) or {}).get("items")
         for item in items or []:
             entry = found.setdefault(item["parent_id"], {"parent_id": item["parent_id"], "chunk_ids": [],
-                                                         "best_rank": item["rank"], "lists": {}})
+                                                         "best_rank": item["rank"], "lists": {},
+                                                         "where": location(item)})
             if item["chunk_id"] not in entry["chunk_ids"]:
                 entry["chunk_ids"].append(item["chunk_id"])
             entry["best_rank"] = min(entry["best_rank"], item["rank"])

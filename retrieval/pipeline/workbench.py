@@ -56,7 +56,7 @@ from ..stages.tiers import FULL, LEXICAL_ONLY, REFUSAL, RRF_ONLY, Tier
 from .expand import expand, fuse_expanded, multi_hop, self_query, variants
 from .index import build_index
 from .tiers import no_candidate_reason, plan_tier
-from .trace import SCHEMA_VERSION, Note, Trace
+from .trace import SCHEMA_VERSION, Note, Trace, chunk_locations
 
 log = logging.getLogger(__name__)
 __all__ = ["IndexState", "SCHEMA_VERSION", "Trace", "Workbench", "open_workbench", "validate_question"]
@@ -302,16 +302,17 @@ class Workbench:
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier.name)
             root.set_attribute("retrieval.tier_reason", reason.text())
+        lost = lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
+                                judged[1].inp.reader if judged is not None else None)
         return Trace(
             question=question, settings=s.public_dict(), models=self._models(s, answer, state),
             index_id=state.index_id, queries=list(c.queries), filters=c.filters.as_dict(), tier=tier.name,
             tier_why=reason, lexical=c.lexical, dense=c.dense, fused=c.fused, reranked=reranked,
-            final=list(gate.final),
-            lost_by_reranker=lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
-                                              judged[1].inp.reader if judged is not None else None),
+            final=list(gate.final), lost_by_reranker=lost,
             answer=answer, timings_ms=timings, costs=_costs(answer, c.techniques), variants=variants(c.extra),
             gate=gate_dict, selected=selected, notes=notes,
             cache={"query_vector": c.vector_cache, "query_vector_from": c.vector_from},
+            locations=_locations(state, c, reranked, selected, gate.final, lost),
             secrets=tuple(s.secrets()))
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,
@@ -489,6 +490,16 @@ def _costs(answer: Answer, techniques: Mapping[str, Mapping[str, Any]]) -> dict[
         costs["retrieval_calls"] = 2 + sum(v["retrieval_calls"] for v in techniques.values())
         costs["techniques"] = dict(techniques)
     return costs
+
+
+def _locations(state: IndexState, c: _Candidates, reranked: RankedList, selected: Sequence[Any],
+               final: Sequence[FinalItem], lost: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Where each chunk of the request's lists sits in its source (:func:`.trace.chunk_locations`): only the ids the
+    lists hold are read, never the whole corpus."""
+    lists = (c.lexical, c.dense, c.fused, reranked, *(lst for _, lst in c.extra.values()))
+    ids = [i.chunk_id for lst in lists for i in lst.items]
+    ids += [i.chunk_id for i in selected] + [f.chunk_id for f in final] + [e["chunk_id"] for e in lost]
+    return chunk_locations(state.chunk_by_id, ids)
 
 
 def _assert_from_index(final: Sequence[FinalItem], chunks: Mapping[str, Any]) -> None:

@@ -67,7 +67,7 @@ def test_question_in_url_renders_the_four_panels_tier_and_answer() -> None:
     assert "Rank movement" in subheaders(at) and "Evidence lost by the reranker" in subheaders(at)
     at = open_tab(at, "tab_timings")  # the developer's lines; downloads of the trace and the four lists
     assert any(c.value.startswith("Answered by `local-extractive") for c in at.caption)
-    assert [b.label for b in at.get("download_button")] == [
+    assert [b.label for b in at.main.get("download_button")] == [
         "Download this question's report (HTML)", "Trace (JSON)", "lexical (CSV)", "dense (CSV)", "fused (CSV)", "reranked (CSV)"]
 
 
@@ -118,7 +118,7 @@ def test_a_link_opens_its_tab_and_the_link_follows_the_open_tab() -> None:
     at = page(q=PX7, tenant="lumen", tab="timings")
     assert_ok(at)
     assert at.session_state["view_tab"] == "Timings, costs, downloads"
-    assert [b.label for b in at.get("download_button")][1:] == ["Trace (JSON)", "lexical (CSV)", "dense (CSV)",
+    assert [b.label for b in at.main.get("download_button")][1:] == ["Trace (JSON)", "lexical (CSV)", "dense (CSV)",
                                                                 "fused (CSV)", "reranked (CSV)"]
     at = open_tab(at, "tab_movement")
     assert at.query_params["tab"] == "movement"

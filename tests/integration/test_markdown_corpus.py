@@ -49,3 +49,11 @@ def test_code_is_searched_but_stays_out_of_the_text(md_bench) -> None:
     chunk = md_bench.state.chunk_by_id[top]
     assert top == "comandos/deploy#3" and chunk.metadata[SECTION_KEY] == "Exemplos"
     assert "Promoção de inverno" in chunk.code and "Promoção de inverno" not in chunk.text
+    # every item of the trace JSON names its chunk's section, as the chunk has it (and no page: no page markers)
+    data = trace.to_dict()
+    items = [*(i for name in ("lexical", "dense", "fused") for i in data[name]["items"]), *data["selected"],
+             *data["final"], *data["lost_by_reranker"], *data["reranked"]["items"]]
+    assert data["lexical"]["items"][0]["section"] == "Exemplos"
+    for item in items:
+        assert item.get("section") == md_bench.state.chunk_by_id[item["chunk_id"]].metadata.get(SECTION_KEY), item
+        assert "page" not in item and "page_end" not in item

@@ -4,12 +4,13 @@ hand over, the learned support gate's decision and the transformed queries."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 import streamlit as st
 
 from retrieval.explain import report_html, support, tables
+from retrieval.ingest.location import cited_label
 from retrieval.stages.answer import ABSTENTIONS
 from retrieval.stages.rerank import KINDS
 from retrieval.stages.tiers import FULL, TIERS
@@ -29,7 +30,7 @@ def panel(asked: Asked) -> None:
     if labeled:
         st.caption(t("labeled_line", lang, id=code(labeled.id), group=md(labeled.group),
                      relevant=", ".join(code(r) for r in labeled.relevant) or t("none_abstention", lang)))
-    answer_block(trace, asked.terms, lang, asked.choices.corpus.sections)
+    answer_block(trace, asked.terms, lang, asked.choices.corpus.chunk_title)
     # The report to hand over: one self-contained HTML file of this question (retrieval/explain/report_html.py).
     st.download_button(t("dl_report", lang), report_html.question_report(trace, lang, asked.relevant, asked.graded),
                        "question-report.html", "text/html", on_click="ignore", help=t("ex_html_help", lang),
@@ -78,8 +79,10 @@ _CITE = re.compile(r"\\\[(\d+)\\\]")
 
 
 def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en",
-                 sections: Mapping[str, str] | None = None) -> None:
-    """The answer, its note, and each citation: the chunk it cites (its section path, for a Markdown chunk)."""
+                 title_of: Callable[[str], str] | None = None) -> None:
+    """The answer, its note, and each citation: the chunk it cites, its document's title (``title_of``: chunk id →
+    title) and its place in its source, as its trace item carries it (``[1] `id` · Diário Oficial, 12/03/2024 ·
+    p. 4 · Seção II``)."""
     ans = trace["answer"]
     final = trace.get("final") or []
     st.subheader(t("answer", lang))
@@ -100,8 +103,8 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
         item = next((f for f in final if f["chunk_id"] == chunk_id), None)
         if item is None:
             continue
-        section = (sections or {}).get(chunk_id)
-        with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}" + (f" · {md(section)}" if section else "")):
+        cited = cited_label(title_of(chunk_id) if title_of else "", item, lang)
+        with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}" + (f" · {md(cited)}" if cited else "")):
             st.caption(t("citation_line", lang, parent=code(item["parent_id"]), rank=item["rank"],
                          cos=num(item.get("similarity"), ".3f", lang)))
             st.markdown(highlighted(item["text"], terms))

@@ -11,9 +11,10 @@ import streamlit as st
 
 from retrieval.core.errors import RetrievalError
 from retrieval.explain import compare, tables
+from retrieval.ingest.location import location_label
 from retrieval.settings import bounds
 
-from ..escape import code
+from ..escape import code, md
 from ..format import ms, num
 from ..i18n import t
 from ..keep import keep, remember, restore
@@ -132,7 +133,9 @@ def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, labe
             for item in trace.get("final") or []:
                 flag = f" :blue-badge[{t('only_here', lang)}]" if item["chunk_id"] in only[side] else ""
                 mark = relevance_badge(tables.relevance_of(item["parent_id"], relevant, graded), lang)
-                st.markdown(f"#{item['rank']} {code(item['chunk_id'])} {mark}{flag}")
+                where = location_label(item, lang)
+                st.markdown(f"#{item['rank']} {code(item['chunk_id'])}" + (f" · {md(where)}" if where else "")
+                            + f" {mark}{flag}")
     moved = [r for r in result["movement"] if r["move"]]
     if moved:
         st.markdown(f"**{t('movement_ab', lang)}** " + " · ".join(

@@ -16,6 +16,7 @@ import streamlit as st
 from retrieval.explain import card as cards
 from retrieval.explain import grid, why
 from retrieval.explain.tables import empty_reason
+from retrieval.ingest.location import location_label, pages_label
 from retrieval.learned.judge.features import feature_label
 from retrieval.stages.fusion import METHODS
 from retrieval.stages.gate import GATES
@@ -87,10 +88,11 @@ def _ids_label(rows: Sequence[Mapping[str, Any]]):
 
 # -- the rank grid ---------------------------------------------------------------------------------------------
 def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
-              lang: str = "en", sections: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+              lang: str = "en") -> list[dict[str, Any]]:
     """One compact table of every candidate chunk (:func:`retrieval.explain.grid.grid_rows`); selecting a row opens its
-    provenance card. ``sections``: the section path of each chunk that has one (a Markdown chunk's headings), shown
-    in a column of its own when a row has one. Returns the rows (grid order)."""
+    provenance card. Where a row's chunk has a place in its source (its trace items' page and section path: a PDF's
+    page, a Markdown chunk's headings), a "where" column shows it (``p. 4 · Capítulo I › Seção II``). Returns the
+    rows (grid order)."""
     rows = grid.grid_rows(trace, relevant, graded)
     st.subheader(t("grid_title", lang))
     if not rows:
@@ -111,10 +113,9 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
         "chunk": st.column_config.TextColumn(t("col_chunk", lang), width=170, pinned=True,
                                              help=t("col_chunk_help", lang)),
     }
-    if sections and any(r["chunk_id"] in sections for r in rows):
-        data["section"] = [sections.get(r["chunk_id"], "") for r in rows]
-        config["section"] = st.column_config.TextColumn(t("col_section", lang), width=200,
-                                                        help=t("col_section_help", lang))
+    if any(r["where"] for r in rows):
+        data["where"] = [location_label(r["where"], lang) for r in rows]
+        config["where"] = st.column_config.TextColumn(t("col_where", lang), width=200, help=t("col_where_help", lang))
     if relevant is not None:
         data["label"] = [RELEVANCE_MARKS.get(r["relevance"] or "", "") for r in rows]
         config["label"] = st.column_config.TextColumn(t("col_label", lang), width=32, pinned=True,
@@ -176,10 +177,11 @@ def _fusion_formula(trace: Mapping[str, Any], fusion: Mapping[str, Any], lang: s
 
 def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
                     relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en",
-                    sections: Mapping[str, str] | None = None, chunk_code: Mapping[str, str] | None = None) -> None:
-    """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its section path (a Markdown chunk),
-    its text with the question's terms marked and its code blocks, BM25 per term, cosine and dense rank, the RRF
-    terms with k, the reranker's score and each feature's contribution, and the gate's decision."""
+                    chunk_code: Mapping[str, str] | None = None) -> None:
+    """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its page and section path (where its
+    trace items carry them), its text with the question's terms marked and its code blocks, BM25 per term, cosine
+    and dense rank, the RRF terms with k, the reranker's score and each feature's contribution, and the gate's
+    decision."""
     card = cards.provenance(trace, chunk_id, relevant, graded)
     row = card["row"]
     st.subheader(t("card_title", lang))
@@ -187,9 +189,9 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
     badge = relevance_badge(row["relevance"], lang)
     st.markdown(t("card_head", lang, chunk=code(chunk_id), parent=code(row["parent_id"]), where=where)
                 + (f" {badge}" if badge else ""))
-    section = (sections or {}).get(chunk_id)
-    if section:
-        st.markdown(t("card_section", lang, section=md(section)))
+    place = where_line(row["where"], lang)
+    if place:
+        st.markdown(place)
     left, right = st.columns([3, 2], gap="medium")
     with left:
         st.caption(t("card_text", lang))
@@ -205,6 +207,15 @@ def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping
     with right:
         _bm25_section(trace, card["bm25"], lang)
         _rerank_section(trace, card["rerank"], lang)
+
+
+def where_line(where: Mapping[str, Any], lang: str = "en") -> str:
+    """The card's line of a chunk's place in its source: ``Page: p. 4 · Section: Capítulo I › Seção II``, each part
+    where the chunk has it (Markdown escaped); ``""`` where it has neither."""
+    pages, section = pages_label(where, lang), where.get("section")
+    parts = ([t("card_page", lang, pages=md(pages))] if pages else []) + (
+        [t("card_section", lang, section=md(section))] if section else [])
+    return " · ".join(parts)
 
 
 def _bm25_section(trace: Mapping[str, Any], bm25: Mapping[str, Any] | None, lang: str) -> None:
@@ -395,10 +406,10 @@ def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], l
 # -- the whole view --------------------------------------------------------------------------------------------
 def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms: frozenset[str],
                  relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en",
-                 sections: Mapping[str, str] | None = None, chunk_code: Mapping[str, str] | None = None) -> None:
+                 chunk_code: Mapping[str, str] | None = None) -> None:
     """The rank grid, then the provenance card of the chunk picked (in the grid or the box), then "Why A above
     B"."""
-    rows = rank_grid(trace, relevant, graded, lang, sections)
+    rows = rank_grid(trace, relevant, graded, lang)
     if not rows:
         return
     ids = [r["chunk_id"] for r in rows]
@@ -407,7 +418,7 @@ def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms:
     restore(CARD_KEY)  # the chunk picked before, when the tab is opened again
     st.selectbox(t("card_pick", lang), ids, key=CARD_KEY, format_func=_ids_label(rows), on_change=keep,
                  args=(CARD_KEY,))
-    provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang, sections, chunk_code)
+    provenance_card(trace, st.session_state[CARD_KEY], chunk_text, terms, relevant, graded, lang, chunk_code)
     st.divider()
     why_a_above_b(trace, rows, lang)
 
@@ -416,4 +427,4 @@ def panel(asked: Any) -> None:
     """The grid tab of one question (:class:`ui.ask.page.Asked`), as a fragment: a pick re-runs it alone."""
     corpus = asked.choices.corpus
     st.fragment(analyst_view)(asked.trace, corpus.chunk_text, asked.terms, asked.relevant, asked.graded, asked.lang,
-                              corpus.sections, corpus.chunk_code)
+                              corpus.chunk_code)

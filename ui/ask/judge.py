@@ -10,6 +10,7 @@ import streamlit as st
 
 from retrieval.core.errors import CorpusError, PathRefused
 from retrieval.explain import tables
+from retrieval.ingest.location import location_label
 from retrieval.offline import judgments
 from retrieval.serving import roots
 
@@ -82,7 +83,8 @@ def panel(asked: Asked, page_jpath: str) -> None:
 def judge_block(pooled: Sequence[Mapping[str, Any]], titles: Mapping[str, str], texts: Mapping[str, str],
                 terms: frozenset[str], key_prefix: str, blind: bool, only_unjudged: bool, stored: Mapping[str, int],
                 lang: str = "en") -> dict[str, int]:
-    """One grade control per pooled parent; returns the grades currently chosen (parent → 0-3)."""
+    """One grade control per pooled parent, headed by its id, title and the place of the chunk shown (``p. 4 ·
+    Seção II``, where it has one); returns the grades currently chosen (parent → 0-3)."""
     order = list(pooled)
     if blind:  # a fixed shuffle per question: the order no longer tells the rank
         order.sort(key=lambda p: hashlib.sha1(f"{key_prefix}{p['parent_id']}".encode()).hexdigest())
@@ -98,7 +100,9 @@ def judge_block(pooled: Sequence[Mapping[str, Any]], titles: Mapping[str, str], 
         if only_unjudged and pid in stored and st.session_state[key] != "not judged":
             continue
         with st.container(border=True):
-            head = f"{code(pid)} · {md(titles.get(pid, ''))}"
+            head = " · ".join([code(pid)] + [md(part) for part in (titles.get(pid, ""),
+                                                                  location_label(entry.get("where") or {}, lang))
+                                             if part])
             if not blind:
                 head += " · " + ", ".join(f"{n} #{r}" for n, r in entry["lists"].items())
             st.markdown(head)

@@ -10,9 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from retrieval.explain import tables
+from retrieval.ingest.location import location_label
 from retrieval.stages.rerank import KINDS
 
-from ..escape import code
+from ..escape import code, md
 from ..format import num
 from ..i18n import TEXTS, t
 from ..reasons import reason, recorded
@@ -81,7 +82,9 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
     for item in items[:rows]:
         with st.container(border=True):
             mark = relevance_badge(tables.relevance_of(item["parent_id"], relevant, graded), lang)
-            st.markdown(f"**#{item['rank']}** {code(item['chunk_id'])} {mark}")
+            where = location_label(item, lang)  # its page and section, where the trace item carries them
+            st.markdown(f"**#{item['rank']}** {code(item['chunk_id'])}" + (f" · {md(where)}" if where else "")
+                        + f" {mark}")
             detail = f"{short_kind(kind, lang)} **{num(item['score'], '.4f', lang)}**"
             if name == "fused":
                 ranks = item.get("ranks") or {}

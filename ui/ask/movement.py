@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from retrieval.explain import tables
+from retrieval.ingest.location import location_label
 
-from ..escape import code
+from ..escape import code, md
 from ..format import num
 from ..i18n import t
 from ..reasons import reason
@@ -81,7 +82,9 @@ def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded:
         return
     for row in rows:
         after = row["reranked_rank"]
-        line = (f"{code(row['chunk_id'])} · {t('stage_fused', lang)} #{row['fused_rank']} → "
+        where = location_label(row["where"], lang)
+        line = (f"{code(row['chunk_id'])}" + (f" · {md(where)}" if where else "")
+                + f" · {t('stage_fused', lang)} #{row['fused_rank']} → "
                 f"{'#' + str(after) if after is not None else t('not_reranked', lang)}")
         if row.get("reader") is not None:
             line += f" · {t('reader_score', lang)} {num(row['reader'], '.3f', lang)}"

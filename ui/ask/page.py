@@ -14,7 +14,6 @@ from typing import Any, Callable, Mapping
 
 import streamlit as st
 
-from retrieval.ingest.markup import SECTION_KEY
 from retrieval.backends.state import IndexState
 from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.core.reasons import raw
@@ -110,12 +109,11 @@ class Corpus:
     def chunk_text(self) -> dict[str, str]:
         return {cid: chunk.text for cid, chunk in self.state.chunk_by_id.items()}
 
-    @property
-    def sections(self) -> dict[str, str]:
-        """The section path of each chunk that has one (a Markdown chunk's headings, ``Hooks › useLayoutEffect ›
-        Uso``), by chunk id."""
-        return {cid: str(chunk.metadata[SECTION_KEY]) for cid, chunk in self.state.chunk_by_id.items()
-                if chunk.metadata.get(SECTION_KEY) not in (None, "")}
+    def chunk_title(self, chunk_id: str) -> str:
+        """The title of the document a chunk comes from (``""`` for a chunk not in the corpus, or untitled). A
+        chunk's page and section are in its trace items (:func:`retrieval.ingest.location.location`)."""
+        chunk = self.state.chunk_by_id.get(chunk_id)
+        return chunk.title if chunk is not None else ""
 
     @property
     def chunk_code(self) -> dict[str, str]:

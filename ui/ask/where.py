@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 import streamlit as st
 
 from retrieval.explain import where as explain
+from retrieval.ingest.location import location_label
 
 from ..escape import code, md
 from ..format import num
@@ -51,8 +52,9 @@ def panel(asked: Asked) -> None:
 
 def where_block(explained: Sequence[Mapping[str, Any]], lang: str = "en") -> None:
     for entry in explained:
+        place = location_label(entry.get("where") or {}, lang)  # its page and section, where it has them
         st.markdown(t("w_head", lang, chunk=code(entry["chunk_id"]), parent=code(entry["parent_id"]),
-                      window=entry["window"]))
+                      window=entry["window"]) + (f" · {md(place)}" if place else ""))
         for name, info in entry["lists"].items():
             line = reason(explain.describe({**info, "window": entry["window"]}, name), lang)
             st.markdown(f"- **{md(name)}**: {line}")

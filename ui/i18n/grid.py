@@ -18,9 +18,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "col_final_help": {"en": "Position in the final list the answer used (after dedup, top_k or MMR, and the gate)",
                        "pt": "Posição na lista final usada pela resposta (após dedup, top_k ou MMR e o portão)"},
     "col_chunk": {"en": "chunk", "pt": "trecho"},
-    "col_section": {"en": "section", "pt": "seção"},
-    "col_section_help": {"en": "The chunk's section: the headings above it in its Markdown document",
-                         "pt": "A seção do trecho: os títulos acima dele no documento Markdown"},
+    "col_where": {"en": "where", "pt": "onde"},
+    "col_where_help": {"en": "Where the chunk sits in its document: its page (pp. for a range; a PDF) and its section "
+                             "(the headings above it)",
+                       "pt": "Onde o trecho fica no documento: a página (pp. para um intervalo; um PDF) e a seção "
+                             "(os títulos acima dele)"},
     "col_label": {"en": "label", "pt": "rótulo"},
     "col_label_help": {"en": "The question's labels: ✓ relevant, ~ partial (grade 1-2), · not labeled",
                        "pt": "Rótulos da pergunta: ✓ relevante, ~ parcial (nota 1-2), · sem rótulo"},
@@ -68,6 +70,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "card_final": {"en": "final #{n}", "pt": "final #{n}"},
     "card_text": {"en": "Text (the question's terms marked)", "pt": "Texto (termos da pergunta marcados)"},
     "card_section": {"en": "Section: {section}", "pt": "Seção: {section}"},
+    "card_page": {"en": "Page: {pages}", "pt": "Página: {pages}"},
     "card_code": {"en": "Code (indexed, never quoted by the answer)",
                   "pt": "Código (indexado, nunca citado pela resposta)"},
     "card_bm25": {"en": "BM25 #{rank} · score {score} (sum of the terms below)",

@@ -7,7 +7,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "intake_files": {"en": "files", "pt": "arquivos"},
     "intake_documents": {"en": "documents", "pt": "documentos"},
     "intake_pages": {"en": "pages", "pt": "páginas"},
-    "intake_chunks": {"en": "chunks", "pt": "chunks"},
+    "intake_chunks": {"en": "chunks", "pt": "trechos"},
     "intake_total": {"en": "total", "pt": "total"},
     "intake_skipped": {"en": "Skipped files: {line}", "pt": "Arquivos pulados: {line}"},
     "intake_none_skipped": {"en": "No file skipped.", "pt": "Nenhum arquivo pulado."},

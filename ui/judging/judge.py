@@ -7,6 +7,7 @@ import streamlit as st
 
 from retrieval.core.errors import CorpusError
 from retrieval.explain import tables
+from retrieval.ingest.location import location_label
 from retrieval.offline.raters import Rating, latest, load_ratings, save_ratings
 
 from ..escape import code, md
@@ -48,7 +49,8 @@ def panel(page: JudgingPage) -> None:
     item = pooled[ci]
     pair = (question.id, item["parent_id"])
     with st.container(border=True):
-        st.markdown(f"{code(item['parent_id'])} · {md(item['title'])}")
+        st.markdown(" · ".join([code(item["parent_id"])] + [md(part) for part in (
+            item["title"], location_label(item.get("where") or {}, lang)) if part]))
         terms = tables.query_terms(question.question)
         text, before, after = tables.snippet(item["text"], terms, width=1200)
         st.markdown(("… " if before else "") + highlighted(text, terms) + (" …" if after else ""))

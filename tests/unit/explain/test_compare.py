@@ -69,6 +69,16 @@ def test_pool_holds_every_list_not_only_the_final() -> None:
     assert judgments.counter(pooled, {"p3": 0}) == (1, 3)
 
 
+def test_pool_names_the_place_of_the_chunk_a_judge_reads() -> None:
+    dense = {"items": [{"chunk_id": "p3#0", "parent_id": "p3", "rank": 1, "score": 0.9, "page": 4, "page_end": 5,
+                        "section": "Capítulo I › Seção II"},
+                       {"chunk_id": "p2#0", "parent_id": "p2", "rank": 2, "score": 0.8, "page": 9}]}
+    pooled = {p["parent_id"]: p for p in judgments.pool({**TRACE, "dense": dense})}
+    assert pooled["p3"]["where"] == {"section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
+    assert pooled["p2"]["chunk_ids"][0] == "p2#1" and pooled["p2"]["where"] == {}  # its first chunk's: none
+    assert pooled["p1"]["where"] == {}
+
+
 def test_save_jsonl_creates_the_question_and_keeps_the_others(tmp_path) -> None:
     path = tmp_path / "questions.jsonl"
     other = '{"id": "q-other", "question": "Outra?", "relevant": ["x"], "graded": {"x": 2}, "filters": {}}'

@@ -77,6 +77,17 @@ def test_grid_has_one_row_per_chunk_of_any_list_with_its_rank_in_each() -> None:
     assert by["a#1"]["shares"] == {"dense": 1.0} and by["e#0"]["shares"] == {}
 
 
+def test_grid_rows_carry_each_chunks_place_from_its_trace_items() -> None:
+    t = trace()
+    for name in ("dense", "fused", "reranked"):  # a#1's items carry its place; the others none (a JSONL corpus)
+        t[name]["items"] = [{**i, "page": 4, "page_end": 5, "section": "Capítulo I › Seção II"}
+                            if i["chunk_id"] == "a#1" else i for i in t[name]["items"]]
+    by = {r["chunk_id"]: r for r in grid.grid_rows(t)}
+    assert by["a#1"]["where"] == {"section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
+    assert all(by[c]["where"] == {} for c in ("a#0", "b#0", "c#0", "d#0", "e#0"))
+    assert card.provenance(t, "a#1")["row"]["where"]["page"] == 4
+
+
 def test_grid_final_position_and_why_each_other_chunk_was_cut() -> None:
     by = {r["chunk_id"]: r for r in grid.grid_rows(trace())}
     assert (by["a#1"]["final"], by["a#1"]["fate"]) == (1, "final")

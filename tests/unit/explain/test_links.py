@@ -83,6 +83,19 @@ def test_lists_csv_has_one_table_per_list() -> None:
     assert empty.strip() == "list"
 
 
+def test_lists_csv_name_each_chunks_page_and_section_and_leave_them_empty_where_none() -> None:
+    dense = {"score_kind": "cosine", "items": [
+        {"chunk_id": "b#0", "parent_id": "b", "rank": 1, "score": 0.91, "section": "Capítulo I › Seção II",
+         "page": 4, "page_end": 5},
+        {"chunk_id": "a#0", "parent_id": "a", "rank": 2, "score": 0.88, "page": 7}]}
+    rows = list(csv.DictReader(io.StringIO(tables.lists_csv(trace(dense=dense))["dense"])))
+    assert [(r["section"], r["page"], r["page_end"]) for r in rows] == [("Capítulo I › Seção II", "4", "5"),
+                                                                        ("", "7", "")]
+    lexical = list(csv.DictReader(io.StringIO(tables.lists_csv(trace())["lexical"])))  # a JSONL corpus: empty
+    assert list(lexical[0])[-3:] == ["section", "page", "page_end"]
+    assert (lexical[0]["section"], lexical[0]["page"], lexical[0]["page_end"]) == ("", "", "")
+
+
 def test_movement_and_lost_rows() -> None:
     rows = tables.movement_rows(trace())
     status = {r["chunk_id"]: r["status"] for r in rows}
@@ -91,7 +104,10 @@ def test_movement_and_lost_rows() -> None:
     assert tables.movement_rows(trace(reranked={"score_kind": "none", "items": []})) == []
     lost = tables.lost_rows(trace(), relevant=["b"])
     assert lost == [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3, "reader": None,
-                     "relevance": "relevant"}]
+                     "relevance": "relevant", "where": {}}]
+    placed = trace(lost_by_reranker=[{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3,
+                                      "page": 4, "page_end": 5, "section": "Capítulo I › Seção II"}])
+    assert tables.lost_rows(placed)[0]["where"] == {"section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
 
 
 def test_contribution_rows_mark_single_ranker_items() -> None:

@@ -11,12 +11,13 @@ from retrieval.core.types import Chunk, RankedList, ScoredItem
 from retrieval.explain import where as explain
 
 
-def chunk(cid: str, text: str, tenant: str) -> Chunk:
-    return Chunk(cid, cid.split("#")[0], 0, "", text, {"tenant": tenant}, "h")
+def chunk(cid: str, text: str, tenant: str, **place) -> Chunk:
+    return Chunk(cid, cid.split("#")[0], 0, "", text, {"tenant": tenant, **place}, "h")
 
 
 CHUNKS = [chunk("a#0", "ativar o PX-7 em 24 horas", "lumen"), chunk("b#0", "senha do portal", "lumen"),
-          chunk("c#0", "ativar a maquininha", "lumen"), chunk("d#0", "ativar PX-7 na Ventura", "ventura")]
+          chunk("c#0", "ativar a maquininha", "lumen", page=4, page_end=5, section="Capítulo I › Seção II"),
+          chunk("d#0", "ativar PX-7 na Ventura", "ventura")]
 VECTORS = {"a#0": np.array([1.0, 0.0]), "b#0": np.array([0.6, 0.8]), "c#0": np.array([0.8, 0.6]),
            "d#0": np.array([1.0, 0.0])}
 
@@ -66,6 +67,9 @@ def test_filtered_by_tenant_names_the_field_and_values() -> None:
 
 def test_hnsw_miss_and_what_rrf_would_give() -> None:
     out = explain.explain(STATE, TRACE, "a#0", query_vector=Q)
+    assert out["where"] == {}  # a chunk without page or section
+    assert explain.explain(STATE, TRACE, "c#0", query_vector=Q)["where"] == {
+        "section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
     assert out["lists"]["lexical"] == {"status": "in_list", "rank": 1, "score": 2.0}
     assert out["lists"]["dense"] == {"status": "hnsw_miss", "exact_rank": 1, "cosine": pytest.approx(1.0)}
     fusion = out["fusion"]

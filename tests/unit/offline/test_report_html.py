@@ -75,6 +75,23 @@ def test_question_report_holds_the_answer_and_every_grid_row(lang: str) -> None:
     assert ("Rank grid" if lang == "en" else "Grade de posições") in text
 
 
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_question_report_names_each_chunks_page_and_section(lang: str) -> None:
+    t = a_trace()
+    place = {"section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
+    for name in ("lexical", "dense", "fused", "reranked"):  # a#1 runs over pages 4-5 of Seção II
+        t[name]["items"] = [{**i, **place} if i["chunk_id"] == "a#1" else i for i in t[name]["items"]]
+    t["final"] = [{**i, **place} for i in t["final"]]
+    t["answer"]["citations"] = ["a#1"]
+    parser = parse(report_html.question_report(t, lang))
+    assert_safe(parser)
+    text = "".join(parser.text)
+    assert text.count("a#1 · pp. 4-5 · Capítulo I › Seção II") == 2  # the citation and the provenance heading
+    assert ("where (page · section)" if lang == "en" else "onde (página · seção)") in text  # the grid's column
+    plain = "".join(parse(report_html.question_report(a_trace(), lang)).text)
+    assert "pp. " not in plain and "where (page" not in plain and "onde (página" not in plain  # no place, no column
+
+
 def test_a_hostile_id_is_escaped_in_the_question_report() -> None:
     t = a_trace()
     t = copy.deepcopy(t)
