@@ -237,3 +237,42 @@ def test_cold_evaluation_of_the_lab_set_and_clean_log(server, browser) -> None:
     server["log"].seek(0)
     log = server["log"].read().decode(errors="replace")
     assert "Inotify" not in log and "NumbaTypeSafetyWarning" not in log, log[-2000:]
+
+
+def _gazette_pdf(path: Path) -> None:
+    """A three-page gazette with an outline, written by reportlab: the answer's sentence is on page 2."""
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    c.setTitle("Diário Oficial do Município")
+    pages = {1: ("Seção I", "O prefeito nomeia a comissão de licitação para o exercício corrente."),
+             2: ("Seção II", "A coleta seletiva de lixo passa a ocorrer às terças e sextas-feiras."),
+             3: ("Seção III", "O calendário escolar começa na primeira semana de fevereiro.")}
+    for number, (heading, sentence) in pages.items():
+        c.bookmarkPage(f"p{number}")
+        c.addOutlineEntry(heading, f"p{number}", level=0)
+        c.setFont("Helvetica-Bold", 16)
+        c.drawString(60, 780, heading)
+        c.setFont("Helvetica", 11)
+        c.drawString(60, 750, sentence)
+        c.showPage()
+    c.save()
+
+
+def test_a_pdf_citation_names_its_page_and_section(server, browser, data_root: Path) -> None:
+    folder = data_root / "diario"
+    folder.mkdir()
+    _gazette_pdf(folder / "2024-03-12.pdf")
+    (folder / "nota.txt").write_text("Nota\n\nO expediente da prefeitura termina às dezoito horas.\n", encoding="utf-8")
+    query = urllib.parse.urlencode({"corpus": str(folder), "q": "Em que dias passa a coleta seletiva de lixo?"})
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{server['url']}/?{query}", wait_until="domcontentloaded")
+    page.get_by_text("What was read: 2 files, 0 skipped").wait_for(timeout=300_000)
+    settle(page)
+    citation = page.get_by_text("Diário Oficial do Município · p. 2 · Seção II").first
+    citation.wait_for(timeout=300_000)
+    body = page.inner_text("body")
+    assert "2024-03-12#" in body and "Traceback" not in body
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "pdf_citation.png"), full_page=False)
+    page.close()
