@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from .core.errors import RetrievalError
 from .core.redact import install_log_redaction, redact_text
 from .core.inputs import check_json_depth, check_regular_file
+from .ingest.location import location_label
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Hybrid retrieval workbench.")
 
@@ -248,7 +249,8 @@ def ask(
     _echo("\nfinal context:")
     for item in data["final"]:
         sim = "n/a" if item["similarity"] is None else f"{item['similarity']:.3f}"
-        _echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})")
+        where = location_label(item)
+        _echo(f"  [{item['rank']}] {item['chunk_id']} (cosine {sim})" + (f" · {where}" if where else ""))
     answer = data["answer"]
     _echo(f"\nanswer ({answer['adapter']}){' — abstained' if answer['abstained'] else ''}:")
     _echo(f"  {answer['text']}")

@@ -167,3 +167,18 @@ def test_a_law_s_article_abbreviation_never_ends_a_sentence():
     assert split_sentences(text) == ["Art. 3º Fica autorizado o serviço.", "Parágrafo único.",
                                      "Nos arts. 4 e 5 vale o prazo."]
     assert whole_sentences(text) == split_sentences(text)
+
+
+def test_a_scanned_pdf_is_named_in_the_table_never_indexed_empty(tmp_path):
+    from reportlab.pdfgen import canvas
+
+    scan = canvas.Canvas(str(tmp_path / "digitalizado.pdf"))
+    scan.rect(50, 50, 400, 600, fill=1)  # a page with no text layer, as a scanner writes it
+    scan.showPage()
+    scan.save()
+    _write(tmp_path, "nota.txt", "Nota\n\nO expediente termina às dezoito horas.\n")
+    docs, report = read_corpus(tmp_path)
+    assert [d.id for d in docs] == ["nota"]
+    (skipped,) = report.skipped
+    assert (skipped.path, skipped.reason) == ("digitalizado.pdf", "no_text")
+    assert "digitalizado.pdf: no text (no text layer" in report.table()
