@@ -66,6 +66,28 @@ def md_table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def md_list(items: list[tuple[int, str]]) -> str:
+    """List items ``(depth, text)`` as a Markdown bullet list, each item's text escaped; an item deeper than the
+    one above it by more than one level is lifted to one level below it (Markdown reads an item indented past its
+    parent's content as a code block), the first item is at depth 0."""
+    lines: list[str] = []
+    previous = -1
+    for depth, text in items:
+        if not text.strip():
+            continue
+        depth = max(0, min(depth, previous + 1))
+        lines.append("  " * depth + "- " + md_escape(text))
+        previous = depth
+    return "\n".join(lines)
+
+
+def md_code(code: str) -> str:
+    """A code block, fenced by more backticks than any run of them in it."""
+    code = code.strip("\n")
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
+    return f"{fence}\n{code}\n{fence}"
+
+
 class Unreadable(Exception):
     """A file a reader cannot make text of; ``reason`` is a :data:`SKIP_REASONS` name (``no_text`` for a scan
     with no text layer, ``unreadable`` for a broken or encrypted file), the message says why in one line."""

@@ -30,7 +30,7 @@ import trafilatura
 from lxml import etree
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, md_table
+from .formats import FORMATS, Format, Read, Unreadable, md_code, md_escape, md_heading, md_list, md_table
 
 # trafilatura logs its own doubts about short or empty pages; the reader says what it skipped itself.
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
@@ -126,28 +126,6 @@ _XML_DECLARATION_TEXT = re.compile(r"^\s*<\?xml[^>]*\?>")
 
 def _clean(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
-
-
-def md_list(items: list[tuple[int, str]]) -> str:
-    """List items ``(depth, text)`` as a Markdown bullet list, each item's text escaped; an item deeper than the
-    one above it by more than one level is lifted to one level below it (Markdown reads an item indented past its
-    parent's content as a code block), the first item is at depth 0."""
-    lines: list[str] = []
-    previous = -1
-    for depth, text in items:
-        if not text.strip():
-            continue
-        depth = max(0, min(depth, previous + 1))
-        lines.append("  " * depth + "- " + md_escape(text))
-        previous = depth
-    return "\n".join(lines)
-
-
-def md_code(code: str) -> str:
-    """A code block, fenced by more backticks than any run of them in it."""
-    code = code.strip("\n")
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
-    return f"{fence}\n{code}\n{fence}"
 
 
 @dataclass

@@ -22,7 +22,7 @@ import docx
 from lxml import etree
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, md_table
+from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, md_list, md_table
 
 _SPACE = re.compile(r"\s+")
 
@@ -98,21 +98,6 @@ def _zip_names(data: bytes) -> zipfile.ZipFile | None:
 
 
 # -- Markdown blocks -----------------------------------------------------------------------------------------------
-
-
-def md_list(items: list[tuple[int, str]]) -> str:
-    """List items ``(depth, text)`` as a Markdown bullet list, each item's text escaped; an item deeper than the
-    one above it by more than one level is lifted to one level below it (Markdown reads an item indented past its
-    parent's content as a code block), the first item is at depth 0."""
-    lines: list[str] = []
-    previous = -1
-    for depth, text in items:
-        if not text.strip():
-            continue
-        depth = max(0, min(depth, previous + 1))
-        lines.append("  " * depth + "- " + md_escape(text))
-        previous = depth
-    return "\n".join(lines)
 
 
 class _Blocks:
