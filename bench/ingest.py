@@ -1,10 +1,11 @@
 """What reading a mixed collection costs, and what it reads: a Portuguese collection written here by the formats' own
 writers (HTML laws in Windows-1252 with navigation and a footer, Markdown pages with static-site front matter, a
-gazette as PDF with an outline, as DOCX and as ODT, a slide deck as PPTX bytes, a scanned PDF, a link leading out
-of the folder), read by the folder reader (:func:`retrieval.ingest.corpus.read_corpus`) and chunked.
+gazette as PDF with an outline, as DOCX and as ODT, a slide deck (PPTX), a payroll (XLSX), a Word 97 file, a
+scanned PDF, a link leading out of the folder), read by the folder reader
+(:func:`retrieval.ingest.corpus.read_corpus`) and chunked.
 
-Prints the intake table ``index`` prints, then each reader's speed on 2 cores: pages/s for PDF, documents/s for
-HTML, DOCX, ODT and Markdown (the files are synthetic: a measure of the readers, not of real data).
+Prints the intake table ``index`` prints, then each reader's speed on 2 cores: pages/s for PDF, slides/s for
+PPTX, rows/s for XLSX, documents/s for HTML, DOCX, ODT and Markdown (the files are synthetic: a measure of the readers, not of real data).
 
     python -m bench.ingest [--laws 300] [--pages 40] [--rounds 3] [--json-out FILE]
 """
@@ -113,10 +114,30 @@ def gazette_odt() -> bytes:
     return out.getvalue()
 
 
-def pptx_bytes() -> bytes:
+def deck_pptx(slides: int = 6) -> bytes:
+    from pptx import Presentation
+
+    deck = Presentation()
+    for n in range(1, slides + 1):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = f"Coleta seletiva: etapa {n}"
+        slide.placeholders[1].text_frame.text = ARTICLE.format(n=n)[:180]
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
-        z.writestr("ppt/presentation.xml", "<p/>")
+    deck.save(out)
+    return out.getvalue()
+
+
+def payroll_xlsx(rows: int = 200) -> bytes:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Folha de março"
+    sheet.append(["Cargo", "Lotação", "Vencimento"])
+    for n in range(rows):
+        sheet.append([f"Agente de limpeza {n}", "Secretaria de Obras", 2100 + n])
+    out = io.BytesIO()
+    book.save(out)
     return out.getvalue()
 
 
@@ -132,7 +153,9 @@ def write_collection(root: Path, laws: int, pdf_pages: int) -> Path:
     (root / "diario" / "2024-03-12.docx").write_bytes(gazette_docx())
     (root / "diario" / "2024-03-12.odt").write_bytes(gazette_odt())
     (root / "diario" / "digitalizado.pdf").write_bytes(scan_pdf())
-    (root / "apresentacao.pptx").write_bytes(pptx_bytes())
+    (root / "apresentacao.pptx").write_bytes(deck_pptx())
+    (root / "folha.xlsx").write_bytes(payroll_xlsx())
+    (root / "oficio-antigo.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))  # Word 97-2003
     os.symlink("/proc/self/environ", root / "ambiente.md")
     return root
 
@@ -174,6 +197,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                       lambda r: 1, args.rounds),
             "odt documents/s": _rate(FORMATS.get("odt").read, [(gazette_odt(), Path(f"{n}.odt")) for n in range(20)],
                                      lambda r: 1, args.rounds),
+            "pptx slides/s": _rate(FORMATS.get("pptx").read, [(deck_pptx(15), Path(f"{n}.pptx")) for n in range(5)],
+                                   lambda r: r.pages, args.rounds),
+            "xlsx rows/s": _rate(FORMATS.get("xlsx").read, [(payroll_xlsx(2000), Path("f.xlsx"))], lambda r: 2000,
+                                 args.rounds),
             "markdown documents/s": _rate(FORMATS.get("markdown").read,
                                           [(page_md(n).encode(), Path(f"{n}.md")) for n in range(50)], lambda r: 1,
                                           args.rounds),

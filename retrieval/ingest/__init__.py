@@ -2,4 +2,4 @@
 files in every declared format (:mod:`.formats`, :mod:`.folder`), Markdown read as structure (:mod:`.markup`),
 and where each chunk sits in its source (:mod:`.location`)."""
 
-from . import html, office, pdf, text  # noqa: F401 - each module declares its formats
+from . import html, office, pdf, text, slides, sheets, epub  # noqa: F401 - each module declares its formats

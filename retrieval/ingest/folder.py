@@ -324,7 +324,7 @@ def _read_one(item: _Found, fmt: Format, root: Path, report: IntakeReport) -> Re
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         report.skipped.append(Skipped(shown, "unreadable", f"{exc.__class__.__name__}: {first}".rstrip(": ")))
         return None
-    report.warnings.extend(got.warnings)
+    report.warnings.extend(w if w.startswith(shown) else f"{shown}: {w}" for w in got.warnings)  # each names its file
     return got
 
 

@@ -457,7 +457,7 @@ def read_pdf(data: bytes, path: Path) -> Read:
         if failed:
             raise Unreadable("unreadable", f"no page's text could be read (page {failed[0][0]}: {failed[0][1]})")
         where = f"any of its {count} pages" if count > 1 else "its page"
-        raise Unreadable("no_text", f"no text layer on {where} (a scanned PDF: run OCR first, e.g. ocrmypdf)")
+        raise Unreadable("no_text", f"no text layer on {where}: a scanned PDF? Run OCR first, e.g. ocrmypdf")
     failed_pages = {n for n, _ in failed}
     blank = [n for n, lines in enumerate(pages, 1) if not lines and n not in failed_pages]
     warnings = []

@@ -272,7 +272,7 @@ def test_a_pdf_without_text_is_no_text_and_a_blank_page_a_warning(tmp_path: Path
         with pytest.raises(Unreadable) as caught:
             read_pdf(scan(tmp_path / "scan.pdf", pages), tmp_path / "scan.pdf")
         assert caught.value.reason == "no_text"
-        assert str(caught.value) == f"no text layer on {where_} (a scanned PDF: run OCR first, e.g. ocrmypdf)"
+        assert str(caught.value) == f"no text layer on {where_}: a scanned PDF? Run OCR first, e.g. ocrmypdf"
 
     data = write_pdf(tmp_path / "misto.pdf", [[("p", ART[1])], [], [("p", ART[2])], [("gap", "")]])
     read = read_pdf(data, tmp_path / "misto.pdf")
