@@ -17,6 +17,7 @@ file changed.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,24 @@ from ..core.kinds import Registry, Text
 #: The page marker a reader writes before each page's text (a Markdown comment of its own, between blank
 #: lines): :func:`retrieval.ingest.markup.parse` gives each block the page of the last marker above it.
 PAGE_MARKER = re.compile(r"^<!--\s*page\s+(\d+)\s*-->$")
+
+
+class _Lazy:
+    """A library imported on its first use: a reader's library costs its import (trafilatura, openpyxl, pypdf,
+    python-pptx: about 0.6 s together) only in a process that reads a file of its format, never in ``ask``."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self._name)
+        self.__dict__.update(module.__dict__)  # later lookups find the names without this method
+        return getattr(module, attr)
+
+
+def lazy(name: str) -> Any:
+    """The library ``name``, imported at its first attribute lookup (:class:`_Lazy`)."""
+    return _Lazy(name)
 
 
 def page_marker(number: int) -> str:

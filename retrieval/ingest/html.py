@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import charset_normalizer
 import lxml.html
-import trafilatura
 from lxml import etree
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_code, md_escape, md_heading, md_list, md_table
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_code, md_escape, md_heading, md_list, md_table
+
+charset_normalizer = lazy("charset_normalizer")
+trafilatura = lazy("trafilatura")
 
 # trafilatura logs its own doubts about short or empty pages; the reader says what it skipped itself.
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)

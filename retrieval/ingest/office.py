@@ -18,11 +18,12 @@ import zipfile
 from pathlib import Path
 from typing import Any, Iterable
 
-import docx
 from lxml import etree
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, md_list, md_table
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_list, md_table
+
+docx = lazy("docx")
 
 _SPACE = re.compile(r"\s+")
 

@@ -39,13 +39,15 @@ from collections import Counter
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Iterable
-
-from pypdf import PasswordType, PdfReader
-from pypdf.errors import DependencyError
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, page_marker
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, page_marker
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
+
+pypdf = lazy("pypdf")
 
 # pypdf logs what it repairs in a broken file on its own logger; the reader says why a file is skipped itself.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -155,18 +157,18 @@ def _open(data: bytes) -> PdfReader:
         Unreadable: ``unreadable``: not a PDF pypdf can read, or encrypted with a password.
     """
     try:
-        reader = PdfReader(BytesIO(data), strict=False)
+        reader = pypdf.PdfReader(BytesIO(data), strict=False)
     except Exception as exc:
         raise Unreadable("unreadable", f"not a readable PDF ({_one_line(exc)})") from exc
     if reader.is_encrypted:
         try:
             opened = reader.decrypt("")
-        except DependencyError as exc:
+        except pypdf.errors.DependencyError as exc:
             raise Unreadable("unreadable", f"encrypted PDF whose cipher cannot be read here ({_one_line(exc)})") \
                 from exc
         except Exception as exc:
             raise Unreadable("unreadable", f"encrypted PDF that cannot be opened ({_one_line(exc)})") from exc
-        if opened == PasswordType.NOT_DECRYPTED:
+        if opened == pypdf.PasswordType.NOT_DECRYPTED:
             raise Unreadable("unreadable", "encrypted PDF (a password is needed)")
     return reader
 

@@ -26,11 +26,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import openpyxl
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, md_table
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_table
 from .office import guard_zip
+
+openpyxl = lazy("openpyxl")
 
 _SPACE = re.compile(r"\s+")
 #: The most non-empty rows read from one sheet (the header included).

@@ -20,15 +20,13 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
 
-import pptx
-from pptx.enum.shapes import PP_PLACEHOLDER
-from pptx.shapes.group import GroupShape
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_escape, md_heading, md_list, md_table, page_marker
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_list, md_table, page_marker
 from .office import guard_zip
 
 _SPACE = re.compile(r"\s+")
@@ -36,12 +34,17 @@ _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 #: The paragraph before a slide's speaker notes.
 NOTES_LABEL = "Notas:"
 #: Placeholders whose paragraphs are bulleted unless a paragraph says otherwise (the master's body style).
-_BULLETED = frozenset((PP_PLACEHOLDER.BODY, PP_PLACEHOLDER.OBJECT, PP_PLACEHOLDER.VERTICAL_BODY,
-                       PP_PLACEHOLDER.VERTICAL_OBJECT))
-#: Placeholders that repeat on every slide (date, footer, slide number, header): not the slide's text.
-_CHROME = frozenset((PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.SLIDE_NUMBER,
-                     PP_PLACEHOLDER.HEADER))
-_TITLES = frozenset((PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE))
+pptx = lazy("pptx")
+
+
+@cache
+def _kinds() -> tuple[frozenset[Any], frozenset[Any], frozenset[Any]]:
+    """The placeholder kinds read as bullets, left out as slide chrome, and read as the slide's title."""
+    from pptx.enum.shapes import PP_PLACEHOLDER as P
+
+    return (frozenset((P.BODY, P.OBJECT, P.VERTICAL_BODY, P.VERTICAL_OBJECT)),
+            frozenset((P.DATE, P.FOOTER, P.SLIDE_NUMBER, P.HEADER)),
+            frozenset((P.TITLE, P.CENTER_TITLE, P.VERTICAL_TITLE)))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -136,7 +139,7 @@ class _Layouts:
 def _text_frame(shape: Any, kind: Any, styles: Any, out: _Slide) -> None:
     """A shape's paragraphs: list items where bulleted (the paragraph's own bullet, else its layout placeholder's
     list style, else the placeholder's kind), else paragraphs."""
-    bulleted = kind in _BULLETED
+    bulleted = kind in _kinds()[0]
     for paragraph in shape.text_frame.paragraphs:
         text = paragraph.text
         if not text.strip():
@@ -158,13 +161,15 @@ def _table(shape: Any) -> list[list[str]]:
 def _shapes(shapes: Iterable[Any], out: _Slide, title_id: int | None, layout: dict[int, tuple[int, int, Any]]) \
         -> None:
     """Write shapes in reading order (top to bottom, then left to right; the file's order among equals)."""
+    from pptx.shapes.group import GroupShape  # the library's, imported with it (formats.lazy)
+
     placed = []
     for shape in shapes:
         if shape.shape_id == title_id:
             continue
         ph = _ph(shape)
         kind = ph.type if ph is not None else None
-        if kind in _CHROME:
+        if kind in _kinds()[1]:
             continue
         base = layout.get(ph.idx) if ph is not None else None
         element = shape._element
@@ -185,7 +190,7 @@ def _title_shape(slide: Any) -> Any:
     title = slide.shapes.title
     if title is not None:
         return title
-    return next((s for s in slide.shapes if (ph := _ph(s)) is not None and ph.type in _TITLES), None)
+    return next((s for s in slide.shapes if (ph := _ph(s)) is not None and ph.type in _kinds()[2]), None)
 
 
 def _notes(slide: Any) -> list[str]:
