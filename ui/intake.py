@@ -1,47 +1,61 @@
 """The corpus intake panel: files read per format, documents, pages, chunks, and every file skipped with its reason
-(:class:`retrieval.ingest.folder.IntakeReport`), as ``index`` prints it."""
+(:class:`retrieval.ingest.folder.IntakeReport`), as ``index`` prints it, laid out for the sidebar's width: one line
+per format and per skipped file rather than a wide table."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import streamlit as st
 
 from retrieval.ingest.folder import SKIP_REASONS, IntakeReport
 
+from .escape import code, md
 from .format import num
 from .i18n import t
 
-
-def intake_rows(report: IntakeReport, lang: str) -> list[dict[str, Any]]:
-    """One row per format and the total, with the page's column names."""
-    cols = [t(k, lang) for k in ("intake_format", "intake_files", "intake_documents", "intake_pages",
-                                  "intake_chunks")]
-    rows = [(name, c.files, c.documents, c.pages, c.chunks) for name, c in sorted(report.formats.items())]
-    total = report.totals
-    rows.append((t("intake_total", lang), total.files, total.documents, total.pages, total.chunks))
-    return [dict(zip(cols, row)) for row in rows]
+#: Skipped files named on the page (all of them are in the JSON download).
+SHOWN_SKIPPED = 50
 
 
-def skipped_rows(report: IntakeReport, lang: str) -> list[dict[str, str]]:
-    """Every skipped file: its path, the reason in the page's language, the detail."""
-    cols = [t(k, lang) for k in ("intake_path", "intake_reason", "intake_detail")]
-    return [dict(zip(cols, (s.path, SKIP_REASONS[s.reason](lang) if s.reason in SKIP_REASONS else s.reason,
-                            s.detail))) for s in report.skipped]
+def format_line(name: str, files: int, pages: int, chunks: int, lang: str) -> str:
+    """``**pdf** · 1 file · 8 pages · 24 chunks`` in the page's language (pages only where the format has some)."""
+    def counted(key: str, n: int) -> str:
+        return t(f"{key}_1", lang) if n == 1 else t(key, lang, n=num(n, ",d", lang))
+
+    parts = [f"**{md(name)}**", counted("intake_n_files", files)]
+    if pages:
+        parts.append(counted("intake_n_pages", pages))
+    parts.append(counted("intake_n_chunks", chunks))
+    return " · ".join(parts)
+
+
+def skipped_line(path: str, reason: str, detail: str, lang: str) -> str:
+    """``- `scan.pdf`: no text (no text layer…)``: a skipped file, its reason in the page's language, the detail."""
+    why = SKIP_REASONS[reason](lang) if reason in SKIP_REASONS else reason
+    return f"- {code(path)}: {md(why)}" + (f" ({md(detail)})" if detail else "")
 
 
 def intake_panel(report: IntakeReport | None, lang: str) -> None:
-    """The intake table in an expander (open where files were skipped), every skipped file and a JSON download."""
+    """What was read, in an expander: a line per format and the total, every skipped file (the first
+    :data:`SHOWN_SKIPPED` on the page) with its reason, the warnings, and the whole report as JSON."""
     if report is None:
         return
     total = report.totals
     title = t("intake_title", lang, files=num(total.files, ",d", lang), skipped=num(len(report.skipped), ",d", lang))
     with st.expander(title, expanded=False):
-        st.dataframe(intake_rows(report, lang), hide_index=True, width="stretch")
+        lines = [format_line(name, c.files, c.pages, c.chunks, lang) for name, c in sorted(report.formats.items())]
+        if len(report.formats) > 1:
+            lines.append(format_line(t("intake_total", lang), total.files, total.pages, total.chunks, lang))
+        st.markdown("  \n".join(lines))
         if report.skipped:
-            st.caption(t("intake_skipped", lang, line=report.skipped_line(lang)))
-            st.dataframe(skipped_rows(report, lang), hide_index=True, width="stretch")
+            by_reason = " · ".join(f"{md(SKIP_REASONS[r](lang) if r in SKIP_REASONS else r)}: {num(n, ',d', lang)}"
+                                   for r, n in sorted(report.skipped_by_reason().items()))
+            st.markdown(t("intake_skipped", lang, n=num(len(report.skipped), ",d", lang), reasons=by_reason))
+            shown = report.skipped[:SHOWN_SKIPPED]
+            st.markdown("\n".join(skipped_line(s.path, s.reason, s.detail, lang) for s in shown))
+            if len(report.skipped) > SHOWN_SKIPPED:
+                st.caption(t("intake_more", lang, n=num(len(report.skipped) - SHOWN_SKIPPED, ",d", lang)))
         else:
             st.caption(t("intake_none_skipped", lang))
         if report.warnings:

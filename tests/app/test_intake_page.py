@@ -3,6 +3,8 @@ page's language, the files read per format and every skipped file with its reaso
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from _apptest import assert_ok, page, plain
 
@@ -20,14 +22,20 @@ def folder(tmp_path, monkeypatch: pytest.MonkeyPatch):
     return root
 
 
-@pytest.mark.parametrize("lang, title, reason", [("en", "What was read: 2 files, 1 skipped", "format not read"),
-                                                 ("pt", "O que foi lido: 2 arquivos, 1 pulados", "formato não lido")])
-def test_the_sidebar_says_what_was_read_and_skipped(folder, lang, title, reason) -> None:
+@pytest.mark.parametrize("lang, title, lines, skipped", [
+    ("en", "What was read: 2 files, 1 skipped",
+     ["markdown · 1 file · 1 chunk", "text · 1 file · 1 chunk", "total · 2 files · 2 chunks"],
+     ["Skipped: 1 (format not read: 1)", "planilha.xyz: format not read (.xyz is not a format the workbench reads)"]),
+    ("pt", "O que foi lido: 2 arquivos, 1 pulados",
+     ["markdown · 1 arquivo · 1 trecho", "text · 1 arquivo · 1 trecho", "total · 2 arquivos · 2 trechos"],
+     ["Pulados: 1 (formato não lido: 1)", "planilha.xyz: formato não lido (.xyz is not a format the workbench reads)"]),
+])
+def test_the_sidebar_says_what_was_read_and_skipped(folder, lang, title, lines, skipped) -> None:
     at = page(corpus=str(folder), q="Quando passa a coleta seletiva?", lang=lang)
     assert_ok(at)
-    assert title in [plain(e.label) for e in at.sidebar.expander]
-    tables = [d.value for d in at.sidebar.dataframe]
-    counts = tables[0].to_dict("records")
-    assert [list(r.values()) for r in counts] == [["markdown", 1, 1, 0, 1], ["text", 1, 1, 0, 1],
-                                                  ["total", 2, 2, 0, 2]]
-    assert [list(r.values())[:2] for r in tables[1].to_dict("records")] == [["planilha.xyz", reason]]
+    (panel,) = [e for e in at.sidebar.expander if plain(e.label) == title]
+    texts = [re.sub(r"\*\*|`|^- ", "", plain(m.value)) for m in panel.markdown]
+    assert [line.rstrip() for line in texts[0].split("\n")] == lines
+    assert texts[1:] == skipped
+    assert [b.label for b in panel.get("download_button")] == [
+        "Download the intake report (JSON)" if lang == "en" else "Baixar o relatório de leitura (JSON)"]
