@@ -18,15 +18,17 @@ from .i18n import t
 SHOWN_SKIPPED = 50
 
 
+def counted(key: str, n: int, lang: str) -> str:
+    """``1 file`` / ``3 files`` (``{key}_1`` for one) in the page's language and number format."""
+    return t(f"{key}_1", lang) if n == 1 else t(key, lang, n=num(n, ",d", lang))
+
+
 def format_line(name: str, files: int, pages: int, chunks: int, lang: str) -> str:
     """``**pdf** · 1 file · 8 pages · 24 chunks`` in the page's language (pages only where the format has some)."""
-    def counted(key: str, n: int) -> str:
-        return t(f"{key}_1", lang) if n == 1 else t(key, lang, n=num(n, ",d", lang))
-
-    parts = [f"**{md(name)}**", counted("intake_n_files", files)]
+    parts = [f"**{md(name)}**", counted("intake_n_files", files, lang)]
     if pages:
-        parts.append(counted("intake_n_pages", pages))
-    parts.append(counted("intake_n_chunks", chunks))
+        parts.append(counted("intake_n_pages", pages, lang))
+    parts.append(counted("intake_n_chunks", chunks, lang))
     return " · ".join(parts)
 
 
@@ -42,7 +44,8 @@ def intake_panel(report: IntakeReport | None, lang: str) -> None:
     if report is None:
         return
     total = report.totals
-    title = t("intake_title", lang, files=num(total.files, ",d", lang), skipped=num(len(report.skipped), ",d", lang))
+    title = t("intake_title", lang, files=counted("intake_n_files", total.files, lang),
+              skipped=num(len(report.skipped), ",d", lang))
     with st.expander(title, expanded=False):
         lines = [format_line(name, c.files, c.pages, c.chunks, lang) for name, c in sorted(report.formats.items())]
         if len(report.formats) > 1:

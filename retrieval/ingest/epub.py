@@ -202,7 +202,7 @@ def read_epub(data: bytes, path: Path) -> Read:
             warnings.append(f"chapter {name} is missing from the EPUB")
             continue
         try:
-            chapter = read_html(content, Path(path or "") / name)
+            chapter = read_html(content, Path(path or "") / name, lift_title=False)  # a chapter's heading stays
         except Unreadable as exc:
             if exc.reason != "no_text":
                 warnings.append(f"chapter {name} could not be read ({exc})")

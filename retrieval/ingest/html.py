@@ -535,7 +535,7 @@ def _title(tree: Any) -> str:
     return ""
 
 
-def read_html(data: bytes, path: Path) -> Read:
+def read_html(data: bytes, path: Path, lift_title: bool = True) -> Read:
     """An HTML page as Markdown: its main content's headings, paragraphs, lists, tables and code, escaped.
 
     The page's navigation, footer, cookie banners, scripts and styles are dropped and its layout tables turned
@@ -546,6 +546,8 @@ def read_html(data: bytes, path: Path) -> Read:
     Args:
         data: the file's bytes, in any encoding (:func:`decode_html`).
         path: the file (unused: the bytes say it all).
+        lift_title: a heading that opens the page with none of its level or above after it is the page's title
+            (:func:`_title_heading`), not a section (an EPUB chapter keeps its heading as its section).
 
     Returns:
         A :class:`Read` with the page's ``<title>`` (``""`` without one); its warnings say when the page's
@@ -578,7 +580,35 @@ def read_html(data: bytes, path: Path) -> Read:
         markdown = extracted.markdown()
     if not markdown:
         raise Unreadable("no_text", "no text in the page")
+    if lift_title:
+        heading, markdown = _title_heading(markdown)
+        title = heading or title
     return Read(markdown, "markdown", title, {}, 0, warnings)
+
+
+_HEADING_LINE = re.compile(r"^(#{1,6}) (.*)$")
+
+
+def _title_heading(markdown: str) -> tuple[str, str]:
+    """The page's title heading and the Markdown without it, or ``("", markdown)``: as a Markdown file's title,
+    the heading that opens the page before any text, where no other heading of its level or above follows (a
+    law's ``<h1>Lei Municipal nº 101…</h1>`` above its chapters); its sections then start below it instead of
+    repeating the title in every section path."""
+    blocks = markdown.split("\n\n")
+    first = _HEADING_LINE.match(blocks[0])
+    if first is None or len(blocks) < 2:
+        return "", markdown
+    level = len(first.group(1))
+    for block in blocks[1:]:
+        other = _HEADING_LINE.match(block)
+        if other is not None and len(other.group(1)) <= level:
+            return "", markdown
+    return _unescape(first.group(2)), "\n\n".join(blocks[1:])
+
+
+def _unescape(text: str) -> str:
+    """:func:`~retrieval.ingest.formats.md_escape`'s text back (its backslash escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def looks_like_html(data: bytes) -> bool:

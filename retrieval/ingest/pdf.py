@@ -20,8 +20,9 @@ text and ``cm`` matrices: a 10 pt font drawn scaled ×1.8 reads as 18 pt).
   it has at most 15 words (a large-print paragraph is not one) and it holds a letter (a page number or a year set
   large is not). Distinct heading sizes give the levels, largest = 1 (sizes within 5 % are one level; three at
   most). A heading wrapped over lines of one size is one heading.
-* **Running heads and page numbers**: a short line, not of heading size, among the first or last two lines of
-  at least 60 % of the pages with text (three at least), digits aside (``Edição 12 — página 3``), is dropped.
+* **Running heads and page numbers**: a line of at most 30 words (of any size: a gazette's masthead is often set
+  large) among the first or last two lines of at least 60 % of the pages with text (three at least), digits aside
+  (``Edição 12 — página 3``), is dropped.
 * **Title and author**: the metadata ``/Title`` and ``/Author`` where they hold text other than a placeholder
   (``anonymous``, ``untitled``…, as writers fill in); a ``""`` title lets the caller fall back.
 
@@ -70,8 +71,9 @@ SHORT_LINE = 0.7
 RUNNING_SHARE = 0.6
 #: How many lines at the top and at the bottom of a page can be a running head or foot.
 RUNNING_EDGE = 2
-#: A running head has at most this many words.
-RUNNING_WORDS = 12
+#: A running head has at most this many words (a gazette's: "DIÁRIO OFICIAL DO MUNICÍPIO DE … – Edição nº 1.234 – 3 de
+#: março de 2026", 16).
+RUNNING_WORDS = 30
 #: Metadata values that writers fill in when nobody named a title or an author.
 PLACEHOLDERS = frozenset({"anonymous", "unknown", "unspecified", "untitled", "none", "null"})
 #: How many page numbers a warning lists.
@@ -212,7 +214,7 @@ def _drop_running(pages: list[list[_Line]], body: float) -> None:
         return
 
     def key(line: _Line) -> str | None:
-        if len(line.text.split()) > RUNNING_WORDS or (body and line.size >= HEADING_RATIO * body):
+        if len(line.text.split()) > RUNNING_WORDS:  # a heading-sized line repeated on most pages is one too
             return None
         return _DIGITS.sub("#", _key(line.text)) or None
 

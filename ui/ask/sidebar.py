@@ -14,6 +14,7 @@ from retrieval.core.errors import CorpusError, PathRefused
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions, visible_tenants
 from retrieval.explain import links
+from retrieval.ingest.location import PAGE_END_KEY
 from retrieval.learned.reader.loader import background_states
 from retrieval.serving import roots
 from retrieval.settings import bounds
@@ -244,7 +245,7 @@ def filters_panel(page: AskPage, corpus: Corpus) -> dict[str, list[Any]]:
         ss._link_filters_checked = True
     chosen: dict[str, list[Any]] = {}
     for name, options in values.items():
-        if name == tenant_field:
+        if name in (tenant_field, PAGE_END_KEY):  # a chunk's last page: filtered by its first page, `page`
             continue
         if len(options) > links.PICKER_MAX_VALUES:  # too many for a picker: typed, and checked against the tenant's
             key = f"flt_text_{name}"

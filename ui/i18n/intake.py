@@ -1,8 +1,8 @@
 """The texts of the corpus intake panel: what reading a corpus read and skipped."""
 
 TEXTS: dict[str, dict[str, str]] = {
-    "intake_title": {"en": "What was read: {files} files, {skipped} skipped",
-                     "pt": "O que foi lido: {files} arquivos, {skipped} pulados"},
+    "intake_title": {"en": "What was read: {files}, {skipped} skipped",
+                     "pt": "O que foi lido: {files}, {skipped} pulados"},
     "intake_n_files": {"en": "{n} files", "pt": "{n} arquivos"},
     "intake_n_files_1": {"en": "1 file", "pt": "1 arquivo"},
     "intake_n_pages": {"en": "{n} pages", "pt": "{n} páginas"},

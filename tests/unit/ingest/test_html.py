@@ -65,9 +65,9 @@ def test_windows_1252_without_declaration(tmp_path: Path) -> None:
     with pytest.raises(UnicodeDecodeError):
         data.decode("utf-8")
     result = read(write(tmp_path, "lei.html", data))
-    assert result.title == "Lei Municipal nº 1.234"
+    assert result.title == "Lei nº 1.234"  # the heading that opens the page is its title, as a Markdown file's
     [chunk] = chunks(result)
-    assert chunk.metadata["section"] == "Lei nº 1.234"
+    assert "section" not in chunk.metadata and "Lei nº 1.234" not in result.text
     for word in ("Município", "contratação", "1º", "São João"):
         assert word in chunk.text
     assert "\ufffd" not in chunk.text
@@ -123,7 +123,8 @@ def test_boilerplate_left_out(tmp_path: Path) -> None:
     for noise in ("Página inicial", "Serviços ao cidadão", "ouvidoria", "cookies", "Aceitar", "Praça Central",
                   "direitos reservados", "Prefeitura de Vila Nova"):
         assert noise not in joined and noise not in result.text
-    assert {c.metadata["section"] for c in chunks(result)} == {"Contratação temporária"}
+    assert result.title == "Contratação temporária"
+    assert {c.metadata.get("section") for c in chunks(result)} == {None}  # the title opens no section
 
 
 def test_headings_are_section_paths(tmp_path: Path) -> None:
@@ -135,11 +136,11 @@ def test_headings_are_section_paths(tmp_path: Path) -> None:
     </article>"""
     result = read(write(tmp_path, "lei.html", page(body).encode()))
     found = sections(result)
-    assert found[ARTICLE[0]] == "Lei de Contratações"
-    assert found[ARTICLE[1]] == "Lei de Contratações › Capítulo I – Disposições gerais"
-    assert found[ARTICLE[3]] == \
-        "Lei de Contratações › Capítulo I – Disposições gerais › Seção I – Dos prazos"
-    assert found[ARTICLE[2]] == "Lei de Contratações › Capítulo II – Do processo seletivo"
+    assert result.title == "Lei de Contratações"  # the page's title: never repeated in a section path
+    assert found[ARTICLE[0]] == ""
+    assert found[ARTICLE[1]] == "Capítulo I – Disposições gerais"
+    assert found[ARTICLE[3]] == "Capítulo I – Disposições gerais › Seção I – Dos prazos"
+    assert found[ARTICLE[2]] == "Capítulo II – Do processo seletivo"
 
 
 def test_headings_kept_on_a_page_without_semantic_containers(tmp_path: Path) -> None:
@@ -163,7 +164,7 @@ def test_headings_kept_on_a_page_without_semantic_containers(tmp_path: Path) -> 
 
 
 def test_table_rows_as_lines(tmp_path: Path) -> None:
-    body = f"""<article><h2>Remuneração</h2><p>{ARTICLE[0]}</p>
+    body = f"""<article><h1>Quadro de pessoal</h1><h2>Remuneração</h2><p>{ARTICLE[0]}</p>
     <table><thead><tr><th>Cargo</th><th>Salário</th></tr></thead>
     <tbody><tr><td>Prefeito</td><td>R$ 20.000,00</td></tr><tr><td>Vice-prefeito</td><td>R$ 15.000,00</td></tr>
     </tbody></table><p>{ARTICLE[1]}</p></article>"""
@@ -174,7 +175,7 @@ def test_table_rows_as_lines(tmp_path: Path) -> None:
 
 
 def test_lists(tmp_path: Path) -> None:
-    body = f"""<article><h2>Documentos exigidos</h2><p>{ARTICLE[2]}</p>
+    body = f"""<article><h1>Edital</h1><h2>Documentos exigidos</h2><p>{ARTICLE[2]}</p>
     <ul><li>Carteira de identidade e CPF</li><li>Comprovante de residência
         <ul><li>conta de luz ou de água</li></ul></li><li>Diploma registrado</li></ul></article>"""
     result = read(write(tmp_path, "lista.html", page(body).encode()))
