@@ -283,9 +283,10 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
             suffix = item.relative.suffix.lower() or "(no extension)"
             report.skipped.append(Skipped(shown, "format", f"{suffix} is not a format the workbench reads"))
             continue
-        if item.size > MAX_FILE_BYTES:
-            report.skipped.append(Skipped(shown, "too_large", f"{item.size / 2**20:,.0f} MB; the limit is "
-                                                              f"{MAX_FILE_BYTES // 2**20} MB"))
+        limit = min(MAX_FILE_BYTES, fmt.max_bytes or MAX_FILE_BYTES)
+        if item.size > limit:
+            report.skipped.append(Skipped(shown, "too_large", f"{item.size / 2**20:,.1f} MB; the limit for "
+                                                              f"{fmt.label('en')} is {limit // 2**20} MB"))
             continue
         chosen.append((item, fmt))
     stems = Counter(item.relative.with_suffix("").as_posix() for item, _ in chosen)

@@ -151,6 +151,8 @@ class Format:
             unreadable with its message).
         sniff: ``data -> bool``, whether the bytes are of this format (``None``: any bytes).
         library: the library that reads it, for the docs and ``index``'s table.
+        max_bytes: the largest file of this format read (``None``: the folder's limit,
+            :data:`retrieval.ingest.folder.MAX_FILE_BYTES`); a larger one is skipped as ``too_large``.
     """
 
     name: str
@@ -159,6 +161,7 @@ class Format:
     read: Callable[[bytes, Path], Read]
     sniff: Callable[[bytes], bool] | None = None
     library: str = ""
+    max_bytes: int | None = None
 
 
 #: Every format a folder corpus reads, in declaration order (:mod:`.readers` declares the shipped ones).

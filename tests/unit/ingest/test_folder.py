@@ -182,3 +182,14 @@ def test_a_scanned_pdf_is_named_in_the_table_never_indexed_empty(tmp_path):
     (skipped,) = report.skipped
     assert (skipped.path, skipped.reason) == ("digitalizado.pdf", "no_text")
     assert "digitalizado.pdf: no text (no text layer" in report.table()
+
+
+def test_a_file_over_its_format_s_limit_is_skipped_as_too_large(tmp_path):
+    from retrieval.ingest.html import MAX_HTML_BYTES
+
+    _write(tmp_path, "enorme.html", b"<p>" + b"a " * (MAX_HTML_BYTES // 2 + 10) + b"</p>")
+    _write(tmp_path, "nota.txt", "Nota\n\nO expediente termina às dezoito horas.\n")
+    docs, report = read_corpus(tmp_path)
+    assert [d.id for d in docs] == ["nota"]
+    assert [(s.path, s.reason, s.detail) for s in report.skipped] == [
+        ("enorme.html", "too_large", "10.0 MB; the limit for HTML is 10 MB")]
