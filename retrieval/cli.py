@@ -176,14 +176,15 @@ def index(
                          "unchanged": report.unchanged} if report else None),
             "store_reason": state.store_reason.text(),
             "reader_states": states.line() if states is not None else None,
-        }, ensure_ascii=False, indent=2))
+        }, indent=2))  # ASCII escapes: a file name's odd bytes never reach the terminal raw
         if report is None:
             _fail(f"the index has no vectors ({state.store_reason.text()}); requests would run lexical_only")
         return
     if state.intake is not None:
-        typer.echo(state.intake.table())
+        for line in state.intake.table().split("\n"):
+            _echo(line)
         if state.intake.written_to and (state.intake.skipped or state.intake.warnings):
-            typer.echo(f"every file read and skipped: {state.intake.written_to}")
+            _echo(f"every file read and skipped: {state.intake.written_to}")
     typer.echo(
         f"indexed {len(state.documents)} documents as {len(state.chunks)} chunks in {state.load_ms / 1000:.1f} s; "
         + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"

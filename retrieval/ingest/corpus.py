@@ -23,7 +23,7 @@ from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
 from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES, Chunk, Document, Question
 from . import markup
-from .folder import IntakeReport, folder_documents
+from .folder import IntakeReport, Skipped, folder_documents
 from .location import PAGE_END_KEY, PAGE_KEY
 from .metadata import MAX_METADATA_TEXT_BYTES
 
@@ -326,10 +326,20 @@ def read_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIEL
     if path.is_dir():
         found, report = folder_documents(path)
         checked: list[tuple[str, Document]] = []
+        seen: set[str] = set()
         for where, d in found:
+            if d.id in seen:  # ``a.md`` beside ``a.md.txt``: the later file is named, the first kept
+                report.skipped.append(Skipped(Path(where).relative_to(path).as_posix(), "unreadable",
+                                              f"its document id {d.id!r} is another file's"))
+                continue
+            if tenant_field and isinstance(d.metadata.get(tenant_field), tuple):
+                report.unread(d.id, "unreadable", f"its tenant field {tenant_field!r} holds a list: a document "
+                                                  "belongs to one tenant")
+                continue
             try:
                 checked.append((where, _document({"id": d.id, "title": d.title, "text": d.text,
                                                   "metadata": d.metadata}, where, markup_kind=d.markup)))
+                seen.add(d.id)
             except CorpusError as exc:
                 report.unread(d.id, "unreadable", str(exc).removeprefix(f"{where}: "))
         if not checked:

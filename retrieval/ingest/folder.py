@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -183,6 +184,20 @@ class _Found:
     real: str  # the file to open: itself, or a link's target inside the folder
     link: bool
     size: int
+    root: str = ""  # the folder's real path: the file is opened from it, one component at a time
+
+
+def _shown(relative: PurePosixPath | str) -> str:
+    """A path as the report names it: every control, format, separator or undecodable character (a newline, an
+    escape sequence, a byte that is not UTF-8) written as an escape (``\\x0a``), so a file's name can neither forge a
+    line of ``index``'s output nor stop the report from being written as JSON."""
+    out = []
+    for ch in str(relative):
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _within(path: str, root: str) -> bool:
@@ -199,7 +214,7 @@ def _walk(root: Path, report: IntakeReport) -> list[_Found]:
         walked = []
         for name in sorted(dirnames):
             relative = (here / name) if str(here) != "." else PurePosixPath(name)
-            shown = relative.as_posix() + "/"
+            shown = _shown(relative.as_posix()) + "/"
             if name.startswith("."):
                 report.skipped.append(Skipped(shown, "hidden"))
             elif os.path.islink(os.path.join(dirpath, name)):  # listed as a folder, never walked
@@ -211,7 +226,7 @@ def _walk(root: Path, report: IntakeReport) -> list[_Found]:
         dirnames[:] = walked
         for name in sorted(filenames):
             relative = (here / name) if str(here) != "." else PurePosixPath(name)
-            shown = relative.as_posix()
+            shown = _shown(relative.as_posix())
             if name.startswith("."):
                 report.skipped.append(Skipped(shown, "hidden"))
                 continue
@@ -233,30 +248,44 @@ def _walk(root: Path, report: IntakeReport) -> list[_Found]:
                 except OSError as exc:
                     report.skipped.append(Skipped(shown, "unreadable", exc.strerror or str(exc)))
                     continue
-                found.append(_Found(relative, target, True, info.st_size))
+                found.append(_Found(relative, target, True, info.st_size, real_root))
                 continue
             if not stat.S_ISREG(info.st_mode):
                 report.skipped.append(Skipped(shown, "unreadable", "not a regular file (a FIFO, a socket, a device)"))
                 continue
-            found.append(_Found(relative, os.path.join(dirpath, name), False, info.st_size))
+            found.append(_Found(relative, os.path.join(dirpath, name), False, info.st_size, real_root))
     return found
 
 
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0) | safeio.NOFOLLOW
+_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | safeio.NOFOLLOW
+
+
 def _read_bytes(item: _Found) -> bytes:
-    """The file's bytes, opened without following a link swapped in since the walk (a link already checked to
-    stay inside the folder is opened at its target)."""
-    if item.link:
-        return safeio.read_bytes(item.real, MAX_FILE_BYTES)
-    folder, name = os.path.split(item.real)
-    dir_fd = safeio.open_dir(folder)
+    """The file's bytes, opened from the folder's own descriptor one component at a time with ``O_NOFOLLOW`` (a
+    link's target, checked to stay inside the folder, by its real path below it): a folder or file swapped for a
+    link after the walk fails the open instead of leading out of the folder; ``O_NONBLOCK``, so a file swapped
+    for a FIFO is refused by its ``fstat`` instead of blocking the read.
+
+    Raises:
+        OSError: a component is a link or missing now; PathRefused: not a regular file, or over the size limit.
+    """
+    parts = os.path.relpath(item.real, item.root).split(os.sep)
+    if parts[0] in ("", ".", "..") or os.path.isabs(parts[0]):
+        raise OSError(f"{item.relative}: outside the folder")
+    fd = safeio.open_dir(item.root)
     try:
-        fd = safeio.open_at(dir_fd, name, shown=item.real)
-    finally:
-        os.close(dir_fd)
-    try:
-        return safeio.read_fd(fd, item.real, MAX_FILE_BYTES)
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        file_fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=fd)
     finally:
         os.close(fd)
+    try:
+        return safeio.read_fd(file_fd, str(item.relative), MAX_FILE_BYTES)
+    finally:
+        os.close(file_fd)
 
 
 def _folders(relative: PurePosixPath) -> tuple[str, ...]:
@@ -274,7 +303,7 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
     found = _walk(root, report)
     chosen: list[tuple[_Found, Format]] = []
     for item in found:
-        shown = item.relative.as_posix()
+        shown = _shown(item.relative.as_posix())
         if item.relative.name.lower() == "readme.md":
             report.skipped.append(Skipped(shown, "readme"))
             continue
@@ -292,7 +321,7 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
     stems = Counter(item.relative.with_suffix("").as_posix() for item, _ in chosen)
     out: list[tuple[str, Document]] = []
     for item, fmt in chosen:
-        shown = item.relative.as_posix()
+        shown = _shown(item.relative.as_posix())
         stem = item.relative.with_suffix("").as_posix()
         doc_id = stem if stems[stem] == 1 else shown
         got = _read_one(item, fmt, root, report)
@@ -306,14 +335,18 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
 
 
 def _read_one(item: _Found, fmt: Format, root: Path, report: IntakeReport) -> Read | None:
-    shown = item.relative.as_posix()
+    shown = _shown(item.relative.as_posix())
     try:
         data = _read_bytes(item)
-    except (OSError, ValueError) as exc:
-        report.skipped.append(Skipped(shown, "unreadable", str(exc).splitlines()[0] if str(exc) else
-                                      exc.__class__.__name__))
+    except Exception as exc:  # gone, swapped for a link or a FIFO, grown past the limit: this file only
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        report.skipped.append(Skipped(shown, "unreadable", (detail.splitlines() or [exc.__class__.__name__])[0]))
         return None
-    if fmt.sniff is not None and not fmt.sniff(data):
+    try:
+        matches = fmt.sniff is None or fmt.sniff(data)
+    except Exception:  # a sniff that cannot read the bytes (a corrupt ZIP member) says they are not of its format
+        matches = False
+    if not matches:
         report.skipped.append(Skipped(shown, "unreadable", f"its bytes are not {fmt.label('en')}"))
         return None
     try:

@@ -26,6 +26,10 @@ FORMAT_KEY, FOLDER_KEY = "format", "folder"
 #: Keys the workbench writes itself into a folder document's or a chunk's metadata: a file's own value under one
 #: of them is dropped with a warning (it would be overwritten, or would shadow a chunk's page or section).
 OWN_KEYS = frozenset({FORMAT_KEY, FOLDER_KEY, PAGE_KEY, PAGE_END_KEY, SECTION_KEY})
+#: The most metadata keys one file keeps (nested maps counted once flattened): past it the rest is dropped with a
+#: warning. 20,000 keys in one file broke Chroma's sync of the whole corpus; a map of maps repeated by YAML aliases
+#: would flatten into millions.
+MAX_KEYS = 100
 
 
 def _scalar(value: Any) -> Any:
@@ -51,14 +55,19 @@ def _text_ok(value: Any) -> bool:
 
 
 def keepable(meta: Mapping[Any, Any], where: str, own: frozenset[str] = OWN_KEYS,
-             prefix: str = "") -> tuple[dict[str, Any], list[str]]:
+             prefix: str = "", budget: list[int] | None = None) -> tuple[dict[str, Any], list[str]]:
     """The metadata of one file as the stores keep it, and a warning per key dropped (module docstring).
 
     Args:
         where: the file, named in each warning.
         own: keys the workbench writes itself (a file's value is dropped).
         prefix: the dotted path of a nested map (used by the recursion).
+        budget: the keys still allowed, shared with the recursion (at most :data:`MAX_KEYS` in all).
     """
+    if budget is None:
+        budget = [MAX_KEYS]
+    elif budget[0] < 0:
+        return {}, []
     kept: dict[str, Any] = {}
     warnings: list[str] = []
 
@@ -67,13 +76,21 @@ def keepable(meta: Mapping[Any, Any], where: str, own: frozenset[str] = OWN_KEYS
 
     for raw_key, value in meta.items():
         key = f"{prefix}{raw_key}"
+        if budget is not None and len(kept) >= budget[0]:
+            warnings.append(f"{where}: metadata past its first {MAX_KEYS} keys dropped (from {key!r} on)")
+            budget[0] = -1
+            break
         if not isinstance(raw_key, (str, int, float, bool, dt.date)) or not str(raw_key).strip():
             drop(str(raw_key), "an empty or unreadable key")
             continue
         if isinstance(value, Mapping):
-            inner, more = keepable(value, where, own, f"{key}.")
+            inner_budget = [budget[0] - len(kept)]
+            inner, more = keepable(value, where, own, f"{key}.", inner_budget)
             kept.update(inner)
             warnings.extend(more)
+            if inner_budget[0] < 0:
+                budget[0] = -1
+                break
             continue
         if key.startswith(RESERVED_PREFIXES) or key in RESERVED_KEYS:
             drop(key, "a key the stores reserve")

@@ -82,7 +82,10 @@ def _sheet_rows(sheet: Any, name: str, warnings_out: list[str]) -> list[list[str
     rows: list[list[str]] = []
     wide = cut = False
     sheet.reset_dimensions()  # the file's declared size may be stale: read every row there is
-    for values in sheet.iter_rows(values_only=True):  # each row as wide as its last cell
+    for seen, values in enumerate(sheet.iter_rows(values_only=True)):  # each row as wide as its last cell
+        if seen >= MAX_ROWS * 5:  # openpyxl yields every empty row up to a cell's row number (10^12 would never end)
+            cut = True
+            break
         if len(values) > MAX_COLUMNS:
             past = values[MAX_COLUMNS:]
             if not wide and past.count(None) != len(past):

@@ -220,7 +220,7 @@ def write_intake(settings: Settings, key: str, intake: IntakeReport) -> Path | N
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".json.{os.getpid()}")
-        tmp.write_text(json.dumps(intake.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.write_text(json.dumps(intake.to_dict(), indent=1), encoding="utf-8")  # ASCII: any file name writes
         os.replace(tmp, target)
     except (OSError, ValueError) as exc:
         log.warning("the intake report was not written beside the index (%s)", exc)

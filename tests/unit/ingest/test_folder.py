@@ -193,3 +193,32 @@ def test_a_file_over_its_format_s_limit_is_skipped_as_too_large(tmp_path):
     assert [d.id for d in docs] == ["nota"]
     assert [(s.path, s.reason, s.detail) for s in report.skipped] == [
         ("enorme.html", "too_large", "10.0 MB; the limit for HTML is 10 MB")]
+
+
+def test_what_broke_the_intake_once_now_costs_one_file_at_most(tmp_path):
+    """A YAML map bomb, 20,000 keys, a tenant list, an id twice, a name that forges a line, a corrupt ODT sniff."""
+    import zipfile
+
+    bomb = "---\na: &a {x1: 1, x2: 2, x3: 3, x4: 4, x5: 5, x6: 6, x7: 7, x8: 8, x9: 9}\n" + "".join(
+        f"{k}: &{k} {{y1: *{p}, y2: *{p}, y3: *{p}, y4: *{p}, y5: *{p}, y6: *{p}, y7: *{p}, y8: *{p}}}\n"
+        for p, k in zip("abcdefgh", "bcdefghi")) + "---\nCorpo com muitas chaves.\n"
+    _write(tmp_path, "bomba.md", bomb)
+    _write(tmp_path, "chaves.md", "---\n" + "".join(f"k{n}: {n}\n" for n in range(20_000)) + "---\nCorpo.\n")
+    _write(tmp_path, "inquilinos.md", "---\ntenant: [a, b]\n---\nDe dois inquilinos.\n")
+    _write(tmp_path, "a.md", "Primeiro a.\n")
+    _write(tmp_path, "a.txt", "Segundo a.\n")
+    _write(tmp_path, "a.md.txt", "Terceiro a: its id 'a.md' is a.md's.\n")
+    _write(tmp_path, "forjado\nindexed 999 documents.txt", "Nome que forja uma linha.\n")
+    with zipfile.ZipFile(tmp_path / "quebrado.odt", "w") as z:
+        z.writestr("mimetype", "x" * 100, compress_type=zipfile.ZIP_DEFLATED)
+    raw = (tmp_path / "quebrado.odt").read_bytes()
+    at = raw.index(b"mimetype") + len(b"mimetype")
+    (tmp_path / "quebrado.odt").write_bytes(raw[:at] + b"\xff" * 8 + raw[at + 8:])  # a corrupt deflate stream
+    docs, report = read_corpus(tmp_path, "tenant")
+    assert sorted(d.id for d in docs) == ["a.md", "a.txt", "bomba", "chaves", "forjado\nindexed 999 documents"]
+    by_id = {d.id: d for d in docs}
+    assert len(by_id["bomba"].metadata) == 100 + 2 and len(by_id["chaves"].metadata) == 100 + 2  # + format, folder
+    assert sorted((s.path, s.reason) for s in report.skipped) == [
+        ("a.md.txt", "unreadable"), ("inquilinos.md", "unreadable"), ("quebrado.odt", "unreadable")]
+    assert not any(line.startswith("indexed 999") for line in report.table().split("\n"))
+    assert json.dumps(report.to_dict())
