@@ -21,7 +21,7 @@ import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.kinds import Registry, Text
 
@@ -72,16 +72,34 @@ def md_heading(level: int, text: str) -> str:
     return "#" * min(max(int(level), 1), 6) + " " + md_escape(text)
 
 
-def md_table(rows: list[list[str]]) -> str:
+#: The most characters one table writes (about 2 MB of text: a 40-page table): past it the rows are left out. A
+#: 37 KB DOCX whose one 500 KB cell is merged down 8,281 rows, or a 2 KB ODT repeating a 100 KB cell 100 × 100
+#: times, would otherwise write gigabytes.
+MAX_TABLE_CHARS = 2_000_000
+
+
+def md_table(rows: Iterable[list[str]]) -> str:
     """Rows of cells as a Markdown (GFM) table, the first row as the header; the chunker reads each body row as
-    one line ``Header: cell; Header: cell``. An empty list gives ``""``."""
-    rows = [[md_escape(c) for c in row] for row in rows if any(c.strip() for c in row)]
-    if not rows:
+    one line ``Header: cell; Header: cell``. An empty list gives ``""``. Rows past :data:`MAX_TABLE_CHARS` are
+    left out (the first row is always written); a text repeated in many cells is escaped once."""
+    escaped: dict[str, str] = {}
+    kept: list[list[str]] = []
+    total = 0
+    for row in rows:
+        if not any(c.strip() for c in row):
+            continue
+        cells = [escaped[c] if c in escaped else escaped.setdefault(c, md_escape(c)) for c in row]
+        size = sum(len(c) + 3 for c in cells)
+        if kept and total + size > MAX_TABLE_CHARS:
+            break
+        total += size
+        kept.append(cells)
+    if not kept:
         return ""
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    width = max(len(r) for r in kept)
+    kept = [r + [""] * (width - len(r)) for r in kept]
+    lines = ["| " + " | ".join(kept[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in kept[1:]]
     return "\n".join(lines)
 
 

@@ -131,7 +131,14 @@ class _Blocks:
             self.items.append((depth, text))
 
     def table(self, rows: list[list[str]]) -> None:
-        table = md_table([[_SPACE.sub(" ", c).strip() for c in row] for row in rows])
+        spaced: dict[int, str] = {}  # a merged or repeated cell is one text object in many rows: cleaned once
+
+        def clean(cell: str) -> str:
+            if id(cell) not in spaced:
+                spaced[id(cell)] = _SPACE.sub(" ", cell).strip()
+            return spaced[id(cell)]
+
+        table = md_table([clean(c) for c in row] for row in rows)  # lazily: rows past the table's limit never are
         if table:
             self._flush()
             self.blocks.append(table)

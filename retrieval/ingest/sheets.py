@@ -80,6 +80,7 @@ def _sheet_rows(sheet: Any, name: str, warnings_out: list[str]) -> list[list[str
     """A sheet's non-empty rows of cell texts (:data:`MAX_ROWS` at most, :data:`MAX_COLUMNS` wide), trailing empty
     cells dropped."""
     rows: list[list[str]] = []
+    long: dict[str, str] = {}
     wide = cut = False
     sheet.reset_dimensions()  # the file's declared size may be stale: read every row there is
     for seen, values in enumerate(sheet.iter_rows(values_only=True)):  # each row as wide as its last cell
@@ -91,7 +92,8 @@ def _sheet_rows(sheet: Any, name: str, warnings_out: list[str]) -> list[list[str
             if not wide and past.count(None) != len(past):
                 wide = any(cell_text(v) for v in past)
             values = values[:MAX_COLUMNS]
-        cells = [cell_text(v) for v in values]
+        cells = [(long.get(v) or long.setdefault(v, cell_text(v))) if isinstance(v, str) and len(v) > 256
+                 else cell_text(v) for v in values]  # a shared string in many cells is cleaned once
         while cells and not cells[-1]:
             cells.pop()
         if not cells:
