@@ -222,3 +222,13 @@ def test_what_broke_the_intake_once_now_costs_one_file_at_most(tmp_path):
         ("a.md.txt", "unreadable"), ("inquilinos.md", "unreadable"), ("quebrado.odt", "unreadable")]
     assert not any(line.startswith("indexed 999") for line in report.table().split("\n"))
     assert json.dumps(report.to_dict())
+
+
+def test_a_table_stops_at_its_limit_and_escapes_a_repeated_cell_once():
+    from retrieval.ingest.formats import MAX_TABLE_CHARS, md_table
+
+    big = "Art. 1º " + "a" * 500_000
+    table = md_table([["Texto"]] + [[big]] * 8_000)  # a merged cell down 8,000 rows: one object, many rows
+    assert len(table) <= MAX_TABLE_CHARS + len(big) + 100 and table.count("| Art. 1º") == 3
+    assert md_table([["Cargo", "Salário"], ["Prefeito", "R$ 20.000,00"], ["", " "]]).split("\n") == [
+        "| Cargo | Salário |", "|---|---|", "| Prefeito | R$ 20.000,00 |"]
