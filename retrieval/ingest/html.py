@@ -70,7 +70,7 @@ def _declared(data: bytes) -> str | None:
 def _strict(data: bytes, encoding: str) -> str | None:
     try:
         return data.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
+    except (UnicodeError, LookupError):  # a codec that is no text encoding (punycode) raises UnicodeError
         return None
 
 

@@ -142,6 +142,8 @@ def read_front_matter(text: str, where: str) -> tuple[dict[str, Any], str, list[
     try:
         meta = yaml.safe_load(text[3:end]) or {}
         raw = yaml.load(text[3:end], Loader=yaml.BaseLoader) or {}  # the same scalars as written
+    except RecursionError:  # nested thousands of levels deep: the file is read, its front matter left out
+        return {}, body.lstrip("\n"), [f"{where}: front matter nested too deep: left out"]
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
         return {}, body.lstrip("\n"), [f"{where}: front matter is not valid YAML ({first}): left out"]

@@ -36,7 +36,7 @@ def decode_text(data: bytes, declared: str | None = None) -> tuple[str, str]:
         name = "cp1252" if name in {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii"} else name
         try:
             return data.decode(name), name
-        except (LookupError, UnicodeDecodeError):
+        except (LookupError, UnicodeError):
             pass
     for name in ("utf-8", "cp1252"):
         try:
