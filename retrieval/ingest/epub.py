@@ -12,14 +12,13 @@ a warning (the HTML reader's own warnings about a chapter, such as "no main cont
 The title is the OPF's ``dc:title``; ``dc:creator`` is the ``author`` metadata (a list where the book names
 several). An EPUB is reflowable: it has no pages, and no page markers are written.
 
-Every member read is checked first (:func:`~retrieval.ingest.office.guard_zip`) against a ZIP bomb, and every
+Every member read is checked first (:func:`~retrieval.ingest.archive.guard_zip`) against a ZIP bomb, and every
 path the container or the OPF names must stay inside the archive: one that climbs out of it (``..``), is absolute
 or names another scheme refuses the file.
 """
 
 from __future__ import annotations
 
-import io
 import posixpath
 import re
 import zipfile
@@ -30,9 +29,9 @@ from urllib.parse import unquote, urlsplit
 from lxml import etree
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, md_heading
+from .formats import FORMATS, Format, Read, Unreadable, md_heading, one_line
 from .html import read_html
-from .office import guard_zip
+from .archive import member, read_zip, zip_of_mimetype
 
 _SPACE = re.compile(r"\s+")
 MIMETYPE = b"application/epub+zip"
@@ -43,44 +42,18 @@ _CHAPTER_TYPES = frozenset(("application/xhtml+xml", "text/html", "application/x
 _EPUB_NS = "{http://www.idpf.org/2007/ops}"
 
 
-def _one_line(exc: BaseException) -> str:
-    return (_SPACE.sub(" ", str(exc)).strip() or type(exc).__name__)[:200]
-
-
 def _clean(text: str | None) -> str:
     return _SPACE.sub(" ", text or "").strip()
 
 
-def _open_zip(data: bytes) -> zipfile.ZipFile | None:
-    if not data.startswith(b"PK\x03\x04"):
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
-        return None
-
-
-def _member(archive: zipfile.ZipFile, name: str) -> bytes | None:
-    """One member's bytes, guarded (:func:`guard_zip`); ``None`` if there is no such member."""
-    try:
-        archive.getinfo(name)
-    except KeyError:
-        return None
-    guard_zip(archive, [name])
-    try:
-        return archive.read(name)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
-        raise Unreadable("unreadable", f"{name} cannot be decompressed ({_one_line(exc)})") from None
-
-
 def _xml(archive: zipfile.ZipFile, name: str) -> Any:
-    data = _member(archive, name)
+    data = member(archive, name)
     if data is None:
         raise Unreadable("unreadable", f"no {name} in the EPUB")
     try:
         root = etree.fromstring(data, _XML)
     except (etree.XMLSyntaxError, ValueError) as exc:
-        raise Unreadable("unreadable", f"{name} is not readable XML ({_one_line(exc)})") from None
+        raise Unreadable("unreadable", f"{name} is not readable XML ({one_line(exc)})") from None
     if root is None:
         raise Unreadable("unreadable", f"{name} is not readable XML")
     return root
@@ -171,9 +144,7 @@ def read_epub(data: bytes, path: Path) -> Read:
         Unreadable: ``unreadable`` (not a ZIP, a ZIP bomb, no container or package document, broken XML, a path
         out of the archive, an empty spine), ``no_text`` (no chapter holds text).
     """
-    archive = _open_zip(data)
-    if archive is None:
-        raise Unreadable("unreadable", "not a readable ZIP file")
+    archive = read_zip(data)
     opf = _package_path(archive)
     package = _xml(archive, opf)
     manifest: dict[str, tuple[str, str, str]] = {}  # id -> (member name, media type, properties)
@@ -198,7 +169,7 @@ def read_epub(data: bytes, path: Path) -> Read:
     for name, kind, _ in chapters:
         if kind not in _CHAPTER_TYPES:
             continue
-        content = _member(archive, name)
+        content = member(archive, name)
         if content is None:
             warnings.append(f"chapter {name} is missing from the EPUB")
             continue
@@ -209,7 +180,7 @@ def read_epub(data: bytes, path: Path) -> Read:
                 warnings.append(f"chapter {name} could not be read ({exc})")
             continue
         except Exception as exc:  # one broken chapter never loses the book
-            warnings.append(f"chapter {name} could not be read ({_one_line(exc)})")
+            warnings.append(f"chapter {name} could not be read ({one_line(exc)})")
             continue
         markdown = chapter.text.strip()
         if not markdown:
@@ -230,16 +201,7 @@ def read_epub(data: bytes, path: Path) -> Read:
 
 def looks_like_epub(data: bytes) -> bool:
     """Whether the bytes are a ZIP whose ``mimetype`` member is ``application/epub+zip``."""
-    archive = _open_zip(data)
-    if archive is None:
-        return False
-    try:
-        info = archive.getinfo("mimetype")
-        if info.file_size > 256:
-            return False
-        return archive.read(info).strip() == MIMETYPE
-    except (KeyError, zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError):
-        return False
+    return zip_of_mimetype(data, MIMETYPE)
 
 
 EPUB = FORMATS.declare(Format("epub", Text("EPUB", "EPUB"), (".epub",), read_epub, sniff=looks_like_epub,

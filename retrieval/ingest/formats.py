@@ -125,6 +125,12 @@ def md_code(code: str) -> str:
     return f"{fence}\n{code}\n{fence}"
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message in one line of at most 200 characters (its type's name where it has none): what a
+    skipped file's reason quotes of a library's error."""
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
 class Unreadable(Exception):
     """A file a reader cannot make text of; ``reason`` is a :data:`SKIP_REASONS` name (``no_text`` for a scan
     with no text layer, ``unreadable`` for a broken or encrypted file), the message says why in one line."""

@@ -7,7 +7,7 @@ lines (nested lists indented); tables become Markdown tables, whose rows the chu
 lines. The ``Title`` paragraph (the first one) is the document's title, else the file's own properties' title.
 Neither format has pages (page breaks are the word processor's layout): no page markers are written.
 
-A DOCX or ODT is a ZIP: each member read is checked first (:func:`guard_zip`) against a ZIP bomb.
+A DOCX or ODT is a ZIP: each member read is checked first (:func:`.archive.guard_zip`) against a ZIP bomb.
 """
 
 from __future__ import annotations
@@ -16,86 +16,20 @@ import io
 import re
 import zipfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from lxml import etree
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_list, md_table
+from .archive import guard_zip, member, read_zip, zip_holding, zip_of_mimetype
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_list, md_table, one_line
 
 docx = lazy("docx")
 
 _SPACE = re.compile(r"\s+")
 
-# -- ZIP ---------------------------------------------------------------------------------------------------------
-#: The largest member a reader decompresses (uncompressed bytes).
-MAX_MEMBER_BYTES = 200 * 1024 * 1024
-#: The highest ratio of a member's uncompressed to compressed size, past :data:`RATIO_FLOOR_BYTES`: a ZIP bomb's
-#: members are thousands of times smaller compressed; a document's XML is 5 to 30 times.
-MAX_RATIO = 100
-#: Members smaller than this are not held to :data:`MAX_RATIO` (a short, repetitive XML part compresses past it and
-#: cannot exhaust memory).
-RATIO_FLOOR_BYTES = 1024 * 1024
 #: The most grid columns one DOCX table cell is read as spanning.
 MAX_SPAN = 100
-
-
-def _one_line(exc: BaseException) -> str:
-    return (_SPACE.sub(" ", str(exc)).strip() or type(exc).__name__)[:200]
-
-
-def _zip(data: bytes) -> zipfile.ZipFile:
-    try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
-        raise Unreadable("unreadable", f"not a readable ZIP file ({_one_line(exc)})") from None
-
-
-def _has(archive: zipfile.ZipFile, name: str) -> bool:
-    try:
-        archive.getinfo(name)
-    except KeyError:
-        return False
-    return True
-
-
-def guard_zip(archive: zipfile.ZipFile, names: Iterable[str] | None = None) -> None:
-    """Refuse, before any is read, a member (of ``names``, default all) that decompresses past
-    :data:`MAX_MEMBER_BYTES` or past :data:`MAX_RATIO` times its compressed size; with ``names`` left out, the
-    members together past :data:`MAX_MEMBER_BYTES` too (a reader that loads every part).
-
-    Raises:
-        Unreadable: ``unreadable``, naming the member.
-    """
-    infos = archive.infolist() if names is None else [archive.getinfo(n) for n in names if _has(archive, n)]
-    for info in infos:
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise Unreadable("unreadable", f"{info.filename} decompresses to {info.file_size:,} bytes (a ZIP bomb?)")
-        if info.file_size > RATIO_FLOOR_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            ratio = info.file_size // max(info.compress_size, 1)
-            raise Unreadable("unreadable", f"{info.filename} decompresses to {ratio} times its size (a ZIP bomb?)")
-    if names is None and sum(i.file_size for i in infos) > MAX_MEMBER_BYTES:
-        raise Unreadable("unreadable", f"the parts decompress to more than {MAX_MEMBER_BYTES:,} bytes (a ZIP bomb?)")
-
-
-def _member(archive: zipfile.ZipFile, name: str) -> bytes | None:
-    """One member's bytes, guarded (:func:`guard_zip`); ``None`` if there is no such member."""
-    if not _has(archive, name):
-        return None
-    guard_zip(archive, [name])
-    try:
-        return archive.read(name)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
-        raise Unreadable("unreadable", f"{name} cannot be decompressed ({_one_line(exc)})") from None
-
-
-def _zip_names(data: bytes) -> zipfile.ZipFile | None:
-    if not data.startswith(b"PK\x03\x04"):
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
-        return None
 
 
 # -- Markdown blocks -----------------------------------------------------------------------------------------------
@@ -383,11 +317,11 @@ def read_docx(data: bytes, path: Path) -> Read:
         Unreadable: ``unreadable`` (not a ZIP, a ZIP bomb, not a Word document, broken XML), ``no_text`` (no
         text in the body).
     """
-    guard_zip(_zip(data))
+    guard_zip(read_zip(data))
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml's and zipfile's errors alike
-        raise Unreadable("unreadable", f"not a readable Word document ({_one_line(exc)})") from None
+        raise Unreadable("unreadable", f"not a readable Word document ({one_line(exc)})") from None
     out = _Blocks()
     title: list[str] = []
     _docx_blocks(document.element.body, _Styles(document), out, title)
@@ -401,8 +335,7 @@ def read_docx(data: bytes, path: Path) -> Read:
 
 def looks_like_docx(data: bytes) -> bool:
     """Whether the bytes are a ZIP holding ``word/document.xml``."""
-    archive = _zip_names(data)
-    return archive is not None and _has(archive, "word/document.xml")
+    return zip_holding(data, "word/document.xml")
 
 
 # -- ODT -----------------------------------------------------------------------------------------------------------
@@ -555,13 +488,13 @@ def _repeat(el: Any, attribute: str) -> int:
 
 
 def _odt_xml(archive: zipfile.ZipFile, name: str) -> Any:
-    raw = _member(archive, name)
+    raw = member(archive, name)
     if raw is None:
         return None
     try:
         return etree.fromstring(raw, _XML)
     except etree.XMLSyntaxError as exc:
-        raise Unreadable("unreadable", f"{name} is not well-formed XML ({_one_line(exc)})") from None
+        raise Unreadable("unreadable", f"{name} is not well-formed XML ({one_line(exc)})") from None
 
 
 def _title_styles(content: Any) -> set[str]:
@@ -589,7 +522,7 @@ def read_odt(data: bytes, path: Path) -> Read:
     Raises:
         Unreadable: ``unreadable`` (not a ZIP, a ZIP bomb, no or broken ``content.xml``), ``no_text``.
     """
-    archive = _zip(data)
+    archive = read_zip(data)
     content = _odt_xml(archive, "content.xml")
     if content is None:
         raise Unreadable("unreadable", "no content.xml in the file (not an OpenDocument text)")
@@ -612,13 +545,7 @@ def read_odt(data: bytes, path: Path) -> Read:
 
 def looks_like_odt(data: bytes) -> bool:
     """Whether the bytes are a ZIP whose ``mimetype`` member is ``application/vnd.oasis.opendocument.text``."""
-    archive = _zip_names(data)
-    if archive is None or not _has(archive, "mimetype") or archive.getinfo("mimetype").file_size > 256:
-        return False
-    try:
-        return archive.read("mimetype").strip() == ODT_MIMETYPE
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError):
-        return False
+    return zip_of_mimetype(data, ODT_MIMETYPE)
 
 
 DOCX = FORMATS.declare(Format("docx", Text("DOCX", "DOCX"), (".docx",), read_docx, sniff=looks_like_docx,

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, page_marker
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, one_line, page_marker
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -150,11 +150,6 @@ def _key(text: str) -> str:
     return " ".join(_NOT_WORD.sub(" ", text.casefold()).split())
 
 
-def _one_line(error: BaseException) -> str:
-    """An exception's message in one line (its type's name where it has none)."""
-    return " ".join(str(error).split())[:200] or type(error).__name__
-
-
 # -- opening ---------------------------------------------------------------------------------------------------
 def _open(data: bytes) -> PdfReader:
     """A reader of ``data``, decrypted with the empty password where it is encrypted.
@@ -165,15 +160,15 @@ def _open(data: bytes) -> PdfReader:
     try:
         reader = pypdf.PdfReader(BytesIO(data), strict=False)
     except Exception as exc:
-        raise Unreadable("unreadable", f"not a readable PDF ({_one_line(exc)})") from exc
+        raise Unreadable("unreadable", f"not a readable PDF ({one_line(exc)})") from exc
     if reader.is_encrypted:
         try:
             opened = reader.decrypt("")
         except pypdf.errors.DependencyError as exc:
-            raise Unreadable("unreadable", f"encrypted PDF whose cipher cannot be read here ({_one_line(exc)})") \
+            raise Unreadable("unreadable", f"encrypted PDF whose cipher cannot be read here ({one_line(exc)})") \
                 from exc
         except Exception as exc:
-            raise Unreadable("unreadable", f"encrypted PDF that cannot be opened ({_one_line(exc)})") from exc
+            raise Unreadable("unreadable", f"encrypted PDF that cannot be opened ({one_line(exc)})") from exc
         if opened == pypdf.PasswordType.NOT_DECRYPTED:
             raise Unreadable("unreadable", "encrypted PDF (a password is needed)")
     return reader
@@ -448,7 +443,7 @@ def read_pdf(data: bytes, path: Path) -> Read:
     try:
         count = len(reader.pages)
     except Exception as exc:
-        raise Unreadable("unreadable", f"a PDF whose pages cannot be read ({_one_line(exc)})") from exc
+        raise Unreadable("unreadable", f"a PDF whose pages cannot be read ({one_line(exc)})") from exc
     if not count:
         raise Unreadable("unreadable", "a PDF without pages")
     pages: list[list[_Line]] = []
@@ -461,7 +456,7 @@ def read_pdf(data: bytes, path: Path) -> Read:
         try:
             reader.pages[n].extract_text(visitor_text=lines)
         except Exception as exc:
-            failed.append((n + 1, _one_line(exc)))
+            failed.append((n + 1, one_line(exc)))
         lines.end()
         pages.append(lines.lines)
     if not any(pages):

@@ -13,7 +13,7 @@ whose formulas were never computed (written by a library) reads them as empty.
 
 A sheet is read up to :data:`MAX_ROWS` non-empty rows and :data:`MAX_COLUMNS` columns; past either, the rest is
 left out with a warning. Chart sheets are not read. A spreadsheet has no pages. The title is the core properties'
-title where set. An XLSX is a ZIP: its members are checked (:func:`~retrieval.ingest.office.guard_zip`) first.
+title where set. An XLSX is a ZIP: its members are checked (:func:`~retrieval.ingest.archive.guard_zip`) first.
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ import datetime as dt
 import io
 import re
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_table
-from .office import guard_zip
+from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_table, one_line
+from .archive import guard_zip, read_zip, zip_holding
 
 openpyxl = lazy("openpyxl")
 
@@ -38,19 +37,6 @@ _SPACE = re.compile(r"\s+")
 MAX_ROWS = 20_000
 #: The most columns read from one sheet.
 MAX_COLUMNS = 200
-
-
-def _one_line(exc: BaseException) -> str:
-    return (_SPACE.sub(" ", str(exc)).strip() or type(exc).__name__)[:200]
-
-
-def _open_zip(data: bytes) -> zipfile.ZipFile | None:
-    if not data.startswith(b"PK\x03\x04"):
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
-        return None
 
 
 def cell_text(value: Any) -> str:
@@ -137,9 +123,7 @@ def read_xlsx(data: bytes, path: Path) -> Read:
         Unreadable: ``unreadable`` (not a ZIP, a ZIP bomb, not a workbook, broken XML), ``no_text`` (no cell holds
         anything).
     """
-    archive = _open_zip(data)
-    if archive is None:
-        raise Unreadable("unreadable", "not a readable ZIP file")
+    archive = read_zip(data)
     guard_zip(archive)
     out: list[str] = []
     notes: list[str] = []
@@ -158,7 +142,7 @@ def read_xlsx(data: bytes, path: Path) -> Read:
     except Unreadable:
         raise
     except Exception as exc:  # openpyxl raises KeyError, ValueError, TypeError, lxml's and zipfile's errors alike
-        raise Unreadable("unreadable", f"not a readable workbook ({_one_line(exc)})") from None
+        raise Unreadable("unreadable", f"not a readable workbook ({one_line(exc)})") from None
     if not out:
         raise Unreadable("no_text", "no text in any sheet")
     return Read("\n\n".join(out), "markdown", title, {}, 0, tuple(notes))
@@ -166,14 +150,7 @@ def read_xlsx(data: bytes, path: Path) -> Read:
 
 def looks_like_xlsx(data: bytes) -> bool:
     """Whether the bytes are a ZIP holding ``xl/workbook.xml``."""
-    archive = _open_zip(data)
-    if archive is None:
-        return False
-    try:
-        archive.getinfo("xl/workbook.xml")
-    except KeyError:
-        return False
-    return True
+    return zip_holding(data, "xl/workbook.xml")
 
 
 XLSX = FORMATS.declare(Format("xlsx", Text("XLSX", "XLSX"), (".xlsx",), read_xlsx, sniff=looks_like_xlsx,

@@ -12,22 +12,22 @@ Speaker notes are kept: after the slide's content, a paragraph ``Notas:`` and th
 line each (a presenter's notes often hold the words the slide only lists).
 
 The title is the core properties' title, else the first slide title. A PPTX is a ZIP: its members are checked
-(:func:`~retrieval.ingest.office.guard_zip`) before python-pptx loads them.
+(:func:`~retrieval.ingest.archive.guard_zip`) before python-pptx loads them.
 """
 
 from __future__ import annotations
 
 import io
 import re
-import zipfile
 from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
 
 
 from ..core.kinds import Text
-from .formats import FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_list, md_table, page_marker
-from .office import guard_zip
+from .formats import (FORMATS, Format, Read, Unreadable, lazy, md_escape, md_heading, md_list, md_table, one_line,
+                      page_marker)
+from .archive import guard_zip, read_zip, zip_holding
 
 _SPACE = re.compile(r"\s+")
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -47,21 +47,8 @@ def _kinds() -> tuple[frozenset[Any], frozenset[Any], frozenset[Any]]:
             frozenset((P.TITLE, P.CENTER_TITLE, P.VERTICAL_TITLE)))
 
 
-def _one_line(exc: BaseException) -> str:
-    return (_SPACE.sub(" ", str(exc)).strip() or type(exc).__name__)[:200]
-
-
 def _clean(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
-
-
-def _open_zip(data: bytes) -> zipfile.ZipFile | None:
-    if not data.startswith(b"PK\x03\x04"):
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
-        return None
 
 
 class _Slide:
@@ -218,15 +205,13 @@ def read_pptx(data: bytes, path: Path) -> Read:
         Unreadable: ``unreadable`` (not a ZIP, a ZIP bomb, not a presentation, broken XML), ``no_text`` (no text
         on any slide).
     """
-    archive = _open_zip(data)
-    if archive is None:
-        raise Unreadable("unreadable", "not a readable ZIP file")
+    archive = read_zip(data)
     guard_zip(archive)
     try:
         presentation = pptx.Presentation(io.BytesIO(data))
         slides = list(presentation.slides)
     except Exception as exc:  # python-pptx raises KeyError, ValueError, lxml's and zipfile's errors alike
-        raise Unreadable("unreadable", f"not a readable presentation ({_one_line(exc)})") from None
+        raise Unreadable("unreadable", f"not a readable presentation ({one_line(exc)})") from None
     out: list[str] = []
     first_title = ""
     has_text = False
@@ -249,7 +234,7 @@ def read_pptx(data: bytes, path: Path) -> Read:
     except Unreadable:
         raise
     except Exception as exc:  # a broken part found while reading a slide
-        raise Unreadable("unreadable", f"a slide could not be read ({_one_line(exc)})") from None
+        raise Unreadable("unreadable", f"a slide could not be read ({one_line(exc)})") from None
     if not has_text:
         raise Unreadable("no_text", "no text on any slide" if slides else "a presentation without slides")
     core = presentation.core_properties
@@ -259,14 +244,7 @@ def read_pptx(data: bytes, path: Path) -> Read:
 
 def looks_like_pptx(data: bytes) -> bool:
     """Whether the bytes are a ZIP holding ``ppt/presentation.xml``."""
-    archive = _open_zip(data)
-    if archive is None:
-        return False
-    try:
-        archive.getinfo("ppt/presentation.xml")
-    except KeyError:
-        return False
-    return True
+    return zip_holding(data, "ppt/presentation.xml")
 
 
 PPTX = FORMATS.declare(Format("pptx", Text("PPTX", "PPTX"), (".pptx",), read_pptx, sniff=looks_like_pptx,

@@ -21,7 +21,7 @@ from odf.opendocument import OpenDocumentText
 from odf.style import ParagraphProperties, Style
 
 from retrieval.core.types import Document
-from retrieval.ingest import office
+from retrieval.ingest import archive as zips
 from retrieval.ingest.corpus import chunk_documents
 from retrieval.ingest.formats import FORMATS, Read, Unreadable, format_for
 from retrieval.ingest.office import looks_like_docx, looks_like_odt, read_docx, read_odt
@@ -209,7 +209,7 @@ def test_zip_bomb_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(Unreadable) as caught:
         read_docx(out.getvalue(), tmp_path / "a.docx")
     assert caught.value.reason == "unreadable" and "bomba.bin" in str(caught.value)
-    monkeypatch.setattr(office, "MAX_MEMBER_BYTES", 1000)  # a member past the size limit
+    monkeypatch.setattr(zips, "MAX_MEMBER_BYTES", 1000)  # a member past the size limit
     with pytest.raises(Unreadable) as caught:
         read_docx(data, tmp_path / "a.docx")
     assert caught.value.reason == "unreadable"
