@@ -74,8 +74,9 @@ def _strict(data: bytes, encoding: str) -> str | None:
         return None
 
 
-def decode_html(data: bytes) -> tuple[str, str, tuple[str, ...]]:
-    """A page's bytes as text: ``(text, encoding, warnings)``.
+def decode_html(data: bytes, declarations: bool = True) -> tuple[str, str, tuple[str, ...]]:
+    """A page's bytes as text: ``(text, encoding, warnings)``; ``declarations=False`` skips step 2 (a text or
+    Markdown file, whose words are not a page's declaration).
 
     The rule, first that applies:
 
@@ -99,7 +100,7 @@ def decode_html(data: bytes) -> tuple[str, str, tuple[str, ...]]:
         if data.startswith(bom):
             return data[len(bom):].decode(encoding, errors="replace"), encoding, ()
     warnings: list[str] = []
-    declared = _declared(data)
+    declared = _declared(data) if declarations else None
     if declared:
         if declared == "cp1252":
             text = data.decode("cp1252", errors="surrogateescape")

@@ -3,7 +3,7 @@
 The body keeps its source: a Markdown or MDX file is read as structure when it is chunked (:mod:`.markup`).
 Text is UTF-8; a file that is not is read as Windows-1252 where those bytes decode (the code page of most
 Portuguese files written on Windows), else as the encoding ``charset-normalizer`` finds, and says so in a
-warning (:func:`decode_text`).
+warning: the HTML reader's rule (:func:`retrieval.ingest.html.decode_html`) without a page's declarations.
 """
 
 from __future__ import annotations
@@ -14,41 +14,8 @@ from pathlib import Path
 from ..core.kinds import Text
 from . import markup
 from .formats import FORMATS, Format, Read, Unreadable
+from .html import decode_html
 from .metadata import read_front_matter
-
-
-def decode_text(data: bytes, declared: str | None = None) -> tuple[str, str]:
-    """``data`` as text and the encoding read: a BOM's, else ``declared`` (ISO-8859-1 read as Windows-1252, as
-    browsers do), else UTF-8 where it decodes strictly, else Windows-1252 where it decodes (Portuguese files
-    written on Windows: detectors often guess cp1250 for them, which turns ``ã`` into ``ă``), else
-    ``charset-normalizer``'s best guess.
-
-    Raises:
-        Unreadable: no encoding reads the bytes.
-    """
-    import codecs
-
-    for bom, name in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
-        if data.startswith(bom):
-            return data.decode(name, errors="replace"), name
-    if declared:
-        name = declared.strip().lower()
-        name = "cp1252" if name in {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "us-ascii", "ascii"} else name
-        try:
-            return data.decode(name), name
-        except (LookupError, UnicodeError):
-            pass
-    for name in ("utf-8", "cp1252"):
-        try:
-            return data.decode(name), name
-        except UnicodeDecodeError:
-            continue
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(data).best()
-    if best is None:
-        raise Unreadable("unreadable", "not text in any encoding found")
-    return str(best), best.encoding
 
 
 #: An ATX heading line (CommonMark: up to three spaces, one to six ``#``, a space, the text, optional closing ``#``s).
@@ -84,10 +51,12 @@ def _not_binary(data: bytes) -> bool:
 
 
 def _decoded(data: bytes, path: Path) -> tuple[str, list[str]]:
-    text, encoding = decode_text(data)
-    if encoding in ("utf-8", "utf-8-sig"):
+    """The file's text (the HTML reader's rule without a page's declarations: a BOM, UTF-8, Windows-1252, else
+    charset-normalizer's guess) and a warning where it was not UTF-8."""
+    text, encoding, warnings = decode_html(data, declarations=False)
+    if encoding == "utf-8" and not warnings:
         return text, []
-    return text, [f"{path}: not UTF-8, read as {encoding}"]
+    return text, [f"{path}: not UTF-8, read as {encoding}", *(f"{path}: {w}" for w in warnings)]
 
 
 def read_markdown(data: bytes, path: Path, mdx: bool = False) -> Read:
