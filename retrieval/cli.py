@@ -123,6 +123,60 @@ def _open(settings, corpus: Optional[Path]):
     return open_workbench(settings, corpus)
 
 
+def _collection(settings, owner: str, add: list[Path], remove: list[str]) -> Optional[tuple[Path, Any]]:
+    """Add ``add`` to and remove ``remove`` from ``owner``'s uploaded collection, a line per file on stderr and
+    each refusal in one line; returns the collection's folder and the Workbench that indexed it (``None``: the
+    collection is empty now)."""
+    from .ingest.collection import is_collection
+    from .learned.reader.loader import forget_passages
+    from .pipeline.workbench import Workbench
+    from .serving import uploads
+
+    folder = uploads.collection_for(settings, owner).root
+    bench = Workbench(settings)
+
+    def index(path: Path, on_progress: Any) -> Any:
+        return bench.load_corpus(path, on_progress=on_progress)
+
+    def waiting(holder: Any) -> None:
+        typer.echo(f"waiting for process {holder.get('pid', '?')} ({holder.get('what', '')})", err=True)
+
+    def on_file(name: str, stage: str, done: int, total: int) -> None:
+        if stage in ("read", "indexed"):
+            typer.echo(_printable(f"{name}: {stage}" + (f", {done} chunks" if stage == "indexed" else "")), err=True)
+
+    uploaded = []
+    for path in add:
+        try:
+            uploaded.append((path.name, path.read_bytes()))
+        except OSError as exc:
+            _fail(f"{path}: cannot be read ({exc.strerror or exc})")
+    if remove:
+        def drop() -> None:
+            if bench.state is not None and bench.state.store is not None:
+                bench.state.store.drop()
+
+        if is_collection(folder) and uploads.entries(settings, owner) and bench.state is None:
+            bench.load_corpus(folder)  # the index its vectors are dropped from when nothing is left
+        gone = uploads.remove_documents(settings, owner, remove, index, drop, forget_passages, on_wait=waiting)
+        missing = sorted(set(remove) - {e.doc_id for e in gone.entries})
+        for doc_id in missing:
+            _echo(f"{doc_id}: not in the collection")
+        _echo(f"removed {len(gone.entries)} document{'s' if len(gone.entries) != 1 else ''} from {folder}")
+    if uploaded:
+        changed = uploads.add_uploads(settings, owner, uploaded, index, on_file=on_file, on_wait=waiting)
+        for refusal in changed.refused:
+            typer.echo(_printable(f"refused: {refusal.line()}"), err=True)
+        _echo(f"added {len(changed.entries)} document{'s' if len(changed.entries) != 1 else ''} to {folder} in "
+              f"{changed.seconds:.1f} s")
+        if not changed.entries and changed.refused:
+            raise typer.Exit(1)
+    if not uploads.entries(settings, owner):
+        _echo(f"the collection of {owner!r} is empty ({folder})")
+        return None
+    return folder, bench
+
+
 def _states_progress():
     """A progress line on stderr while the reader reads the corpus: done, total, rate and ETA (every 2 s)."""
     last = [0.0, -1]   # when the last line was printed, and its count
@@ -147,21 +201,41 @@ def index(
     sets: list[str] = SetOpt,
     json_: bool = typer.Option(False, "--json", help="Print one JSON object: what was read and skipped (every "
                                "file), the chunks and the vectors."),
+    add: list[Path] = typer.Option([], "--add", help="Add this file (any format the folder reader reads, or a .zip "
+                                   "of them) to the collection --collection names, as the app's uploader does "
+                                   "(repeatable)."),
+    remove: list[str] = typer.Option([], "--remove", help="Remove this document id from the collection "
+                                     "--collection names (repeatable)."),
+    collection: Optional[str] = typer.Option(None, "--collection", help="An uploaded collection by its owner: the "
+                                             "signed-in user as the app names them, or 'local' in single-user "
+                                             "mode. Alone: index it again."),
 ) -> None:
     """Build or refresh the persistent index of a corpus (progress on stderr), then say what was read: files per
-    format, documents, pages, chunks, and every file skipped with its reason."""
+    format, documents, pages, chunks, and every file skipped with its reason. With --collection, a user's
+    uploaded collection (the app's "My documents"): --add and --remove change it as the page does."""
     _setup_logging()
     settings = _settings(sets, contextual=True if contextual else None)
+    if (add or remove) and collection is None:
+        _fail("--add and --remove change an uploaded collection: name it with --collection (its owner, or 'local')")
+    if collection is not None and corpus is not None:
+        _fail("--corpus and --collection name two corpora: give one")
     try:
         from .core.paths import LAB_CORPUS
 
-        path = (corpus or LAB_CORPUS).resolve()
+        loaded = None
+        if collection is not None:
+            found = _collection(settings, collection, add, remove)
+            if found is None:
+                return
+            path, loaded = found
+        else:
+            path = (corpus or LAB_CORPUS).resolve()
         if status or drop:  # the store backend's own line (retrieval.backends.BACKENDS)
             from .backends import BACKENDS
 
             typer.echo(BACKENDS.get(settings.backend).status(settings, path, drop))
             return
-        bench = _open(settings, path)
+        bench = loaded if loaded is not None and loaded.state is not None else _open(settings, path)
         states = bench.store_reader_states(_states_progress()) if settings.reader_states_at_index else None
     except RetrievalError as exc:
         _fail(str(exc))

@@ -199,6 +199,19 @@ class Settings(BaseSettings):
                                "proxy in front of `retrieval serve`: only requests from them keep the user header "
                                "(user_header, X-Forwarded-User when empty); empty = every client's copy is removed.")
 
+    uploads_path: str = Field("", description="The folder the app keeps each user's uploaded documents in, a "
+                              "collection per user (retrieval.pipeline.uploads); it must lie inside write_roots; "
+                              "empty = uploads/ in the first write root. A path typed in the app never opens it.")
+    upload_max_file_mb: float = Field(50.0, gt=0, le=1024, description="The largest file the app takes from a "
+                                      "browser upload, in MB (a .zip's members each, as well).")
+    upload_max_files: int = Field(200, ge=1, le=100_000, description="The most documents one user's uploaded "
+                                  "collection holds.")
+    upload_max_collection_mb: float = Field(500.0, gt=0, le=1_048_576, description="The most bytes one user's "
+                                            "uploaded collection holds in all, in MB (a .zip counts what it expands "
+                                            "to).")
+    upload_max_pdf_pages: int = Field(2000, ge=1, le=1_000_000, description="The most pages an uploaded PDF may "
+                                      "have (counted before it is read).")
+
     @field_validator("support_threshold", mode="before")
     @classmethod
     def _empty_threshold_is_unset(cls, value: Any) -> Any:

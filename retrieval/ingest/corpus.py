@@ -23,6 +23,7 @@ from ..core.inputs import check_json_depth, check_regular_file
 from ..core.text import fold, split_sentences
 from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES, Chunk, Document, Question
 from . import markup
+from .collection import CollectionError, collection_documents, is_collection
 from .folder import IntakeReport, Skipped, folder_documents
 from .location import PAGE_END_KEY, PAGE_KEY
 from .metadata import MAX_METADATA_TEXT_BYTES
@@ -324,7 +325,13 @@ def read_corpus(path: str | Path, tenant_field: str | None = DEFAULT_TENANT_FIEL
                        tenant_field, source)
         return _multi_valued(docs), _single_file_report(source, "jsonl", docs)
     if path.is_dir():
-        found, report = folder_documents(path)
+        if is_collection(path):  # a user's uploads: its manifest's entries, each read once and kept
+            try:
+                found, report = collection_documents(path, tenant_field)
+            except CollectionError as exc:
+                raise CorpusError(str(exc)) from None
+        else:
+            found, report = folder_documents(path)
         checked: list[tuple[str, Document]] = []
         seen: set[str] = set()
         for where, d in found:

@@ -42,6 +42,8 @@ SKIP_REASONS: dict[str, Text] = {
     "link_folder": Text("a link to a folder (not walked)", "um link para uma pasta (não percorrida)"),
     "readme": Text("a README (not a document)", "um README (não é documento)"),
     "hidden": Text("hidden", "oculto"),
+    "collection": Text("a user's uploaded collection (opened by its owner only)",
+                       "a coleção enviada por um usuário (aberta só pelo dono)"),
 }
 
 
@@ -84,6 +86,8 @@ class IntakeReport:
     written_to: str = ""
     #: The file of each document id read from a folder (its path relative to the folder) and its page count.
     doc_file: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: Which state of the source was read (a collection's manifest generation; ``""``: not tracked).
+    version: str = ""
 
     def read(self, name: str, doc_id: str, pages: int = 0, path: str = "") -> None:
         count = self.formats.setdefault(name, FormatCount())
@@ -204,6 +208,19 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+#: The file that makes a folder a user's uploaded collection (:mod:`.collection`).
+COLLECTION_MANIFEST = ".collection.json"
+
+
+def _holds_manifest(name: str, dirfd: int) -> bool:
+    """Whether the folder ``name`` (in the folder open as ``dirfd``) is an uploaded collection."""
+    try:
+        os.stat(f"{name}/{COLLECTION_MANIFEST}", dir_fd=dirfd, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+
+
 def _walk(root: Path, report: IntakeReport) -> list[_Found]:
     """The folder's files in path order; links out of it, links to folders, hidden entries and READMEs are
     recorded as skipped."""
@@ -217,6 +234,8 @@ def _walk(root: Path, report: IntakeReport) -> list[_Found]:
             shown = _shown(relative.as_posix()) + "/"
             if name.startswith("."):
                 report.skipped.append(Skipped(shown, "hidden"))
+            elif _holds_manifest(name, dirfd):  # another user's uploads are never part of a folder corpus
+                report.skipped.append(Skipped(shown, "collection"))
             elif os.path.islink(os.path.join(dirpath, name)):  # listed as a folder, never walked
                 target = os.path.realpath(os.path.join(dirpath, name))
                 report.skipped.append(Skipped(shown, "link_folder") if _within(target, real_root) else

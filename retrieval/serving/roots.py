@@ -219,13 +219,51 @@ def confine(raw: str | os.PathLike[str], roots: Sequence[Path], *, want: Want = 
     return Path(real)
 
 
-def confine_input(raw: str | os.PathLike[str], settings: Settings, *, want: Want = "either") -> Path:
-    """:func:`confine` of a corpus, question set or qrels file the app will read, with the input size limit.
+#: The folder under the first write root that holds the users' uploaded collections when ``uploads_path`` is empty.
+UPLOADS_DIR = "uploads"
+
+
+def uploads_root(settings: Settings) -> Path:
+    """The folder the users' uploaded collections are kept in (:mod:`.uploads`): ``uploads_path``, or
+    ``uploads/`` in the first write root; its real path.
 
     Raises:
-        PathRefused: outside the roots, not a regular file or folder as asked, or over ``max_input_bytes``.
+        PathRefused: ``uploads_path`` lies outside the write roots (a setting that cannot take effect is refused).
     """
-    return confine(raw, data_roots(settings), want=want, max_bytes=settings.max_input_bytes)
+    roots = write_roots(settings)
+    configured = settings.uploads_path.strip()
+    path = Path(os.path.abspath(PROJECT_ROOT / os.path.expanduser(configured))) if configured else \
+        roots[0] / UPLOADS_DIR
+    real = os.path.realpath(path)
+    if not any(_within(real, os.path.realpath(root)) for root in roots):
+        raise PathRefused(f"refused: the uploads folder {_shown(str(path))} (RETRIEVAL_UPLOADS_PATH) is not inside "
+                          "the write roots (RETRIEVAL_WRITE_ROOTS)")
+    return Path(real)
+
+
+def _not_uploads(path: Path, raw: str, settings: Settings) -> Path:
+    """``path`` unless it lies in the uploads folder: a collection is opened by its owner's identity from the page,
+    never by a path (another user's would otherwise be one link away)."""
+    try:
+        uploads = str(uploads_root(settings))
+    except PathRefused:
+        return path
+    if _within(str(path), uploads):
+        raise PathRefused(f"refused: {_shown(raw)} is inside the uploaded collections' folder; your own documents "
+                          "open from the sidebar's \"My documents\"")
+    return path
+
+
+def confine_input(raw: str | os.PathLike[str], settings: Settings, *, want: Want = "either") -> Path:
+    """:func:`confine` of a corpus, question set or qrels file the app will read, with the input size limit; a
+    path inside the uploads folder (:func:`uploads_root`) is refused.
+
+    Raises:
+        PathRefused: outside the roots, not a regular file or folder as asked, over ``max_input_bytes``, or in
+            the uploads folder.
+    """
+    found = confine(raw, data_roots(settings), want=want, max_bytes=settings.max_input_bytes)
+    return _not_uploads(found, os.fspath(raw), settings)
 
 
 def confine_output(raw: str | os.PathLike[str], settings: Settings) -> Path:
@@ -236,5 +274,6 @@ def confine_output(raw: str | os.PathLike[str], settings: Settings) -> Path:
         PathRefused: outside the write roots, not a regular file in an existing folder, or over
             ``max_input_bytes``.
     """
-    return confine(raw, write_roots(settings), want="file", for_writing=True, max_bytes=settings.max_input_bytes,
-                   which="write")
+    found = confine(raw, write_roots(settings), want="file", for_writing=True, max_bytes=settings.max_input_bytes,
+                    which="write")
+    return _not_uploads(found, os.fspath(raw), settings)

@@ -34,6 +34,9 @@ def panel(asked: Asked, page_jpath: str) -> None:
     """
     ss, lang, base = st.session_state, asked.lang, asked.page.base
     corpus, question = asked.choices.corpus, asked.question
+    if ss.get("corpus_source") == "mine":  # the shared judgments file would carry the user's own documents' ids
+        st.info(t("judge_mine", lang))
+        return
     restore("judgments_path")
     st.text_input(t("judgments_file", lang), key="judgments_path", help=t("judgments_help", lang), on_change=keep,
                   args=("judgments_path",))

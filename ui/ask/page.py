@@ -33,9 +33,11 @@ from ..i18n import t
 from ..reasons import reason
 
 NO_TENANT = ""
+#: The corpus a link names for the signed-in user's own uploaded collection (never a path).
+MINE = "@mine"
 DEFAULT_JUDGMENTS = roots.JUDGMENTS_DIR / "judgments.jsonl"
 #: Widgets whose values are kept across pages and runs that do not draw them (:mod:`ui.keep`).
-KEPT = ("question", "corpus_input", "questions_input", "tenant", "top_k", "overfetch", "rrf_k", "min_similarity",
+KEPT = ("question", "corpus_source", "corpus_input", "questions_input", "tenant", "top_k", "overfetch", "rrf_k", "min_similarity",
         "dense_only", "ab", "rows", "rerank_mode", "rerank_cross", "fusion", "fusion_weights", "transforms", "mmr_on",
         "mmr_lambda", "lang", "judgments_path", "cmp_dense_only", "cmp_reranker", "cmp_top_k", "cmp_rrf_k",
         "cmp_overfetch", "cmp_min_similarity")
@@ -214,7 +216,10 @@ def _seed(base: Settings, access: Access, defaults: links.ViewParams, rerankers:
     params, problems = links.params_from_query({k: st.query_params.get_all(k) for k in st.query_params}, defaults)
     ss._seeded, ss.url_problems, ss.pending_filters = True, problems, dict(params.filters)
     # Paths in the link pass the data roots before anything reads them; a refused one is dropped here.
-    ss.corpus_input = _confined("corpus", params.corpus, lambda path: roots.confine_input(path, base))
+    # "@mine": the signed-in user's own uploaded collection (each user who opens the link gets their own).
+    ss.corpus_source = "mine" if params.corpus == MINE else "path"
+    ss.corpus_input = "" if params.corpus == MINE else _confined("corpus", params.corpus,
+                                                                  lambda path: roots.confine_input(path, base))
     ss.questions_input = _confined("questions", params.questions, lambda path: roots.confine_input(path, base))
     ss.judgments_path = _confined("judgments", params.judgments,
                                   lambda path: roots.confine_output(path, base)) or str(DEFAULT_JUDGMENTS)

@@ -29,6 +29,7 @@ from ..intake import intake_panel
 from ..reasons import reason
 from ..widgets import pages_and_language
 from . import compare
+from . import uploads as my_uploads
 from .page import DEFAULT_JUDGMENTS, NO_TENANT, AskPage, Choices, Corpus
 
 
@@ -44,7 +45,7 @@ def panel(page: AskPage) -> Choices:
     reranker = page.rerankers.spec(ss.rerank_mode, ss.get("rerank_cross", ""))
     compare.b_follows_a(reranker)  # B's settings still at their default follow A's
     params = links.ViewParams(
-        q=ss.question.strip(), corpus=ss.active_corpus, questions=ss.questions_input.strip(),
+        q=ss.question.strip(), corpus=my_uploads.MINE if ss.get("corpus_source") == "mine" else ss.active_corpus, questions=ss.questions_input.strip(),
         tenant=ss.get("tenant", NO_TENANT), filters={k: tuple(str(v) for v in vs) for k, vs in filters.items() if vs},
         top_k=int(ss.top_k), overfetch=int(ss.overfetch), rrf_k=int(ss.rrf_k), reranker=reranker,
         dense_only=bool(ss.dense_only), min_similarity=round(float(ss.min_similarity), 2), ab=bool(ss.ab),
@@ -132,22 +133,23 @@ def states_line(lang: str) -> None:
 def corpus_panel(page: AskPage) -> Corpus:
     ss, lang, base, access = st.session_state, page.lang, page.base, page.access
     st.header(t("corpus", lang))
-    st.text_input(t("corpus_input", lang), key="corpus_input", placeholder=t("corpus_placeholder", lang),
-                  help=t("corpus_help", lang))
-    active = ss.get("active_corpus", "")
-    still = code(active) if active else t("lab_corpus", lang)
-    try:
-        requested = _normalize_corpus(page, ss.corpus_input)
-    except PathRefused as exc:
-        st.error(t("still_using", lang, error=reason(str(exc), lang), corpus=still))
-        requested = active
-    try:
-        bench = load_workbench(page, requested)
-        ss.active_corpus = requested
-    except CorpusError as exc:
-        st.error(t("corpus_not_loaded", lang, error=reason(str(exc), lang), corpus=still))
-        bench = load_workbench(page, active if active != requested else "")
-        ss.active_corpus = active if active != requested else ""
+    if ss.pop("_to_mine", False):  # an upload just landed: the page asks over the collection
+        ss.corpus_source = "mine"
+    if ss.get("corpus_source") not in SOURCES:
+        ss.corpus_source = "path"
+    mine = my_uploads.documents(page)
+    st.segmented_control(t("corpus_source", lang), SOURCES, key="corpus_source", required=True,
+                         format_func=lambda v: t("source_mine", lang, n=num(len(mine), ",d", lang)) if v == "mine"
+                         else t("source_path", lang))
+    waiting = waiting_line(lang)
+    if ss.corpus_source == "mine":
+        bench = _my_collection(page, mine, waiting)
+    else:
+        st.text_input(t("corpus_input", lang), key="corpus_input", placeholder=t("corpus_placeholder", lang),
+                      help=t("corpus_help", lang))
+        bench = _typed_corpus(page)
+        my_uploads.upload_panel(page, waiting)
+    my_uploads.notes(lang)
     state = bench.state
     # Under a policy the sizes are those of the user's tenants: the page says nothing of the others.
     n_docs, n_chunks = resources.corpus_size(state, visible_tenants(state.tenants, access.allowed)
@@ -155,9 +157,9 @@ def corpus_panel(page: AskPage) -> Corpus:
     st.caption(t("corpus_line", lang, docs=num(n_docs, ",d", lang), chunks=num(n_chunks, ",d", lang),
                  index=code(state.index_id), store=reason(state.store_reason, lang)))
     states_line(lang)
-    if not access.restricted:  # the file names of every tenant: shown only where one user sees the whole corpus
+    if not access.restricted or ss.corpus_source == "mine":  # file names: one user's whole corpus, or their own
         intake_panel(state.intake, lang)
-    if st.button(t("reindex", lang), help=t("reindex_help", lang)):
+    if ss.corpus_source != "mine" and st.button(t("reindex", lang), help=t("reindex_help", lang)):
         with st.status(t("reindexing", lang)) as status:
             try:
                 if ss.active_corpus:  # read again: it passes the roots and the size limit again
@@ -180,6 +182,74 @@ def corpus_panel(page: AskPage) -> Corpus:
     corpus = Corpus(bench, state, questions, tenant_values, multi_tenant)
     _pick_question(page, corpus)
     return corpus
+
+
+#: Where the corpus comes from: a file or folder typed (the lab corpus when empty), or the user's own uploads.
+SOURCES = ["path", "mine"]
+
+
+def _typed_corpus(page: AskPage) -> Any:
+    """The Workbench of the corpus typed in the box (the lab corpus when empty); a path refused or a corpus that
+    cannot load keeps the one in use, said in one line."""
+    ss, lang = st.session_state, page.lang
+    active = ss.get("active_corpus", "")
+    if active and roots_of_uploads(page, active):
+        active = ""   # the collection was open: the typed corpus starts from the lab corpus
+    still = code(active) if active else t("lab_corpus", lang)
+    try:
+        requested = _normalize_corpus(page, ss.corpus_input)
+    except PathRefused as exc:
+        st.error(t("still_using", lang, error=reason(str(exc), lang), corpus=still))
+        requested = active
+    try:
+        bench = load_workbench(page, requested)
+        ss.active_corpus = requested
+    except CorpusError as exc:
+        st.error(t("corpus_not_loaded", lang, error=reason(str(exc), lang), corpus=still))
+        bench = load_workbench(page, active if active != requested else "")
+        ss.active_corpus = active if active != requested else ""
+    return bench
+
+
+def roots_of_uploads(page: AskPage, corpus: str) -> bool:
+    """Whether ``corpus`` is an uploaded collection's folder."""
+    try:
+        uploads_folder = str(roots.uploads_root(page.base))
+    except PathRefused:
+        return False
+    return corpus == uploads_folder or corpus.startswith(uploads_folder + "/")
+
+
+def _my_collection(page: AskPage, mine: list[Any], waiting: Any) -> Any:
+    """The Workbench of this user's collection, indexed again where another session or worker changed it since
+    this process loaded it; the uploader and the documents list. An empty collection ends the run with one line
+    (the uploader above it)."""
+    ss, lang = st.session_state, page.lang
+    folder = my_uploads.folder(page)
+    my_uploads.upload_panel(page, waiting)
+    note = ss.pop("removed_note", None)
+    if note:
+        st.success(note)
+    if folder is None or not mine:
+        my_uploads.notes(lang)
+        st.info(t("mine_empty", lang))
+        st.stop()
+    corpus = str(folder)
+    try:
+        bench = load_workbench(page, corpus)
+        intake = bench.state.intake
+        generation = str(my_uploads.generation(page))
+        if intake is not None and intake.version != generation:  # changed by another session or worker
+            with st.spinner(t("mine_refresh", lang)):
+                bench.load_corpus(corpus, on_progress=embedding_bar(lang), on_wait=waiting)
+    except CorpusError as exc:
+        st.error(t("corpus_not_loaded", lang, error=reason(str(exc), lang), corpus=t("lab_corpus", lang)))
+        ss.corpus_source = "path"
+        return load_workbench(page, "")
+    ss.active_corpus = corpus
+    with st.expander(t("mine_list", lang, n=num(len(mine), ",d", lang)), expanded=False):
+        my_uploads.documents_list(page, mine, bench.state, waiting)
+    return bench
 
 
 def _questions(page: AskPage, state: Any) -> list[Any]:

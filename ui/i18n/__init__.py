@@ -9,7 +9,7 @@ not translated; the answer stage's own notes follow ``lang`` through the answer 
 
 from __future__ import annotations
 
-from . import access, ask, evaluation, grid, intake, judging, tabs, tune
+from . import access, ask, evaluation, grid, intake, judging, tabs, tune, uploads
 from .headers import HEADERS, header
 
 __all__ = ["HEADERS", "TEXTS", "header", "t"]
@@ -27,7 +27,7 @@ def _merged(*parts: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 
 #: Every interface text, by key.
 TEXTS: dict[str, dict[str, str]] = _merged(ask.TEXTS, grid.TEXTS, tabs.TEXTS, evaluation.TEXTS, tune.TEXTS,
-                                           access.TEXTS, judging.TEXTS, intake.TEXTS)
+                                           access.TEXTS, judging.TEXTS, intake.TEXTS, uploads.TEXTS)
 
 
 def t(key: str, lang: str = "en", **values: object) -> str:

@@ -278,6 +278,14 @@ class MaxSimReader:
             return None, cached
         return found.vector, cached
 
+    def forget(self, keys: Sequence[str]) -> None:
+        """Drop the passages of ``keys`` (:func:`~.states.passage_key`) from the memory cache."""
+        with self._lock:
+            for key in keys:
+                old = self._cache.pop(key, None)
+                if old is not None:
+                    self._cached_tokens -= old.states.shape[0]
+
     def resize_cache(self, tokens: int) -> None:
         """Keep at most ``tokens`` passage tokens' states in memory from now on (the least recently used
         dropped first, at least one passage kept): the memory ceiling sizes it (:mod:`retrieval.core.memory`)."""

