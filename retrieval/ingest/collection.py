@@ -95,6 +95,10 @@ class Manifest:
         return next((e for e in self.entries if e.sha256 == sha256), None)
 
 
+#: A file :func:`_write_whole` was writing when its process was killed (``.name.<pid>.<ns>``).
+_TEMPORARY = re.compile(r"^\..+\.\d+\.\d+$")
+
+
 class CollectionError(Exception):
     """A collection's manifest cannot be read (damaged, or of another version): one line naming it."""
 
@@ -246,7 +250,7 @@ class Collection:
             except OSError:
                 continue
             for name in listing:
-                if name in names or name.startswith(".") and folder == self.root:
+                if name in names or name.startswith(".") and folder == self.root and not _TEMPORARY.match(name):
                     continue
                 path = folder / name
                 try:

@@ -168,7 +168,10 @@ def _index_batch(collection: Collection, manifest: Manifest, batch: list[Entry],
         for entry in batch:
             on_file(entry.name, "refused", 0, 0)
         if back.entries:
-            out.state = index(collection.root, None)
+            try:
+                out.state = index(collection.root, None)
+            except RetrievalError:  # the index fails whatever it holds (a store down): the next load says why
+                out.state = None
         return back
     loaded = {d.id for d in state.documents}
     left_out = [e for e in batch if e.doc_id not in loaded]
