@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
-.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-ingest bench-1m bench-sessions bench-states bench-scale \
+.PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-ingest bench-upload bench-1m bench-sessions bench-states bench-scale \
 	reader-experiment train docs clean milvus-server-env
 
 $(STAMP): requirements.txt
@@ -77,6 +77,10 @@ bench-quick: install $(BENCH_STAMP)
 # The folder readers on a synthetic mixed Portuguese collection: the intake table, PDF pages/s, HTML/DOCX/ODT docs/s.
 bench-ingest: install
 	$(PY) -m bench.ingest --json-out artifacts/ingest.json
+
+# From choosing a 10-page PDF in the uploader to its first answer (bench/upload.py).
+bench-upload: install
+	$(PY) -m bench.upload --json-out artifacts/upload.json
 
 # Eight users at once over HTTP against `retrieval serve` with 1 and 2 workers (bench/app_sessions.py).
 bench-sessions: install
