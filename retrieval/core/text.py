@@ -7,7 +7,8 @@ Rules (DESIGN.md, "BM25 and tokenization"):
   whole (``px-7``) and also indexed by its parts (``px``, ``7``), so "PX 7" still matches, while a ``PX-7``
   query ranks PX-7 documents above PX-17 ones (they share only the part ``px``).
 * Punctuation is stripped except inside such tokens. Letters of every script are tokens (``Москва``,
-  ``Αθήνα``); Han and kana runs, written without spaces, are indexed by character bigrams.
+  ``Αθήνα``); Han and kana runs, written without spaces, are indexed by character bigrams; Thai, Lao, Myanmar and
+  Khmer runs are split into words by ICU's dictionaries (icu4py) before folding.
 * Portuguese stopwords come from the ``stop-words`` package, minus negation and condition words, which are
   never removed.
 """
@@ -28,12 +29,18 @@ KEPT_WORDS = frozenset(
 )
 
 #: A token is a run of letters or digits of any script (after folding, Latin ones are ASCII), hyphenated runs
-#: kept whole: Cyrillic, Greek, Arabic or Devanagari words are tokens like Portuguese ones.
-_TOKEN_RE = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+#: kept whole: Cyrillic, Greek, Arabic or Devanagari words are tokens like Portuguese ones; the vowel and tone
+#: marks of Thai, Lao, Myanmar and Khmer stay inside their words.
+_TOKEN_RE = re.compile(r"(?:[^\W_]|[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff])+"
+                       r"(?:-(?:[^\W_]|[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff])+)*")
 #: Scripts written without spaces between words (Han, Hiragana, Katakana): a run of them is indexed by its
 #: overlapping character bigrams (a single character by itself), as CJK analyzers of search engines do.
 _CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD_RE = re.compile(r"\w", re.UNICODE)
+#: Scripts written without spaces whose words a dictionary finds (Thai, Lao, Myanmar, Khmer): a run of them is split
+#: into words by ICU's word break iterator (icu4py, ICU's own dictionaries) before folding, so ``ภาษาไทย`` is the
+#: two tokens ``ภาษา`` and ``ไทย``, not one.
+_SEGMENTED_RE = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff]+")
 
 
 _ACCENTS_RE = re.compile("[\u0300-\u036f]+")  # the Combining Diacritical Marks block: Portuguese accents
@@ -41,7 +48,10 @@ _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
 
 
 def _drop_combining(match: re.Match[str]) -> str:
-    return "" if unicodedata.combining(match.group()) else match.group()
+    char = match.group()
+    if _SEGMENTED_RE.match(char):  # a Thai, Lao, Myanmar or Khmer vowel or tone mark is part of its word
+        return char
+    return "" if unicodedata.combining(char) else char
 
 
 def fold(text: str) -> str:
@@ -69,6 +79,8 @@ def tokenize(text: str) -> list[str]:
     """
     stop = stopwords()
     tokens: list[str] = []
+    if not text.isascii() and _SEGMENTED_RE.search(text):
+        text = _SEGMENTED_RE.sub(_dictionary_words, text)
     for match in _TOKEN_RE.finditer(fold(text).replace("_", " ")):
         token = match.group()
         if not token.isascii() and _CJK_RE.search(token):
@@ -79,6 +91,18 @@ def tokenize(text: str) -> list[str]:
         elif token not in stop:
             tokens.append(token)
     return tokens
+
+
+@lru_cache(maxsize=65536)
+def _words(run: str) -> str:
+    """A run of a script written without spaces, its words separated by spaces (ICU's word break iterator)."""
+    from icu4py.breakers import WordBreaker
+
+    return " ".join(word for word in WordBreaker(run, "th") if word.strip())
+
+
+def _dictionary_words(match: re.Match[str]) -> str:
+    return f" {_words(match.group())} "
 
 
 def _cjk_tokens(token: str) -> list[str]:

@@ -159,6 +159,20 @@ def test_every_scripts_letters_are_tokens_and_cjk_runs_are_bigrams():
     assert [i.chunk_id for i in index.search("Москва", Filters((("tenant", ("A",)),)), 5).items] == ["ru#0"]
 
 
+def test_thai_and_lao_runs_are_split_into_words_by_icu_and_keep_their_marks():
+    # Written without spaces: one token before; ICU's dictionary finds the words, vowel and tone marks kept.
+    assert tokenize("ภาษาไทยเป็นภาษาที่ไม่มีการเว้นวรรค") == ["ภาษา", "ไทย", "เป็น", "ภาษา", "ที่", "ไม่มี", "การ",
+                                                              "เว้น", "วรรค"]
+    assert tokenize("ພາສາລາວ") == ["ພາສາ", "ລາວ"]
+    assert tokenize("PX-7 ไทย ação") == ["px-7", "px", "7", "ไทย", "acao"]   # other scripts as before
+    index = LexicalIndex(_chunks(("th", "ประเทศไทยมีภาษาไทยเป็นภาษาราชการ", {"tenant": "A"}),
+                                 ("th2", "กรุงเทพมหานครเป็นเมืองหลวง", {"tenant": "A"}),
+                                 ("pt", "A capital do Brasil é Brasília.", {"tenant": "A"})), "tenant")
+    # a word inside a run of the document: found only once the run is split into words
+    assert [i.chunk_id for i in index.search("ภาษาราชการ", Filters((("tenant", ("A",)),)), 5).items] == ["th#0"]
+    assert [i.chunk_id for i in index.search("เมืองหลวง", Filters((("tenant", ("A",)),)), 5).items] == ["th2#0"]
+
+
 def test_an_answer_quotes_whole_sentences_never_a_clause_after_a_semicolon_or_colon():
     from retrieval.core.text import split_sentences, whole_sentences
     from retrieval.core.types import FinalItem
