@@ -19,9 +19,20 @@ What the configuration holds (:class:`ProxyConfig`):
 * **health checks**: ``/_stcore/health`` of every worker every ``health_interval_s``; a worker that fails
   ``health_fails`` in a row (killed, stopped, deadlocked) gets no request until it answers again, and a
   request whose worker refuses the connection is tried on another one;
-* **timeouts and limits**: request headers within ``read_header_s`` and at most ``max_header_bytes``, a body
-  within ``read_body_s`` and at most ``max_body_bytes`` (413 past it), idle keep-alive connections closed after
-  ``idle_s``, a worker's answer headers within ``response_header_s`` (504 past it). WebSockets pass unchanged.
+* **Streamlit's own endpoints**: of the paths under ``/_stcore/``, only those the page uses pass
+  (:data:`STCORE_PATHS`: the health check, the host configuration, the WebSocket and the uploads); every other
+  one (``/_stcore/metrics``, Prometheus counters of every session; the agent API; the script health check) is
+  answered 404 and reaches no worker. An operator reads a worker's metrics on the machine itself, from the
+  worker's own loopback port;
+* **WebSockets from the deployment's own pages only**: a WebSocket (an ``Upgrade: websocket`` request, or any
+  request for ``…/_stcore/stream``, as an HTTP/2 WebSocket has no ``Upgrade``) whose ``Origin`` is not
+  ``http://`` or ``https://`` followed by the request's own ``Host`` (already one of the allowed hosts) is
+  answered 403: a page of another origin (another site, or ``http://localhost:9999`` on the same machine, which
+  Streamlit's own check lets through) cannot open a session;
+* **timeouts and limits**: request headers within ``read_header_s`` and at most ``max_header_bytes`` (431 past
+  it: see :func:`caddy_max_header_size`), a body within ``read_body_s`` and at most ``max_body_bytes`` (413 past
+  it), idle keep-alive connections closed after ``idle_s``, a worker's answer headers within
+  ``response_header_s`` (504 past it). WebSockets pass unchanged.
 """
 
 from __future__ import annotations
@@ -43,11 +54,28 @@ DEFAULT_USER_HEADER = "X-Forwarded-User"
 DEFAULT_ALLOWED_HOSTS = ("localhost", "127.0.0.1", "::1")
 #: Streamlit's own upload limit is 200 MB (``server.maxUploadSize``); a multipart body carries a little more.
 MAX_BODY_BYTES = 201 * 1024 * 1024
+#: The most bytes a request's line and headers may take (431 past it).
 MAX_HEADER_BYTES = 16 * 1024
+#: What Go's HTTP/1 server (Caddy's) reads past ``max_header_size`` before it refuses a request: its
+#: ``initialReadLimitSize`` is ``MaxHeaderBytes + 4096`` ("bufio slop").
+GO_HEADER_SLOP = 4096
+#: The paths under ``/_stcore/`` the front door passes (Caddy path patterns): what the page itself uses. They are
+#: matched at the end of a path (``*/_stcore/health``): one appended to a page's URL (``/Evaluation/_stcore/health``,
+#: which the page may try) passes too, and a base URL path (``server.baseUrlPath``) cannot let metrics through.
+STCORE_PATHS = ("/_stcore/health", "/_stcore/host-config", "/_stcore/stream", "/_stcore/upload_file/*")
 #: What a browser gets when no worker is up (a worker is starting again): a page that reloads itself.
 STARTING_PAGE = ("<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=3>"
                  "<title>Starting</title><p>The workbench is starting; the page reloads in a few seconds.</p>")
 MISDIRECTED = "421 Misdirected Request: this server does not answer for that host name"
+NOT_SERVED = "404 Not Found"
+FOREIGN_ORIGIN = "403 Forbidden: a WebSocket is accepted only from this server's own pages"
+#: A CEL expression (Caddy's ``expression`` matcher): a WebSocket, or a request for Streamlit's WebSocket path, whose
+#: ``Origin`` is not the request's own ``Host`` under ``http://`` or ``https://`` (compared whole: a missing, repeated
+#: or ``null`` Origin is foreign too). Caddy's ``header`` matcher is not used for this: a value ending in ``*`` is a
+#: prefix pattern there, and the Host is the client's.
+FOREIGN_WEBSOCKET = ("(header_regexp('Upgrade', '(?i)websocket') || path('*/_stcore/stream')) && "
+                     "!({http.request.header.Origin} in "
+                     "['http://' + {http.request.hostport}, 'https://' + {http.request.hostport}])")
 
 _HOST = re.compile(r"(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
                    r"[A-Za-z0-9])?)*\.?")
@@ -153,10 +181,31 @@ def user_header_spellings(header: str) -> list[str]:
     return out
 
 
+def caddy_max_header_size(max_header_bytes: int) -> int:
+    """Caddy's ``max_header_size`` for a limit of ``max_header_bytes`` on a request's line and headers.
+
+    Caddy hands ``max_header_size`` to Go's ``http.Server.MaxHeaderBytes``, and Go's HTTP/1 server reads up to
+    ``MaxHeaderBytes + 4096`` bytes (its ``initialReadLimitSize``, "bufio slop") before it answers 431: a
+    ``max_header_size 16KiB`` let a request with 20 KiB of headers through. So the 4 KiB are taken off here: with
+    the default, a new connection's first request passes with 16 KiB of request line and headers and is refused
+    (431) past 16 KiB and 14 bytes (measured with the pinned Caddy 2.11.7, which reads the first bytes of a
+    connection before Go's limit starts). On a kept-alive connection Go has already read up to 4 KiB of the next
+    request (waiting for it) before it sets the limit, so a later request is refused between 16 and 20 KiB.
+
+    Raises:
+        ProxyConfigError: ``max_header_bytes`` is not above 4096 (Go cannot hold a request to less).
+    """
+    if max_header_bytes <= GO_HEADER_SLOP:
+        raise ProxyConfigError(f"max_header_bytes {max_header_bytes}: must be over {GO_HEADER_SLOP} (Go's HTTP "
+                               f"server reads {GO_HEADER_SLOP} bytes past Caddy's max_header_size)")
+    return max_header_bytes - GO_HEADER_SLOP
+
+
 def caddyfile(config: ProxyConfig) -> str:
     """The Caddyfile of ``config``: one HTTP site on ``address:port`` in front of the workers."""
     if not config.upstreams:
         raise ProxyConfigError("the proxy needs at least one worker")
+    header_size = caddy_max_header_size(config.max_header_bytes)
     hosts = " ".join(_q(h) for h in [*config.allowed_hosts, *config.extra_hosts])
     trusted = " ".join(config.trusted_proxies)
     bind = config.address.strip("[]")
@@ -177,7 +226,8 @@ def caddyfile(config: ProxyConfig) -> str:
         f"\t\t\tread_body {_d(config.read_body_s)}",
         f"\t\t\tidle {_d(config.idle_s)}",
         "\t\t}",
-        f"\t\tmax_header_size {config.max_header_bytes}B",
+        f"\t\t# {config.max_header_bytes} B of request line and headers: Go reads {GO_HEADER_SLOP} B past this size",
+        f"\t\tmax_header_size {header_size}B",
         *([f"\t\ttrusted_proxies static {trusted}"] if trusted else []),
         "\t}",
         "}",
@@ -188,6 +238,19 @@ def caddyfile(config: ProxyConfig) -> str:
         "\t\t# a Host this server does not answer for (DNS rebinding): refused before any worker sees it",
         f"\t\t@foreign not host {hosts}",
         f"\t\trespond @foreign {_q(MISDIRECTED)} 421 {{",
+        "\t\t\tclose",
+        "\t\t}",
+        "\t\t# Streamlit's own endpoints: only those the page uses (not /_stcore/metrics: everyone's counters)",
+        "\t\t@internal {",
+        "\t\t\tpath */_stcore/*",
+        f"\t\t\tnot path {' '.join('*' + p for p in STCORE_PATHS)}",
+        "\t\t}",
+        f"\t\trespond @internal {_q(NOT_SERVED)} 404",
+        "\t\t# a WebSocket only from this server's own pages: its Origin is http(s):// and the Host it asks for",
+        "\t\t@foreign_websocket {",
+        f"\t\t\texpression `{FOREIGN_WEBSOCKET}`",
+        "\t\t}",
+        f"\t\trespond @foreign_websocket {_q(FOREIGN_ORIGIN)} 403 {{",
         "\t\t\tclose",
         "\t\t}",
     ]
