@@ -14,7 +14,8 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .core.errors import InvalidSetting
-from .core.redact import is_url_setting, redact_url, setting_secrets
+from .core.llm import EgressPolicy, endpoint_problem
+from .core.redact import is_url_setting, redact_setting, setting_secrets
 from .core.paths import PROJECT_ROOT
 from .backends import BACKENDS
 from .learned.reader.codecs import check_spec
@@ -173,6 +174,11 @@ class Settings(BaseSettings):
                                "and every read of the reply); past it the call falls back and says so.")
     llm_max_reply_chars: int = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "
                                      "(characters); a longer one is refused and the call falls back.")
+    llm_allow_hosts: str = Field("", description="What the LLM client may reach although its address is loopback, "
+                                 "link-local, unspecified, multicast, reserved or a cloud metadata endpoint (each "
+                                 "refused otherwise, checked on the host's resolved addresses at every call): IP "
+                                 "addresses, CIDR ranges or host names, comma-separated, e.g. '127.0.0.1,::1' for a "
+                                 "local vLLM or Ollama; empty = none.")
     data_roots: str = Field("", description="The folders the app may read from (corpora, question sets, "
                             "judgments, model folders; it writes only under write_roots), separated by os.pathsep (':' on Linux); relative entries are relative to "
                             "the project folder; empty = the defaults of retrieval.serving.roots (data/, judgments/, "
@@ -297,6 +303,13 @@ class Settings(BaseSettings):
             raise ValueError("must be an existing glossary file (leave it unset for glossary.json beside the corpus)")
         return value
 
+    @field_validator("llm_allow_hosts")
+    @classmethod
+    def _allow_list(cls, value: str) -> str:
+        """IP addresses, CIDR ranges or host names (:meth:`retrieval.core.llm.EgressPolicy.parse`)."""
+        EgressPolicy.parse(value)
+        return value
+
     @field_validator("chroma_host", "llm_base_url", "llm_model", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:  # noqa: D401
@@ -313,6 +326,17 @@ class Settings(BaseSettings):
         if self.chunk_overlap >= self.chunk_tokens:
             raise ValueError(f"chunk_overlap={self.chunk_overlap}: must be smaller than chunk_tokens "
                              f"({self.chunk_tokens})")
+        return self
+
+    @model_validator(mode="after")
+    def _llm_endpoint_takes_effect(self) -> "Settings":
+        """The LLM's base URL is ``http``/``https`` with a host, and never carries user info together with an
+        API key (one would be dropped): refused in one line that does not quote the URL."""
+        if self.llm_base_url:
+            key_set = bool(self.llm_api_key and self.llm_api_key.get_secret_value())
+            problem = endpoint_problem(self.llm_base_url, key_set)
+            if problem:
+                raise ValueError(problem)
         return self
 
     @model_validator(mode="after")
@@ -387,13 +411,14 @@ class Settings(BaseSettings):
 
     def public_dict(self) -> dict[str, object]:
         """Settings as JSON-safe values, without the API key and the Milvus token (never written to traces or
-        logs); every URL, URI and host setting (``llm_base_url``, ``milvus_uri``, ``chroma_host``…) is recorded
-        without its credentials, and no value holds a secret of the settings (:mod:`retrieval.core.redact`)."""
+        logs); every URL, URI and host setting (``milvus_uri``, ``chroma_host``…) is recorded without its
+        credentials, ``llm_base_url`` as its origin alone (``scheme://host:port``), and no value holds a secret of
+        the settings (:mod:`retrieval.core.redact`)."""
         data = self.model_dump(mode="json", exclude={"llm_api_key", "milvus_token"})
         secrets = self.secrets()
         for name, value in data.items():
             if isinstance(value, str) and (is_url_setting(name) or "://" in value or "@" in value):
-                data[name] = redact_url(value, secrets)
+                data[name] = redact_setting(name, value, secrets)
         data["llm_api_key_set"] = self.llm_api_key is not None
         data["milvus_token_set"] = self.milvus_token is not None
         return data

@@ -214,9 +214,9 @@ class LLMTransformer:
     }
 
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
-                 max_reply_chars: int = 20_000) -> None:
+                 max_reply_chars: int = 20_000, allow_hosts: str | Sequence[str] = ()) -> None:
         self.model = model
-        self._chat = ChatClient(base_url, model, api_key, timeout_s, max_reply_chars)
+        self._chat = ChatClient(base_url, model, api_key, timeout_s, max_reply_chars, allow_hosts)
         self.costs: dict[str, int | None] = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}
 
     @classmethod
@@ -224,7 +224,7 @@ class LLMTransformer:
         """The transformer of ``RETRIEVAL_LLM_*`` (base URL, model, key, timeout, reply bound)."""
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
         return cls(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout,
-                   settings.llm_max_reply_chars)
+                   settings.llm_max_reply_chars, settings.llm_allow_hosts)
 
     def run(self, technique: str, question: str) -> str:
         """The LLM's text for ``technique`` (checked, non-empty).

@@ -12,6 +12,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from retrieval.stages.answer import context_line
+
 SECRET = "sk-secret-xyz"
 QUESTION = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -84,7 +86,8 @@ def bench(app_chroma_dir: Path):
 
 
 def llm_settings(bench, server: FakeChatServer):
-    return bench.settings.with_overrides(llm_base_url=server.base_url, llm_model="fake", llm_api_key=SECRET)
+    return bench.settings.with_overrides(llm_base_url=server.base_url, llm_model="fake", llm_api_key=SECRET,
+                                         llm_allow_hosts="127.0.0.1")  # the fake server is loopback
 
 
 def test_llm_answer_prompt_citations_costs_and_no_secret(bench, chat_server: FakeChatServer) -> None:
@@ -99,8 +102,8 @@ def test_llm_answer_prompt_citations_costs_and_no_secret(bench, chat_server: Fak
     prompt = "\n".join(m["content"] for m in request["body"]["messages"])
     assert QUESTION in prompt
     assert data["final"], "the lab question should pass the gate"
-    for number, item in enumerate(data["final"], start=1):
-        assert f"[{number}] {item['text']}" in prompt
+    for number, item in enumerate(data["final"], start=1):  # each chunk one line of data: {"n": 1, "texto": …}
+        assert context_line(number, item["text"]) in prompt
 
     # [1] is kept and mapped to the first final chunk; [9] (only 5 chunks sent) is dropped.
     answer = data["answer"]
@@ -134,6 +137,7 @@ def test_page_names_the_llm_adapter_and_never_shows_the_key(chat_server: FakeCha
     monkeypatch.setenv("RETRIEVAL_LLM_BASE_URL", chat_server.base_url)
     monkeypatch.setenv("RETRIEVAL_LLM_MODEL", "fake")
     monkeypatch.setenv("RETRIEVAL_LLM_API_KEY", SECRET)
+    monkeypatch.setenv("RETRIEVAL_LLM_ALLOW_HOSTS", "127.0.0.1")
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"q": QUESTION, "tenant": "lumen", "ab": "false"})
     at.run()

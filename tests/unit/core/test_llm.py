@@ -28,6 +28,7 @@ CONTEXT = [FinalItem("a#0", "a", 1, 1.0, 0.9, "O PX-7 é ativado em 24 horas ap�
 DRIP_SECONDS = 0.05  # one byte every 50 ms: each read succeeds, so a per-read timeout never fires
 DEADLINE = 1.0
 MARGIN = 1.0  # thread start, client set-up and a loaded machine
+LOCAL = "127.0.0.1"  # the hostile server's address: loopback, refused unless RETRIEVAL_LLM_ALLOW_HOSTS lists it
 
 
 class HostileServer:
@@ -115,7 +116,7 @@ def server() -> Iterator[HostileServer]:
 
 def settings_for(server: HostileServer, **more: Any) -> Settings:
     return Settings(_env_file=None, llm_base_url=server.base_url, llm_model="fake", llm_api_key=SECRET,
-                    llm_timeout=DEADLINE, **more)
+                    llm_timeout=DEADLINE, llm_allow_hosts=LOCAL, **more)
 
 
 def ask(server: HostileServer, **more: Any):
@@ -196,7 +197,7 @@ def test_an_empty_or_oversized_reply_is_refused(server: HostileServer, reply: st
 
 def test_a_body_past_its_byte_bound_is_refused_before_it_is_all_read(server: HostileServer) -> None:
     server.reply = "y" * 500_000
-    chat = ChatClient(server.base_url, "fake", SECRET, timeout_s=DEADLINE, max_reply_chars=100)
+    chat = ChatClient(server.base_url, "fake", SECRET, timeout_s=DEADLINE, max_reply_chars=100, allow_hosts=LOCAL)
     with pytest.raises(LLMFailure, match=r"oversized reply \(body over"):
         chat.complete("s", "u")
 
@@ -204,7 +205,7 @@ def test_a_body_past_its_byte_bound_is_refused_before_it_is_all_read(server: Hos
 @pytest.mark.parametrize("body", ["not json", "[]", '{"choices": []}', '{"choices": [{"message": {"content": 7}}]}'])
 def test_a_malformed_body_is_refused_in_our_words(server: HostileServer, body: str) -> None:
     server.mode, server.reply = "raw", body
-    chat = ChatClient(server.base_url, "fake", SECRET, timeout_s=DEADLINE)
+    chat = ChatClient(server.base_url, "fake", SECRET, timeout_s=DEADLINE, allow_hosts=LOCAL)
     with pytest.raises(LLMFailure, match="malformed reply") as refused:
         chat.complete("s", "u")
     assert body not in refused.value.reason.text() or body == "[]"
@@ -223,7 +224,8 @@ def test_an_http_error_is_recorded_by_status_never_by_its_body(server: HostileSe
 
 
 def test_the_base_url_credentials_never_reach_the_trace(server: HostileServer, tmp_path) -> None:
-    """A whole request through the pipeline with ``http://user:secret@…/v1?api_key=zzz`` and an echoing server."""
+    """A whole request through the pipeline with ``http://user:secret@…/v1?api_key=zzz`` and an echoing server
+    (no API key besides: user info and a key together are refused as settings)."""
     from retrieval.pipeline.index import build_index
     from retrieval.pipeline.workbench import Workbench
 
@@ -236,7 +238,7 @@ def test_the_base_url_credentials_never_reach_the_trace(server: HostileServer, t
     bench.state = build_index(base, corpus, None, "no embedder in this test", lambda: (None, "unused"),
                               threading.RLock())
     url = f"http://user:secret@127.0.0.1:{server.port}/v1?api_key=zzz"
-    s = base.with_overrides(llm_base_url=url, llm_model="fake", llm_api_key=SECRET, llm_timeout=DEADLINE,
+    s = base.with_overrides(llm_base_url=url, llm_model="fake", llm_timeout=DEADLINE, llm_allow_hosts=LOCAL,
                             min_bm25=0.0, reranker_model="none", support_gate=False, evidence_model=False,
                             transforms=("rewrite", "hyde"))
     server.mode = "echo"
@@ -246,7 +248,7 @@ def test_the_base_url_credentials_never_reach_the_trace(server: HostileServer, t
     # httpx sends the userinfo as HTTP Basic in place of the bearer key: its token is a credential too.
     for secret in (SECRET, "secret", "zzz", "user:", "dXNlcjpzZWNyZXQ="):
         assert secret not in dumped, secret
-    assert data["settings"]["llm_base_url"] == f"http://***@127.0.0.1:{server.port}/v1?api_key=***"
+    assert data["settings"]["llm_base_url"] == f"http://127.0.0.1:{server.port}"  # the origin alone
     # Three calls (rewrite, HyDE, the answer), each refused: the key went nowhere but to the server.
     assert len(server.requests) == 3 and data["costs"]["llm_calls"] == 3
     assert data["answer"]["adapter"] == "local-extractive" and data["final"]
@@ -270,10 +272,14 @@ def test_redact_url_removes_userinfo_credential_parameters_fragments_and_the_key
 
 
 def test_public_settings_record_the_endpoint_redacted() -> None:
-    s = Settings(_env_file=None, llm_base_url="http://u:p4ss@h/v1?token=t0k3n", llm_model="m", llm_api_key="k3y-x")
+    s = Settings(_env_file=None, llm_base_url="http://u:p4ss@h/v1?token=t0k3n", llm_model="m")
     public = s.public_dict()
-    assert public["llm_base_url"] == "http://***@h/v1?token=***" and public["llm_api_key_set"] is True
-    assert not any(x in json.dumps(public) for x in ("p4ss", "t0k3n", "k3y-x"))
+    assert public["llm_base_url"] == "http://h" and public["llm_api_key_set"] is False  # the origin alone
+    assert not any(x in json.dumps(public) for x in ("p4ss", "t0k3n"))
+    s = Settings(_env_file=None, llm_base_url="http://h:8000/v1?token=t0k3n", llm_model="m", llm_api_key="k3y-x")
+    public = s.public_dict()
+    assert public["llm_base_url"] == "http://h:8000" and public["llm_api_key_set"] is True
+    assert not any(x in json.dumps(public) for x in ("t0k3n", "k3y-x"))
 
 
 def test_the_answerer_is_built_from_settings(server: HostileServer) -> None:

@@ -57,7 +57,8 @@ def test_the_settings_dump_holds_no_secret(monkeypatch) -> None:
     monkeypatch.setenv("RETRIEVAL_MILVUS_URI", MILVUS)
     monkeypatch.setenv("RETRIEVAL_CHROMA_HOST", CHROMA)
     monkeypatch.setenv("RETRIEVAL_MILVUS_TOKEN", "root:milvus-secret")
-    monkeypatch.setenv("RETRIEVAL_LLM_BASE_URL", "https://u:llmpass1@llm.example.com/v1?key=llmkey1")
+    # (user info and an API key together are refused, one would be dropped: the Milvus URI carries user info)
+    monkeypatch.setenv("RETRIEVAL_LLM_BASE_URL", "https://llm.example.com/v1/llmpass1?key=llmkey1")
     monkeypatch.setenv("RETRIEVAL_LLM_API_KEY", "sk-abcdefgh")
     settings = Settings(_env_file=None)
     dumped = json.dumps(settings.public_dict())
@@ -65,7 +66,8 @@ def test_the_settings_dump_holds_no_secret(monkeypatch) -> None:
         assert secret not in dumped, secret
     data = settings.public_dict()
     assert data["milvus_uri"] == "http://***@h:19530" and data["chroma_host"] == "***@h:8000"
-    assert {"pass", "milvus-secret", "llmpass1", "llmkey1", "sk-abcdefgh"} <= set(setting_secrets(settings))
+    assert data["llm_base_url"] == "https://llm.example.com"  # the LLM's endpoint: its origin alone
+    assert {"pass", "milvus-secret", "llmkey1", "sk-abcdefgh"} <= set(setting_secrets(settings))
 
 
 def test_log_lines_hold_no_secret(capfd) -> None:
