@@ -9,13 +9,12 @@ the CLI, the reports and tests share these functions.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.reasons import Reason, declare, raw
+from ..core.safecsv import csv_text
 from ..core.text import tokenize
 from ..ingest.location import LOCATION_KEYS, location
 from ..learned.judge.features import FEATURE_DOCS
@@ -146,16 +145,13 @@ def list_rows(trace: Mapping[str, Any], name: str, relevant: Sequence[str] | Non
 
 
 def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    """CSV text (header from the union of keys, in first-seen order); ``None`` becomes an empty cell."""
+    """CSV text (header from the union of keys, in first-seen order); ``None`` (or a missing key) becomes an
+    empty cell, and a text cell a spreadsheet would run as a formula (an id ``=HYPERLINK(…)``) is written
+    ``'=HYPERLINK(…)`` (:func:`retrieval.core.safecsv.safe_cell`)."""
     columns: list[str] = []
     for row in rows:
         columns.extend(k for k in row if k not in columns)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns or ["list"], lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return buffer.getvalue()
+    return csv_text(columns or ["list"], ([row.get(c) for c in columns] for row in rows))
 
 
 def lists_csv(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,

@@ -14,13 +14,14 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..core import safeio
 from ..core.errors import CorpusError
 from ..core.inputs import check_json_depth, check_regular_file
-from ..core.text import fold, split_sentences
+from ..core.text import fold, has_words, plain_codes, split_sentences
 from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES, Chunk, Document, Question
 from . import markup
 from .collection import CollectionError, collection_documents, is_collection
@@ -85,18 +86,52 @@ def _read_utf8(path: Path) -> str:
 
 
 def _json_kind(value: Any) -> str:
-    return {bool: "a boolean", float: "a number", type(None): "null", list: "a list", dict: "an object"}.get(
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", type(None): "null",
+            list: "a list", dict: "an object"}.get(
         type(value), type(value).__name__)
+
+
+#: Unicode categories an id may not hold: control characters (NUL, a line break, a tab, DEL, the C1 controls),
+#: format characters (zero-width space U+200B, zero-width joiner, soft hyphen, BOM, bidirectional controls: all
+#: invisible), line and paragraph separators (U+2028, U+2029), and lone surrogates.
+_REFUSED_IN_IDS = {"Cc": "a control character", "Cf": "an invisible format character",
+                   "Zl": "a line separator", "Zp": "a paragraph separator", "Cs": "a lone surrogate"}
+
+
+def _shown_id(value: str, limit: int = 80) -> str:
+    """An id as one line of an error: Python's escaped quoting (``'a\\u200bb'``, ``'a\\x00'``), cut at ``limit``."""
+    return repr(value[:limit]) + ("…" if len(value) > limit else "")
+
+
+def id_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an id (a document, question or relevant id), or ``None``.
+
+    An id holding a control character, a format character or a line/paragraph separator
+    (:data:`_REFUSED_IN_IDS`) is refused rather than normalised: ``doc\u200b1`` and ``doc1`` print alike but are
+    two ids, and a NUL or a line break corrupts every line-based export (TREC runs, qrels, logs). Spaces are
+    allowed (the TREC exports skip such ids, naming them).
+    """
+    for ch in value:
+        kind = unicodedata.category(ch)
+        if kind in _REFUSED_IN_IDS:
+            name = unicodedata.name(ch, "") if kind != "Cs" else ""
+            return f"holds U+{ord(ch):04X}{f' ({name})' if name else ''}, {_REFUSED_IN_IDS[kind]}"
+    return None
 
 
 def _check_id(value: Any, where: str, what: str = "'id'") -> str:
     """An id as the files may write it: a non-empty string, or an integer (its digits); a boolean, a fraction,
-    null or a container is refused in one line (``true`` must not become the id ``'True'``)."""
+    null or a container is refused in one line (``true`` must not become the id ``'True'``), and so is a string
+    holding a control or format character (:func:`id_problem`), the id shown escaped."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         shown = json.dumps(value)[:40] if isinstance(value, (bool, float, type(None))) else _json_kind(value)
         raise CorpusError(f"{where}: {what} must be a string (or an integer), not {_json_kind(value)} ({shown})")
     if not str(value).strip():
         raise CorpusError(f"{where}: missing or empty {what}")
+    problem = id_problem(str(value))
+    if problem is not None:
+        raise CorpusError(f"{where}: {what} {_shown_id(str(value))} {problem}; ids may not hold control or "
+                          "invisible format characters (two ids that print alike would be two documents)")
     return str(value)
 
 
@@ -239,7 +274,9 @@ def _json_type(value: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number with a fraction", str: "string"}.get(type(value), "value")
 
 
-def _squad(path: Path) -> tuple[list[Document], list[Question]]:
+def _squad(path: Path, questions_read: bool = False) -> tuple[list[Document], list[Question]]:
+    """A SQuAD file's paragraphs as documents and its questions; ``questions_read`` (:func:`load_questions`)
+    checks each question's id and text as an evaluation needs them, naming ``data[a].paragraphs[p].qas[n]``."""
     text = _read_text(path)
     check_json_depth(text, path)
     try:
@@ -278,6 +315,8 @@ def _squad(path: Path) -> tuple[list[Document], list[Question]]:
                     raise CorpusError(f"{spot}.answers must be a list of objects")
                 answers = tuple(dict.fromkeys(str(x["text"]) for x in raw_answers if x.get("text")))
                 impossible = bool(qa.get("is_impossible"))
+                if questions_read:
+                    _question_text(qa["question"], f"{spot}: question {_shown_id(_check_id(qa['id'], spot))}")
                 questions.append(Question(str(qa["id"]), qa["question"], "squad",
                                           () if impossible else (doc_id,), {}, None, answers))
     return _unique(docs, None, path), questions
@@ -392,13 +431,39 @@ def _beir_doc(record: dict[str, Any], where: str) -> Document:
     return _document(record, where)
 
 
-def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Question]:
+#: The keys of a question record (JSONL). Kept in the file but not read by an evaluation: ``raters`` (what
+#: ``judge agreement --consensus-out`` writes), ``plausible_answers`` and ``near`` (a SQuAD 2.0 set's unanswerable
+#: questions: the span that looks like an answer, the paragraph written against; ``../shared/data/squad2-pt``). A
+#: key starting with ``_`` is a note of the file's author and is ignored; any other key is refused, naming these,
+#: so a misspelled ``relevent`` never turns a question into an abstention question.
+QUESTION_KEYS = ("id", "question", "group", "relevant", "filters", "graded", "answers", "evidence", "raters",
+                 "plausible_answers", "near")
+
+
+def load_questions(path: str | Path, qrels: str | Path | None = None,
+                   max_question_chars: int | None = None) -> list[Question]:
     """Read labeled questions: our JSONL, a BEIR folder (queries + ``qrels/test.tsv`` or the first tsv),
     a SQuAD JSON file, or TREC topics with a TREC qrels file (``qrels`` given; see :func:`load_trec`).
 
+    Everything an evaluation reads of a question is checked here, before any run, so an error names the file,
+    the line and the question id rather than surfacing half-way through the evaluation: the id and every id it
+    names (relevant, graded, evidence parents: :func:`id_problem`), a question with letters or digits once its
+    invisible characters are removed (and at most ``max_question_chars`` characters, when given: the settings'
+    ``max_question_chars``), and in our JSONL each field's type, strictly:
+
+    * ``relevant``: a list of document ids (strings, or integers read as their digits); leave it out, or write
+      ``[]``, for an abstention question. ``0``, ``""``, ``null`` or an object are refused (they used to read as
+      "no relevant document": an abstention question by accident);
+    * ``filters``: an object of field → a string, number or boolean, or a non-empty list of them;
+    * ``graded``: an object of document id → grade 0-3; ``answers``: a list of strings; ``group``: a string;
+      ``evidence``: a list of ``{"parent", "start", "end"}``;
+    * any other key (``relevent``, ``relevants``) is refused naming the known keys (:data:`QUESTION_KEYS`); a
+      key starting with ``_`` is a note and is ignored.
+
     Raises:
         CorpusError: unreadable file, a path that is not a regular file, invalid JSON or JSON nested more than
-            64 levels deep (file:line), a question without ``id`` or text, duplicate ids.
+            64 levels deep (file:line), a question without ``id`` or text, duplicate ids, or any rule above
+            broken (file:line and the question id, escaped).
     """
     path = Path(path)
     if not path.exists():
@@ -408,36 +473,91 @@ def load_questions(path: str | Path, qrels: str | Path | None = None) -> list[Qu
     elif _is_beir(path):
         questions = _beir_questions(path)
     elif path.suffix.lower() == ".json":
-        questions = _squad(path)[1]
+        questions = _squad(path, questions_read=True)[1]
     else:
-        questions = []
+        questions, places = [], {}
         for number, rec in _read_jsonl(path):
             where = f"{path}:{number}"
-            if rec.get("id") in (None, "") or not isinstance(rec.get("question"), str) or not rec["question"].strip():
-                raise CorpusError(f"{where}: a question needs 'id' and a non-empty 'question'")
-            qid = _check_id(rec["id"], where)
-            relevant = rec.get("relevant") or []
-            filters = rec.get("filters") or {}
-            if not isinstance(relevant, list) or not isinstance(filters, dict):
-                raise CorpusError(f"{where}: 'relevant' must be a list and 'filters' an object")
-            relevant = [_check_id(r, where, "each 'relevant' id") for r in relevant]
-            graded = rec.get("graded")
-            if graded is not None and (not isinstance(graded, dict) or not all(
-                    type(v) is int and 0 <= v <= 3 for v in graded.values())):
-                raise CorpusError(f"{where}: 'graded' must be an object of parent id → grade 0-3")
-            answers = rec.get("answers") or []
-            if not isinstance(answers, list) or not all(isinstance(x, str) for x in answers):
-                raise CorpusError(f"{where}: 'answers' must be a list of strings")
-            questions.append(Question(qid, rec["question"], str(rec.get("group") or "default"),
-                                      tuple(str(r) for r in relevant), dict(filters),
-                                      {str(k): int(v) for k, v in graded.items()} if graded else None,
-                                      tuple(rec.get("answers") or ()), _evidence(rec.get("evidence"), where)))
+            q = _question(rec, where, max_question_chars)
+            if q.id in places:
+                raise CorpusError(f"{where}: duplicate question id {_shown_id(q.id)} (first at {places[q.id]})")
+            places[q.id] = where
+            questions.append(q)
+        return questions
     seen: set[str] = set()
-    for q in questions:
+    for q in questions:  # TREC, BEIR, SQuAD: their ids and texts were checked where they were read
         if q.id in seen:
-            raise CorpusError(f"{path}: duplicate question id {q.id!r}")
+            raise CorpusError(f"{path}: duplicate question id {_shown_id(q.id)}")
         seen.add(q.id)
+        if max_question_chars is not None:
+            _question_text(q.question, f"{path}: question {_shown_id(q.id)}", max_question_chars)
     return questions
+
+
+def _question(rec: dict[str, Any], where: str, max_chars: int | None = None) -> Question:
+    """One record of a JSONL question set, every field checked (:func:`load_questions`); errors name ``where``
+    (file:line) and, once it is read, the question id."""
+    if rec.get("id") in (None, "") or not isinstance(rec.get("question"), str) or not rec["question"].strip():
+        raise CorpusError(f"{where}: a question needs 'id' and a non-empty 'question'")
+    qid = _check_id(rec["id"], where)
+    at = f"{where}: question {_shown_id(qid)}"
+    unknown = [k for k in rec if k not in QUESTION_KEYS and not k.startswith("_")]
+    if unknown:
+        raise CorpusError(f"{at}: unknown key {_shown_id(unknown[0])} (a question's keys are "
+                          f"{', '.join(QUESTION_KEYS)}; a key starting with '_' is a note and is ignored)")
+    question = _question_text(rec["question"], at, max_chars)
+    group = rec.get("group")
+    if group is not None and not isinstance(group, str):
+        raise CorpusError(f"{at}: 'group' must be a string, not {_json_kind(group)}")
+    relevant: Any = rec.get("relevant", [])
+    if not isinstance(relevant, list):
+        shown = "" if relevant is None else f" ({json.dumps(relevant, ensure_ascii=False)[:40]})"
+        raise CorpusError(f"{at}: 'relevant' must be a list of document ids, not {_json_kind(relevant)}{shown}; "
+                          "write [] or leave it out for a question whose right answer is an abstention")
+    relevant = [_check_id(r, at, "each 'relevant' id") for r in relevant]
+    filters = rec.get("filters")
+    filters = {} if filters is None else filters
+    if not isinstance(filters, dict):
+        raise CorpusError(f"{at}: 'filters' must be an object of field → value, not {_json_kind(filters)}")
+    for key, value in filters.items():
+        if not key.strip():
+            raise CorpusError(f"{at}: a filter's field name is empty")
+        scalars = value if isinstance(value, list) else [value]
+        if not scalars or not all(
+                isinstance(v, _SCALARS) and not (isinstance(v, float) and not math.isfinite(v)) for v in scalars):
+            raise CorpusError(f"{at}: filter {_shown_id(key)} must be a string, number or boolean (or a non-empty "
+                              f"list of them), not {_json_kind(value)}")
+    graded = rec.get("graded")
+    if graded is not None and (not isinstance(graded, dict) or not all(
+            type(v) is int and 0 <= v <= 3 for v in graded.values())):
+        raise CorpusError(f"{at}: 'graded' must be an object of parent id → grade 0-3")
+    for parent in graded or ():
+        _check_id(parent, at, "each 'graded' id")
+    answers = rec.get("answers")
+    answers = [] if answers is None else answers
+    if not isinstance(answers, list) or not all(isinstance(x, str) for x in answers):
+        raise CorpusError(f"{at}: 'answers' must be a list of strings")
+    return Question(qid, question, group or "default",
+                    tuple(relevant), dict(filters), {str(k): int(v) for k, v in graded.items()} if graded else None,
+                    tuple(answers), _evidence(rec.get("evidence"), at))
+
+
+def _question_text(text: Any, at: str, max_chars: int | None = None) -> str:
+    """A question's text as the evaluation will ask it, or one line naming ``at``: text with letters or digits
+    once control and invisible characters are removed (the pipeline's own reading of a question), at most
+    ``max_chars`` characters when given."""
+    if not isinstance(text, str):
+        raise CorpusError(f"{at}: 'question' must be a string, not {_json_kind(text)}")
+    cleaned = "".join(ch for ch in plain_codes(unicodedata.normalize("NFC", text))
+                      if ch in "\t\n" or ch.isprintable()).strip()
+    if not cleaned:
+        raise CorpusError(f"{at}: the question is empty once its control and invisible characters are removed")
+    if not has_words(cleaned):
+        raise CorpusError(f"{at}: the question has no letters or digits")
+    if max_chars is not None and len(cleaned) > max_chars:
+        raise CorpusError(f"{at}: the question has {len(cleaned):,} characters; the limit is {max_chars:,} "
+                          "(RETRIEVAL_MAX_QUESTION_CHARS)")
+    return text
 
 
 def _evidence(value: Any, where: str) -> tuple[tuple[str, int, int], ...]:
@@ -452,7 +572,7 @@ def _evidence(value: Any, where: str) -> tuple[tuple[str, int, int], ...]:
         if not ok:
             raise CorpusError(f'{where}: \'evidence\' must be a list of {{"parent": id, "start": n, "end": m}} with '
                               "0 ≤ start < end")
-        spans.append((span["parent"], span["start"], span["end"]))
+        spans.append((_check_id(span["parent"], where, "each evidence 'parent' id"), span["start"], span["end"]))
     return tuple(spans)
 
 
@@ -483,15 +603,19 @@ def load_trec(topics: Path, qrels: Path) -> list[Question]:
         parts = line.split()
         if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
             raise CorpusError(f"{qrels}:{number}: a qrels line is 'qid iteration docno relevance'")
+        _check_id(parts[0], f"{qrels}:{number}", "the qid")
+        _check_id(parts[2], f"{qrels}:{number}: question {_shown_id(parts[0])}", "the docno")
         judged.setdefault(parts[0], {})[parts[2]] = int(parts[3])
     text = _read_text(topics)
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str, str]] = []  # (qid, query, where)
     if "<top>" in text:
-        for block in re.findall(r"<top>(.*?)</top>", text, flags=re.S):
+        for match in re.finditer(r"<top>(.*?)</top>", text, flags=re.S):
+            block = match.group(1)
             num = re.search(r"<num>\s*(?:Number:)?\s*(\S+)", block)
             title = re.search(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|<[a-z]+>|$)", block, flags=re.S)
             if num and title and title.group(1).strip():
-                pairs.append((num.group(1), " ".join(title.group(1).split())))
+                line = text.count("\n", 0, match.start()) + 1
+                pairs.append((num.group(1), " ".join(title.group(1).split()), f"{topics}:{line}"))
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -499,11 +623,12 @@ def load_trec(topics: Path, qrels: Path) -> list[Question]:
             qid, sep, query = line.partition("\t")
             if not sep or not qid.strip() or not query.strip():
                 raise CorpusError(f"{topics}:{number}: a topics line is 'qid<TAB>query'")
-            pairs.append((qid.strip(), query.strip()))
+            pairs.append((qid.strip(), query.strip(), f"{topics}:{number}"))
     out = []
-    for qid, query in pairs:
+    for qid, query, where in pairs:
         if qid not in judged:
             continue
+        _question_text(query, f"{where}: question {_shown_id(_check_id(qid, where, 'the qid'))}")
         grades = {d: g for d, g in judged[qid].items() if g > 0}
         out.append(Question(qid, query, "trec", tuple(grades), {}, grades or None))
     return out
@@ -517,15 +642,22 @@ def _beir_questions(root: Path) -> list[Question]:
     if chosen is not None:
         check_regular_file(chosen)
         with safeio.opened_text(chosen) as handle:
-            for row in csv.reader(handle, delimiter="\t"):
+            reader = csv.reader(handle, delimiter="\t")
+            for row in reader:
                 if len(row) < 3 or not row[2].lstrip("-").isdigit():
                     continue  # header line
+                where = f"{chosen}:{reader.line_num}"
+                _check_id(row[1], f"{where}: question {_shown_id(_check_id(row[0], where, 'the query-id'))}",
+                          "the corpus-id")
                 graded.setdefault(row[0], {})[row[1]] = int(row[2])
     out = []
     for number, rec in _read_jsonl(root / "queries.jsonl"):
         qid = str(rec.get("_id", rec.get("id", "")))
         if qid not in graded and chosen is not None:
             continue
+        where = f"{root / 'queries.jsonl'}:{number}"
+        checked = _check_id(rec.get("_id", rec.get("id")), where, "'_id'")
+        _question_text(rec.get("text", ""), f"{where}: question {_shown_id(checked)}")
         grades = {d: g for d, g in graded.get(qid, {}).items() if g > 0}
         out.append(Question(qid, rec.get("text", ""), "beir", tuple(grades), {}, grades or None))
     return out

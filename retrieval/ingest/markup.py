@@ -10,6 +10,8 @@ A folder corpus' ``.md`` and ``.mdx`` files keep their source as :attr:`~retriev
   syntax (``[x](y)`` → ``x``; an image gives its alt text), HTML tags and comments, table pipes; in MDX, the
   ``import`` / ``export`` blocks, JSX tags and ``{…}`` expressions as well;
 * **code** blocks (fenced or indented) are kept as they are written: indexed, never cut into sentences;
+* a block quote nested deeper than :data:`MAX_QUOTE_DEPTH` levels reads as that deep (:func:`flatten_quotes`):
+  markdown-it drops whatever nests past its limit, and a file quoted 100,000 deep was "no text";
 * a heading opens a section: its **path** is the chain of headings above it (``("Hooks", "useLayoutEffect",
   "Uso")``), kept as each chunk's ``section`` metadata (:data:`SECTION_KEY`, joined by :data:`SECTION_SEPARATOR`).
 """
@@ -102,6 +104,42 @@ def strip_esm(text: str) -> str:
     return "\n".join(out)
 
 
+# -- deep quotes ---------------------------------------------------------------------------------------------
+#: The deepest block quote read as written; a line quoted deeper reads as quoted this deep. markdown-it stops
+#: reading a document where its blocks nest :data:`_parser`'s ``maxNesting`` (20) levels deep and drops the rest
+#: without a word: a file of 50 nested ``>`` was "no text". Quotes count one level each and the paragraph inside
+#: one more, so 8 leaves room for lists nested inside them.
+MAX_QUOTE_DEPTH = 8
+_QUOTE_PREFIX = re.compile(r"(?: {0,3}>[ \t]?)+")
+_QUOTE_HEAD = re.compile(rf"(?: {{0,3}}>[ \t]?){{{MAX_QUOTE_DEPTH - 1}}}")
+
+
+def flatten_quotes(text: str) -> str:
+    """``text`` with every line quoted more than :data:`MAX_QUOTE_DEPTH` deep (``>>>>…>`` or ``> > > …`` at the
+    start of a line outside a top-level code fence) quoted that deep: its first markers and its last one kept as
+    written (so what follows the last ``>`` reads as before: a paragraph, or indented code), the others dropped.
+    A quote nests no meaning past a few levels, and markdown-it would drop it. One pass over the lines, no
+    recursion: 100,000 markers on one line take milliseconds."""
+    if ">" not in text:
+        return text
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line.strip().lstrip(fence[0]):
+                fence = None
+        elif opened:
+            fence = opened.group(1)
+        elif (whole := _QUOTE_PREFIX.match(line)) is not None and whole.group().count(">") > MAX_QUOTE_DEPTH:
+            head = _QUOTE_HEAD.match(line)
+            assert head is not None  # the prefix holds more markers than the head takes
+            line = head.group() + line[whole.group().rfind(">"):]
+        out.append(line)
+    return "\n".join(out)
+
+
 # -- inline text ---------------------------------------------------------------------------------------------
 _VOID_TAG = re.compile(r"<\s*(?:br|hr|img|wbr)\b", re.I)
 _SPACES = re.compile(r"\s+")
@@ -162,7 +200,7 @@ def parse(text: str, mdx: bool = False) -> tuple[Section, ...]:
     are left out. A source whose only content is headings gives their texts as the blocks of one section."""
     if mdx:
         text = strip_esm(text)
-    tokens = _parser().parse(text)
+    tokens = _parser().parse(flatten_quotes(text))
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     headings: list[str] = []

@@ -15,14 +15,13 @@ figures behind them.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 from xml.etree import ElementTree
 
 from ..core.reasons import Reason, declare
+from ..core.safecsv import csv_text
 from .evaluation.compare import p_reason
 from .report import decisive_p
 
@@ -134,20 +133,19 @@ def junit_xml(checks: Sequence[Check], rule: ReleaseRule) -> str:
 
 def per_query_csv(report: Mapping[str, Any], rule: ReleaseRule) -> str:
     """Each question's value of the rule's metric under the baseline and each candidate, the difference, and
-    the relevant documents the candidate lost."""
+    the relevant documents the candidate lost (CSV, CRLF line ends; a question id or configuration name a
+    spreadsheet would run as a formula is written with ``'`` in front: :mod:`retrieval.core.safecsv`)."""
     names = list(report["configs"])
     base = names[0]
     lost = {(c["candidate"], x["id"]): x["lost"] for c in report["comparisons"] if c["metric"] == rule.metric
             for x in c["lost_relevant"]}
     values = {n: {r["id"]: (r.get("metrics") or {}).get(rule.metric) for r in report["configs"][n]["questions"]}
               for n in names}
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["question", "candidate", f"baseline_{rule.metric}", rule.metric, "delta", "lost_relevant"])
+    rows = []
     for candidate in names[1:]:
         for qid, b in values[base].items():
             c = values[candidate].get(qid)
-            delta = "" if b is None or c is None else round(c - b, 4)
-            writer.writerow([qid, candidate, "" if b is None else b, "" if c is None else c, delta,
-                             " ".join(lost.get((candidate, qid), []))])
-    return out.getvalue()
+            delta = None if b is None or c is None else round(c - b, 4)
+            rows.append([qid, candidate, b, c, delta, " ".join(lost.get((candidate, qid), []))])
+    return csv_text(["question", "candidate", f"baseline_{rule.metric}", rule.metric, "delta", "lost_relevant"],
+                    rows, lineterminator="\r\n")

@@ -8,9 +8,8 @@ decision record written from the run's own figures. :func:`write_outputs` writes
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import logging
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,10 +18,13 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.errors import InvalidId
 from ..core.markdown import code, md
 from ..core.reasons import Reason, declare, put
+from ..core.safecsv import csv_text
 from ..core.paths import LAB_CORPUS
 from .evaluation.compare import p_reason, p_text
 from .evaluation.metrics import best_positions
 from .judgments import trec_field_problem
+
+_log = logging.getLogger(__name__)
 
 #: Next hypothesis suggested by the layer where most failures of the chosen configuration sit.
 NEXT_BY_LAYER = {
@@ -55,12 +57,10 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 
 def _csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: ("" if row.get(c) is None else row.get(c)) for c in columns})
-    return buffer.getvalue()
+    """The rows' ``columns`` as CSV (other keys left out, ``None`` empty), through
+    :func:`retrieval.core.safecsv.csv_text`: an id or question text that a spreadsheet would run as a formula
+    (``=HYPERLINK(…)``, ``@SUM(…)``) is written with ``'`` in front; numbers stay numbers."""
+    return csv_text(columns, ([row.get(c) for c in columns] for row in rows))
 
 
 def metric_names(report: Mapping[str, Any]) -> list[str]:
@@ -166,7 +166,7 @@ def _run_field(run: str, what: str, value: Any) -> str:
     problem = trec_field_problem(value)
     if problem is not None:
         raise InvalidId(f"TREC run {run}: the {what} {value!r} {problem}, which a run line ('qid Q0 docno rank "
-                        "score run', whitespace-separated) cannot carry; nothing exported")
+                        "score run', whitespace-separated) cannot carry")
     return value
 
 
@@ -178,7 +178,8 @@ def trec_run(report: Mapping[str, Any], config: str) -> str:
 
     The run tag is the configuration's name with whitespace and control characters as ``_``. A question id or
     docno that is empty or holds whitespace or a control character would make a corrupt line: it raises
-    :class:`~retrieval.core.errors.InvalidId` (one line naming the id) rather than being rewritten into another id.
+    :class:`~retrieval.core.errors.InvalidId` (one line naming the id) rather than being rewritten into another id;
+    :func:`write_outputs` then skips this run alone and writes the other exports.
     """
     run = _run_name(config)
     lines = []
@@ -487,16 +488,44 @@ def _cost_section(configs: Mapping[str, Any], names: list[str]) -> list[str]:
     return out
 
 
-def write_outputs(report: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
-    """Write ``report.json``, ``comparison.csv``, ``questions-<config>.csv``, ``<config>.run`` (TREC) and
-    ``decision.md`` into ``out_dir`` (created). Returns the paths written. Every text is made before the
-    first is written, so a refusal (:class:`~retrieval.core.errors.InvalidId` from a run) writes nothing."""
-    texts = {"report.json": comparison_json(report), "comparison.csv": comparison_csv(report)}
+def export_texts(report: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """The texts of :func:`write_outputs`, by file name, and one line per export that cannot be made.
+
+    An export that cannot carry what the run holds (a TREC run, whose lines are whitespace-separated, and a
+    document or question id with a space: :class:`~retrieval.core.errors.InvalidId`) is left out, named with its
+    reason in one line; every other export is made. ``report.json`` then records those lines under
+    ``exports_skipped``, so the folder says what it lacks.
+    """
+    makers: dict[str, Callable[[], str]] = {"comparison.csv": lambda: comparison_csv(report)}
     for name in report["configs"]:
         safe = re.sub(r"[^0-9A-Za-z_.+-]+", "_", name)
-        texts[f"questions-{safe}.csv"] = question_csv(report, name)
-        texts[f"{safe}.run"] = trec_run(report, name)
-    texts["decision.md"] = decision_record(report)
+        makers[f"questions-{safe}.csv"] = lambda name=name: question_csv(report, name)
+        makers[f"{safe}.run"] = lambda name=name: trec_run(report, name)
+    makers["decision.md"] = lambda: decision_record(report)
+    texts: dict[str, str] = {}
+    skipped: list[str] = []
+    for file_name, make in makers.items():
+        try:
+            texts[file_name] = make()
+        except InvalidId as exc:
+            skipped.append(f"{file_name} skipped: {exc}")
+    whole = {**report, "exports_skipped": skipped} if skipped else report
+    return {"report.json": comparison_json(whole), **texts}, skipped
+
+
+def write_outputs(report: Mapping[str, Any], out_dir: str | Path,
+                  on_skip: Callable[[str], None] | None = None) -> list[Path]:
+    """Write ``report.json``, ``comparison.csv``, ``questions-<config>.csv``, ``<config>.run`` (TREC) and
+    ``decision.md`` into ``out_dir`` (created). Returns the paths written.
+
+    An export that cannot be made (a TREC run of an id holding a space: :func:`export_texts`) is skipped and
+    the others are written; each skip is one line, given to ``on_skip`` (default: a warning in the log, which the
+    command line prints on stderr) and kept in ``report.json``'s ``exports_skipped``. Every text is made before
+    the first file is written.
+    """
+    texts, skipped = export_texts(report)
+    for line in skipped:
+        (on_skip or _log.warning)(line)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from retrieval.core.errors import InvalidId
 from retrieval.offline import report as rep
 from retrieval.offline import report_html
 
+from ..escape import md
 from ..i18n import t
 from .page import Evaluated
 
@@ -28,5 +30,9 @@ def panel(run: Evaluated, question_config: str) -> None:
                        "text/html", on_click="ignore", help=t("ex_html_help", lang), icon=":material/download:")
     runs = st.columns(max(1, len(run.names)))
     for col, name in zip(runs, run.names):
-        col.download_button(t("ex_trec", lang, name=name), rep.trec_run(report, name), f"{name}.run", "text/plain",
-                            on_click="ignore")
+        try:
+            text, why = rep.trec_run(report, name), None
+        except InvalidId as exc:  # an id a run line cannot carry (a space): this run alone is not offered
+            text, why = "", str(exc)
+        col.download_button(t("ex_trec", lang, name=name), text, f"{name}.run", "text/plain", on_click="ignore",
+                            disabled=why is not None, help=None if why is None else md(why))

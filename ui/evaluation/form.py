@@ -66,7 +66,7 @@ def run(page: EvalPage) -> None:
         raise ValueError(t("ev_need_questions", lang))
     if len(ss.ev_configs) < 1:
         raise ValueError(t("ev_need_config", lang))
-    questions = load_questions(questions_path, qrels=qrels)
+    questions = load_questions(questions_path, qrels=qrels, max_question_chars=page.base.max_question_chars)
     base = page.base.with_overrides(reranker_model=ss.ev_reranker)
     if access.restricted:  # the questions of the user's tenants only (a tenantless corpus keeps them all)
         tenants_here = open_bench(corpus)(base).state.tenants

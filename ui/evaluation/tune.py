@@ -125,7 +125,7 @@ def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str
 
         started = time.perf_counter()
         try:
-            questions = load_questions(questions_path, qrels=qrels)
+            questions = load_questions(questions_path, qrels=qrels, max_question_chars=base.max_question_chars)
             record = tune(open_bench(corpus), base, questions, budget_s=budget, templates=templates,
                           progress=progress)
         except (RetrievalError, ValueError, OSError) as exc:

@@ -32,7 +32,9 @@ def refusal(load, path: Path) -> str:
     (b'{"id": 7.5, "title": "t", "text": "x"}\n', ":1: 'id' must be a string (or an integer), not a number (7.5)"),
     (b'{"id": null, "title": "t", "text": "x"}\n', ":1: 'id' must be a string (or an integer), not null"),
     (b'{"id": ["a"], "title": "t", "text": "x"}\n', ":1: 'id' must be a string (or an integer), not a list"),
-    (b'{"id": "a\\u001b[31m\\r\\nX", "title": "t", "text": "x"}\n' * 2, ":2: duplicate id 'a\\x1b[31m\\r\\nX'"),
+    # a control character in an id is refused at its first line, the id escaped (it was a duplicate at :2: before)
+    (b'{"id": "a\\u001b[31m\\r\\nX", "title": "t", "text": "x"}\n' * 2,
+     ":1: 'id' 'a\\x1b[31m\\r\\nX' holds U+001B, a control character"),
 ])
 def test_a_malformed_corpus_is_one_line(tmp_path: Path, body: bytes, says: str) -> None:
     path = tmp_path / "corpus.jsonl"
@@ -44,7 +46,7 @@ def test_a_malformed_corpus_is_one_line(tmp_path: Path, body: bytes, says: str) 
     (b'{"id": true, "question": "q?", "group": "g", "relevant": []}\n', ":1: 'id' must be a string"),
     (b'{"id": 7.5, "question": "q?", "group": "g", "relevant": []}\n', "not a number (7.5)"),
     (b'{"id": "q", "question": "q?", "group": "g", "relevant": [true]}\n',
-     ":1: each 'relevant' id must be a string (or an integer), not a boolean (true)"),
+     ":1: question 'q': each 'relevant' id must be a string (or an integer), not a boolean (true)"),
     (b'{"id": "q", "question": "q?", "relevant": ["d"], "graded": {"d": ' + b"9" * 50_000 + b"}}\n",
      ":1: a number of 50,000 digits"),
     (QUESTION.encode() + b'{"id": "q2", "question": "\xc3(", "relevant": []}\n', ":2: not UTF-8 (byte 0xc3 at column 27)"),

@@ -49,10 +49,10 @@ def test_relevant_chunk_ids_of_another_chunking_are_read_as_their_parents_and_ba
 
 def test_evidence_is_read_from_the_question_file(tmp_path) -> None:
     path = tmp_path / "q.jsonl"
-    path.write_text(json.dumps({"id": "q1", "question": "?", "evidence": [{"parent": "manual", "start": 3,
+    path.write_text(json.dumps({"id": "q1", "question": "q?", "evidence": [{"parent": "manual", "start": 3,
                                                                          "end": 9}]}) + "\n", encoding="utf-8")
     assert load_questions(path)[0].evidence == (("manual", 3, 9),)
-    path.write_text(json.dumps({"id": "q1", "question": "?", "evidence": [{"parent": "m", "start": 9, "end": 3}]})
+    path.write_text(json.dumps({"id": "q1", "question": "q?", "evidence": [{"parent": "m", "start": 9, "end": 3}]})
                     + "\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="evidence"):
         load_questions(path)
