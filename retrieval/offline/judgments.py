@@ -22,6 +22,27 @@
   as ``\\uXXXX`` escapes, so each record is one line for every reader and reads back unchanged; a qrels
   qid or docno holding whitespace or a control character (or starting with ``#``, a comment there) is
   refused with :class:`~retrieval.core.errors.InvalidId`, one line naming the id.
+
+Whose judgment a record is (:class:`Key`): the question set it comes from (:func:`set_name` of its file, ``""``
+for a question typed in the box), the question's id there (for a typed question, :func:`question_id` of its
+text and filters) and its tenant (the written form of its tenant filter, ``""`` on a corpus without tenants).
+
+* In a question-set file every record :func:`save` writes carries its key (``"_key": {"set", "id",
+  "tenant"}``) and is found by that key alone: a record of another tenant, or of another set's question with
+  the same id, never matches, is never shown and is never overwritten. The key is a note (``_key``: the
+  evaluation ignores keys starting with ``_``), and a record's own ``id`` stays unique in the file (the
+  question's id when free, else a ``judged-`` id of its key), so the file stays a question set.
+* A record written before keys (no ``_key``) matches only a question whose text (NFC) and filters are the same
+  (the filters hold the tenant, so another tenant's record never matches); never by its id alone. Saving it
+  writes its key into it.
+* A TREC qrels line holds no key, so a qrels file holds one question set's judgments for one tenant: the
+  first save of a keyed question into a file with no judgment line records ``{"set", "tenant"}`` in a sidecar
+  ``<file>.key.json`` (TREC tools never see it). Reading or saving another set's or tenant's question there,
+  or a keyed question in a qrels file written before (lines, no sidecar), is refused with one line that names
+  neither; a file with no sidecar keeps serving questions with no set and no tenant, by qid as before.
+* With ``allowed`` (the user's tenants under an access policy), a key whose tenant is not among them is
+  refused before the file is opened (a key with no tenant is one of a corpus without tenants, which every
+  user of the deployment sees).
 """
 
 from __future__ import annotations
@@ -35,6 +56,7 @@ import stat
 import time
 import unicodedata
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -46,6 +68,9 @@ except ImportError:  # Windows: saves are not locked there
 from ..core import safeio
 from ..core.errors import CorpusError, InvalidId, PathRefused
 from ..core.inputs import check_json_depth, check_regular_file
+from ..core.paths import PROJECT_ROOT
+from ..core.tenants import may_open, written
+from ..ingest.corpus import id_problem
 from ..ingest.location import location
 
 GRADES = (0, 1, 2, 3)
@@ -94,6 +119,63 @@ def question_id(question: str, filters: Mapping[str, Any] | None = None) -> str:
     key = json.dumps([_nfc(question), sorted((str(k), str(v)) for k, v in (filters or {}).items())],
                      ensure_ascii=False)
     return "judged-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class Key:
+    """Whose judgment a record is: the question set (:func:`set_name`; ``""``: a question typed, no set), the
+    question's id in it (a typed question's :func:`question_id`) and its tenant (written form; ``""``: a
+    corpus without tenants). Two records match only when the three are equal."""
+
+    question_set: str
+    qid: str
+    tenant: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"set": self.question_set, "id": self.qid, "tenant": self.tenant}
+
+    @property
+    def named(self) -> bool:
+        """Whether the key names a set or a tenant (a qrels file then needs its sidecar)."""
+        return bool(self.question_set or self.tenant)
+
+
+def key_of(question: str, filters: Mapping[str, Any] | None = None, qid: str | None = None,
+           question_set: str = "", tenant: str = "") -> Key:
+    """The :class:`Key` of a question: ``qid`` in ``question_set``, or (no ``qid``) its text and filters."""
+    return Key(str(question_set), str(qid) if qid else question_id(question, filters), str(tenant))
+
+
+def set_name(path: str | Path) -> str:
+    """The name of a question set in a key: its resolved path, relative to the project folder when inside it
+    (``data/lab/questions.jsonl``), so that two files named alike in two folders never share a key."""
+    resolved = Path(os.path.realpath(path))
+    try:
+        return resolved.relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def tenant_of(filters: Mapping[str, Any] | None, tenant_field: str) -> str:
+    """The written tenant of a question's filters (``""`` where they name none). A list of tenants is written
+    as :func:`~retrieval.core.tenants.written` writes it, which no policy names: such a key is refused under a
+    policy, as :func:`~retrieval.core.tenants.visible_questions` leaves such a question out."""
+    value = (filters or {}).get(tenant_field)
+    return "" if value is None else written(value)
+
+
+def _key_in(rec: Mapping[str, Any]) -> Key | None:
+    """The key a record carries, or ``None`` (written before keys, or not a key)."""
+    key = rec.get("_key")
+    if not isinstance(key, dict) or not all(isinstance(key.get(k), str) for k in ("set", "id", "tenant")):
+        return None
+    return Key(key["set"], key["id"], key["tenant"])
+
+
+def _check_tenant(path: Path, key: Key, allowed: frozenset[str] | None, doing: str) -> None:
+    """Refuse a key whose tenant the user may not open (one line naming no tenant)."""
+    if allowed is not None and key.tenant and not may_open(key.tenant, allowed):
+        raise CorpusError(f"{path}: refused: the question's tenant is not one of yours; nothing {doing}")
 
 
 def _check(grades: Mapping[str, int]) -> dict[str, int]:
@@ -308,34 +390,59 @@ def _jsonl_lines(path: Path, text: str | None = None) -> list[tuple[str, dict[st
 
 
 def _find(lines: list[tuple[str, dict[str, Any] | None]], question: str, filters: Mapping[str, Any] | None,
-          qid: str | None) -> int | None:
+          key: Key) -> int | None:
+    """The line of ``key``'s record: the record carrying that key, else a record written before keys whose text
+    and filters are the question's (never a record found by its id alone)."""
     for i, (_, rec) in enumerate(lines):
-        if rec is None:
-            continue
-        if qid is not None and str(rec.get("id")) == qid:
+        if rec is not None and _key_in(rec) == key:
             return i
     for i, (_, rec) in enumerate(lines):
-        if rec is None or not isinstance(rec.get("question"), str):
+        if rec is None or "_key" in rec or not isinstance(rec.get("question"), str):
             continue
         if _nfc(rec["question"]) == _nfc(question) and _same_filters(rec.get("filters"), filters):
             return i
     return None
 
 
+def _new_id(used: set[str], question: str, filters: Mapping[str, Any] | None, key: Key) -> str:
+    """A record id not in ``used``: the question's own id when free, else a ``judged-`` id of its key (a typed
+    question's: of its text and filters, as before keys), with ``-2``, ``-3``… if even that is taken."""
+    if key.qid not in used:
+        return key.qid
+    if key.question_set:
+        digest = json.dumps([key.question_set, key.qid, key.tenant], ensure_ascii=False)
+        base = "judged-" + hashlib.sha1(digest.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    else:
+        base = question_id(question, filters)
+    out, n = base, 2
+    while out in used:
+        out, n = f"{base}-{n}", n + 1
+    return out
+
+
 def load(path: str | Path, question: str, filters: Mapping[str, Any] | None = None,
-         qid: str | None = None) -> dict[str, int]:
-    """The grades stored for one question (by id, else by text and filters); ``{}`` when none.
+         qid: str | None = None, *, question_set: str = "", tenant: str = "",
+         allowed: frozenset[str] | None = None) -> dict[str, int]:
+    """The grades stored for one question, found by its :class:`Key` (``qid`` in ``question_set`` of
+    ``tenant``; a record written before keys by its text and filters: see the module docstring); ``{}`` when
+    none.
 
     In a question set, ``relevant`` parents without a ``graded`` entry count as grade 1 (as the evaluation
-    reads them). Raises :class:`~retrieval.core.errors.CorpusError` on an unreadable file. Reading takes no lock:
-    every save replaces the file atomically, so a reader sees the file before or after it, never half.
+    reads them). Reading takes no lock: every save replaces the file atomically, so a reader sees the file
+    before or after it, never half.
+
+    Raises:
+        CorpusError: an unreadable file; the tenant not in ``allowed``; (qrels) a file of another set or tenant.
     """
     path = Path(path)
+    key = key_of(question, filters, qid, question_set, tenant)
+    _check_tenant(path, key, allowed, "read")
     if fmt_of(path) == "qrels":
-        wanted = qid or question_id(question, filters)
-        return {row[1]: row[2] for _, row in _qrels_lines(path) if row is not None and row[0] == wanted}
+        rows = _qrels_lines(path)
+        _qrels_owner(path, _read_key_file(_target(path)), key, any(row for _, row in rows), "read")
+        return {row[1]: row[2] for _, row in rows if row is not None and row[0] == key.qid}
     lines = _jsonl_lines(path)
-    at = _find(lines, question, filters, qid)
+    at = _find(lines, question, filters, key)
     if at is None:
         return {}
     rec = lines[at][1] or {}
@@ -346,8 +453,10 @@ def load(path: str | Path, question: str, filters: Mapping[str, Any] | None = No
 
 
 def save(path: str | Path, question: str, grades: Mapping[str, int], filters: Mapping[str, Any] | None = None,
-         qid: str | None = None, group: str = "judged") -> str:
-    """Store ``grades`` (parent → 0-3) as the full judgment set of one question; returns its id.
+         qid: str | None = None, group: str = "judged", *, question_set: str = "", tenant: str = "",
+         allowed: frozenset[str] | None = None) -> str:
+    """Store ``grades`` (parent → 0-3) as the full judgment set of one question, its record found by its
+    :class:`Key` (see :func:`load`); returns the record's id.
 
     Parents absent from ``grades`` are not judged (a grade removed in the app is removed from the file).
     Under an exclusive lock the file is re-read, this question's record (or qrels lines) replaced, every
@@ -356,29 +465,38 @@ def save(path: str | Path, question: str, grades: Mapping[str, int], filters: Ma
 
     Raises:
         ValueError: a grade outside 0-3.
-        InvalidId: (qrels) a qid or docno the format cannot carry (whitespace, a control character, a
-            leading ``#``); a ``ValueError`` too. Nothing is written.
+        InvalidId: a question or document id holding a control, format or line-separator character (refused
+            at load: :func:`retrieval.ingest.corpus.id_problem`); (qrels) a qid or docno the format cannot carry
+            (whitespace, a leading ``#``); a ``ValueError`` too. Nothing is written.
         CorpusError: the existing file cannot be read or parsed, is read-only, or another writer held it
-            for :data:`LOCK_TIMEOUT_S` (nothing is written).
+            for :data:`LOCK_TIMEOUT_S`; the tenant is not in ``allowed``; (qrels) the file holds another set's
+            or tenant's judgments. Nothing is written.
     """
     grades = _check(grades)
+    for value, what in [(qid, "question id"), *((p, "document id") for p in grades)]:
+        problem = id_problem(value) if value is not None else None
+        if problem is not None:  # the file would load no more: ids that print alike are refused at load
+            raise InvalidId(f"{path}: the {what} {value!r} {problem}; nothing written")
     path = Path(path)
+    key = key_of(question, filters, qid, question_set, tenant)
+    _check_tenant(path, key, allowed, "written")
     if fmt_of(path) == "qrels":
-        return _save_qrels(path, qid or question_id(question, filters), grades)
+        return _save_qrels(path, key, grades)
     target = _target(path)
     with _locked(target) as folder:
         lines = _jsonl_lines(path, _read_at(folder, target))
-        at = _find(lines, question, filters, qid)
+        at = _find(lines, question, filters, key)
         records = [line for line, rec in lines if rec is not None]
         if at is None:
             used = {str(rec.get("id")) for _, rec in lines if rec}
-            rec = {"id": qid if qid and qid not in used else question_id(question, filters), "question": question,
+            rec = {"id": _new_id(used, question, filters, key), "question": question,
                    "group": group, "relevant": [], "filters": dict(filters or {})}
             lines.append(("\r" if records and records[-1].endswith("\r") else "", rec))
             at = len(lines) - 1
         rec = dict(lines[at][1] or {})
         rec["graded"] = dict(sorted(grades.items()))
         rec["relevant"] = sorted(d for d, g in grades.items() if g > 0)
+        rec["_key"] = key.as_dict()
         lines[at] = (_json_line(rec) + ("\r" if lines[at][0].endswith("\r") else ""), rec)
         _atomic_write(folder, target, "".join(line + "\n" for line, _ in lines))
     return str(rec["id"])
@@ -415,16 +533,61 @@ def _qrels_field(path: Path, what: str, value: str) -> None:
                         "('qid 0 docno relevance', whitespace-separated) cannot carry; nothing written")
 
 
-def _save_qrels(path: Path, qid: str, grades: Mapping[str, int]) -> str:
+def _key_file(target: Path) -> Path:
+    """A qrels file's sidecar naming whose judgments it holds: ``<file>.key.json`` beside its target."""
+    return target.with_name(target.name + ".key.json")
+
+
+def _read_key_file(target: Path, text: str | None = None) -> dict[str, str] | None:
+    """The ``{"set", "tenant"}`` of a qrels file's sidecar, or ``None`` where it has none."""
+    raw = _read(_key_file(target)) if text is None else text
+    if not raw.strip():
+        return None
+    try:
+        found = json.loads(raw)
+    except json.JSONDecodeError:
+        found = None
+    if not isinstance(found, dict) or not all(isinstance(found.get(k), str) for k in ("set", "tenant")):
+        raise CorpusError(f"{_key_file(target)}: not a qrels key file ({{\"set\", \"tenant\"}}); nothing written")
+    return {"set": found["set"], "tenant": found["tenant"]}
+
+
+def _qrels_owner(path: Path, owner: dict[str, str] | None, key: Key, has_rows: bool, doing: str) -> bool:
+    """Whether a save of ``key`` must (re)write the sidecar (or, for a key naming no set or tenant, remove it);
+    refuses a key the file does not hold (one line that names neither the file's set nor its tenant). A file
+    with no judgment line takes the key of its next save."""
+    if not has_rows:
+        return owner != ({"set": key.question_set, "tenant": key.tenant} if key.named else None)
+    if owner is None:
+        if key.named:
+            raise CorpusError(f"{path}: this qrels file was written without a question set or tenant, and a qrels "
+                              f"line cannot say whose it is; name another file; nothing {doing}")
+        return False
+    if owner != {"set": key.question_set, "tenant": key.tenant}:
+        raise CorpusError(f"{path}: this qrels file holds another question set's or tenant's judgments (a qrels "
+                          f"line cannot say whose it is); name another file; nothing {doing}")
+    return False
+
+
+def _save_qrels(path: Path, key: Key, grades: Mapping[str, int]) -> str:
+    qid = key.qid
     _qrels_field(path, "qid", qid)
     for doc in sorted(grades):
         _qrels_field(path, "docno", doc)
     target = _target(path)
+    sidecar = _key_file(target)
     with _locked(target) as folder:
         lines = _qrels_lines(path, _read_at(folder, target))
+        owner = _read_key_file(target, _read_at(folder, sidecar))
+        rewrite_key = _qrels_owner(path, owner, key, any(row for _, row in lines), "written")
         kept = [raw for raw, row in lines if row is None or row[0] != qid]
         rows = [raw for raw, row in lines if row is not None]
         cr = "\r" if rows and rows[-1].endswith("\r") else ""
         new = [f"{qid} 0 {doc} {grade}{cr}" for doc, grade in sorted(grades.items())]
+        if rewrite_key and key.named:  # before the lines: a crash between leaves a key and no line, not the reverse
+            _atomic_write(folder, sidecar, json.dumps({"set": key.question_set, "tenant": key.tenant},
+                                                      ensure_ascii=False) + "\n")
+        elif rewrite_key:  # a stale key of a file emptied since, now given lines of no set or tenant
+            os.unlink(sidecar.name, dir_fd=folder)
         _atomic_write(folder, target, "".join(line + "\n" for line in kept + new))
     return qid

@@ -1,5 +1,7 @@
 """The Judge tab: a grade 0-3 for every pooled candidate of every list, saved to a question set or a TREC qrels
-file inside the write roots (other questions' judgments kept; saves locked and merged)."""
+file inside the write roots (other questions' judgments kept; saves locked and merged). A record is the one of
+this question's key, (question set, id, tenant) (:mod:`retrieval.offline.judgments`): another tenant's or
+another set's question with the same id is never read, shown or overwritten."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any, Mapping, Sequence
 import streamlit as st
 
 from retrieval.core.errors import CorpusError, PathRefused
+from retrieval.core.paths import LAB_QUESTIONS
 from retrieval.explain import tables
 from retrieval.ingest.location import location_label
 from retrieval.offline import judgments
@@ -54,16 +57,23 @@ def panel(asked: Asked, page_jpath: str) -> None:
         else:
             st.error(reason(str(exc), lang))
         jfile = None
+    # Whose judgment: (question set, id, tenant). Another tenant's or another set's record with the same id is
+    # never read, shown or overwritten; the user's tenants are checked again at every read and write.
     qid = asked.labeled.id if asked.labeled else None
+    filters = asked.judge_filters
+    whose = {"question_set": question_set(base) if asked.labeled else "",
+             "tenant": judgments.tenant_of(filters, base.tenant_field), "allowed": asked.page.access.allowed}
     try:
-        stored = judgments.load(jfile, question, asked.judge_filters, qid) if jfile is not None else {}
+        stored = judgments.load(jfile, question, filters, qid, **whose) if jfile is not None else {}
     except CorpusError as exc:
         st.error(t("judgments_not_read", lang, error=reason(str(exc), lang)))
+        jfile = None  # a file this question's judgments cannot be read from is not written either
     j1, j2 = st.columns(2)
     restore("judge_blind"), restore("judge_unjudged")
     blind = j1.toggle(t("judge_blind", lang), key="judge_blind", on_change=keep, args=("judge_blind",))
     only_unjudged = j2.toggle(t("only_unjudged", lang), key="judge_unjudged", on_change=keep, args=("judge_unjudged",))
-    prefix = "jg_" + hashlib.sha1(f"{corpus.state.index_id}|{question}|{jpath}".encode()).hexdigest()[:8] + "_"
+    prefix = "jg_" + hashlib.sha1(f"{corpus.state.index_id}|{question}|{jpath}|{whose['question_set']}|{qid}|"
+                                  f"{whose['tenant']}".encode("utf-8", "surrogatepass")).hexdigest()[:8] + "_"
     counter = st.empty()
     pooled = judgments.pool(asked.trace)
     grades = judge_block(pooled, corpus.titles, corpus.chunk_text, asked.terms, prefix, blind, only_unjudged, stored,
@@ -74,13 +84,27 @@ def panel(asked: Asked, page_jpath: str) -> None:
     if st.button(t("save_judgments", lang), type="primary", key="judge_save", disabled=jfile is None):
         others = {k: v for k, v in stored.items() if k not in {p["parent_id"] for p in pooled}}
         try:
-            saved_id = judgments.save(jfile, question, {**others, **grades}, asked.judge_filters, qid)
+            saved_id = judgments.save(jfile, question, {**others, **grades}, filters, qid, **whose)
             # the counter above says what the file holds now, not what it held before the click
             in_file = len([p for p in pooled if p["parent_id"] in grades])
             counter.markdown(f"**{t('judged', lang, n=judged_n, m=pooled_n)}** · " + t("saved_in_file", lang, n=in_file))
             st.success(t("saved", lang, n=len(grades), id=code(saved_id), path=code(jpath)))
         except (CorpusError, ValueError, OSError) as exc:
             st.error(t("judgments_not_saved", lang, error=reason(str(exc), lang)))
+
+
+def question_set(base: Any) -> str:
+    """The name (:func:`retrieval.offline.judgments.set_name`) of the question set the sidebar loaded the labeled
+    questions from: the questions box's file, else the lab questions on the lab corpus (as ``ui/ask/sidebar.py``
+    reads them); ``""`` when it names none."""
+    ss = st.session_state
+    raw = str(ss.get("questions_input") or "").strip()
+    try:
+        if raw:
+            return judgments.set_name(roots.confine_input(raw, base))
+    except PathRefused:
+        return ""
+    return judgments.set_name(LAB_QUESTIONS) if ss.get("active_corpus", "") == "" else ""
 
 
 def judge_block(pooled: Sequence[Mapping[str, Any]], titles: Mapping[str, str], texts: Mapping[str, str],

@@ -14,8 +14,12 @@ TEXTS: dict[str, dict[str, str]] = {
                       "pt": "Guardado com cada nota salva. Com uma política de acesso, quem rateia é o usuário logado."},
     "jd_rater_is": {"en": "Rating as {rater} (the signed-in user).", "pt": "Avaliando como {rater} (o usuário logado)."},
     "jd_ratings": {"en": "Ratings file (JSONL)", "pt": "Arquivo de avaliações (JSONL)"},
-    "jd_ratings_help": {"en": "One line per question, candidate and rater; inside the write roots.",
-                        "pt": "Uma linha por pergunta, candidato e avaliador; dentro das pastas de escrita."},
+    "jd_ratings_help": {"en": "One line per question, candidate and rater, kept with the question set, the "
+                              "question's id and its tenant: another set's or tenant's q1 is another question. "
+                              "Inside the write roots.",
+                        "pt": "Uma linha por pergunta, candidato e avaliador, guardada com o conjunto, o id da "
+                              "pergunta e seu inquilino: o q1 de outro conjunto ou inquilino é outra pergunta. Dentro "
+                              "das pastas de escrita."},
     "jd_questions": {"en": "Question set (JSONL, BEIR or SQuAD)", "pt": "Conjunto de perguntas (JSONL, BEIR ou SQuAD)"},
     "jd_questions_ph": {"en": "the lab questions", "pt": "as perguntas do laboratório"},
     "jd_no_questions": {"en": "No question to judge in this set.", "pt": "Nenhuma pergunta para julgar neste conjunto."},
@@ -35,9 +39,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "jd_next_question": {"en": "Next question", "pt": "Próxima pergunta"},
     "jd_agreement": {"en": "Agreement between raters", "pt": "Concordância entre avaliadores"},
     "jd_agreement_caption": {"en": "{raters} raters, {pairs} grades. Cohen's kappa for each two raters over the "
-                                   "candidates both graded (1 = always the same grade, 0 = as often as chance).",
+                                   "candidates both graded (1 = always the same grade, 0 = as often as chance). "
+                                   "Only the grades of this set's questions you may see are counted.",
                              "pt": "{raters} avaliadores, {pairs} notas. Kappa de Cohen para cada dupla sobre os "
-                                   "candidatos que ambos avaliaram (1 = sempre a mesma nota, 0 = tanto quanto o acaso)."},
+                                   "candidatos que ambos avaliaram (1 = sempre a mesma nota, 0 = tanto quanto o "
+                                   "acaso). Contam só as notas das perguntas deste conjunto que você pode ver."},
     "jd_fleiss": {"en": "Fleiss' kappa over the {pairs} candidates every rater graded: {kappa}.",
                   "pt": "Kappa de Fleiss sobre os {pairs} candidatos que todos avaliaram: {kappa}."},
     "jd_queue": {"en": "**To settle**: {n} candidates the raters graded differently, the widest gap first.",

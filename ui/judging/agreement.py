@@ -1,5 +1,7 @@
 """The raters' agreement (Cohen's kappa per pair of raters, Fleiss' kappa over the pairs all graded), the queue of
-the pairs they disagree on, and the consensus judgments as a question set to evaluate with."""
+the pairs they disagree on, and the consensus judgments as a question set to evaluate with: all of them over the
+ratings of the page's question set the user may see (:meth:`ui.judging.page.JudgingPage.ratings`), each
+record of the download carrying its question's key (``_key``, a note the evaluation ignores)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from retrieval.core.errors import CorpusError
-from retrieval.offline.raters import agreement, consensus, load_ratings
+from retrieval.offline.raters import agreement, consensus
 
 from ..format import num
 from ..i18n import t
@@ -23,14 +25,11 @@ def panel(page: JudgingPage) -> None:
     st.subheader(t("jd_agreement", lang))
     if page.ratings_path is None:
         return
-    try:
-        ratings = load_ratings(page.ratings_path)
+    try:  # the ratings of this set's questions the user may see, by key: never another tenant's or set's q1
+        ratings = page.ratings()
     except CorpusError as exc:
         st.error(reason(str(exc), lang))
         return
-    if page.access.restricted:  # the ratings of the user's questions only
-        visible = {q.id for q in page.questions}
-        ratings = [r for r in ratings if r.qid in visible]
     found = agreement(ratings)
     st.caption(t("jd_agreement_caption", lang, raters=len(found["raters"]), pairs=len(ratings)))
     if found["cohen"]:
@@ -47,6 +46,6 @@ def panel(page: JudgingPage) -> None:
     merged = consensus(ratings)
     lines = [json.dumps({"id": qid, "question": e["question"], "group": "judged", "filters": e["filters"],
                          "graded": e["graded"], "relevant": sorted(p for p, g in e["graded"].items() if g > 0),
-                         "raters": e["raters"]}, ensure_ascii=False) for qid, e in merged.items()]
+                         "raters": e["raters"], "_key": e["key"]}, ensure_ascii=False) for qid, e in merged.items()]
     st.download_button(t("jd_download", lang), "\n".join(lines) + ("\n" if lines else ""), "consensus.jsonl",
                        "application/json", on_click="ignore", disabled=not lines, help=t("jd_download_help", lang))

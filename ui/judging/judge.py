@@ -1,14 +1,18 @@
 """One question and one chunk at a time: the chunk's text with the question's terms marked, a grade 0-3 and a
-note, saved with the rater; the next chunk, or the next question when its pool is done."""
+note, saved with the rater and the question's key (set, id, tenant); the next chunk, or the next question when its
+pool is done."""
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 import streamlit as st
 
 from retrieval.core.errors import CorpusError
 from retrieval.explain import tables
 from retrieval.ingest.location import location_label
-from retrieval.offline.raters import Rating, latest, load_ratings, save_ratings
+from retrieval.offline.raters import Rating, latest, save_ratings
 
 from ..escape import code, md
 from ..i18n import t
@@ -31,13 +35,13 @@ def panel(page: JudgingPage) -> None:
     question = page.questions[qi]
     pooled = page.pooled(question)
     ci = min(ss.get("jd_c", 0), max(0, len(pooled) - 1))
+    key = page.key(question)  # (set, id, tenant): another set's or tenant's q1 is another question
     try:
-        mine = {pair: by[page.rater] for pair, by in latest(load_ratings(page.ratings_path)).items()
-                if page.rater in by} if page.ratings_path is not None else {}
+        mine = {item: by[page.rater] for item, by in latest(page.ratings()).items() if page.rater in by}
     except CorpusError as exc:
         st.error(reason(str(exc), lang))
         mine = {}
-    done = sum((question.id, p["parent_id"]) in mine for p in pooled)
+    done = sum((key, p["parent_id"]) in mine for p in pooled)
     st.progress((qi + done / max(1, len(pooled))) / len(page.questions),
                 text=t("jd_progress", lang, q=qi + 1, qs=len(page.questions), c=ci + 1, cs=len(pooled), done=done))
     st.subheader(t("jd_question", lang))
@@ -47,7 +51,7 @@ def panel(page: JudgingPage) -> None:
         _moves(page, qi, ci, 0)
         return
     item = pooled[ci]
-    pair = (question.id, item["parent_id"])
+    pair = (key, item["parent_id"])
     with st.container(border=True):
         st.markdown(" · ".join([code(item["parent_id"])] + [md(part) for part in (
             item["title"], location_label(item.get("where") or {}, lang)) if part]))
@@ -55,19 +59,22 @@ def panel(page: JudgingPage) -> None:
         text, before, after = tables.snippet(item["text"], terms, width=1200)
         st.markdown(("… " if before else "") + highlighted(text, terms) + (" …" if after else ""))
     earlier = mine.get(pair)
-    key = f"jd_grade_{question.id}_{item['parent_id']}"
-    if key not in ss:
-        ss[key] = earlier.grade if earlier else None
-    st.radio(t("jd_grade", lang), GRADES, key=key, horizontal=True, help=t("grade_help", lang))
-    note_key = f"jd_note_{question.id}_{item['parent_id']}"
+    # the widgets' keys name the question's key, so a grade typed for one set's q1 is never offered for another's
+    tag = hashlib.sha1(json.dumps([*key, item["parent_id"]], ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    grade_key, note_key = f"jd_grade_{tag.hexdigest()[:12]}", f"jd_note_{tag.hexdigest()[:12]}"
+    if grade_key not in ss:
+        ss[grade_key] = earlier.grade if earlier else None
+    st.radio(t("jd_grade", lang), GRADES, key=grade_key, horizontal=True, help=t("grade_help", lang))
     if note_key not in ss:
         ss[note_key] = earlier.note if earlier else ""
     st.text_area(t("jd_note", lang), key=note_key, height=68)
-    if st.button(t("jd_save_next", lang), type="primary", disabled=page.ratings_path is None or ss[key] is None):
+    if st.button(t("jd_save_next", lang), type="primary", disabled=page.ratings_path is None or ss[grade_key] is None):
         try:
-            save_ratings(page.ratings_path, [Rating(question.id, question.question, item["parent_id"], int(ss[key]),
-                                                    page.rater, ss[note_key].strip(), dict(question.filters))])
-            ss.jd_saved = t("jd_saved", lang, parent=code(item["parent_id"]), grade=ss[key], rater=code(page.rater))
+            save_ratings(page.ratings_path, [Rating(question.id, question.question, item["parent_id"],
+                                                    int(ss[grade_key]), page.rater, ss[note_key].strip(),
+                                                    dict(question.filters), question_set=key[0], tenant=key[2])])
+            ss.jd_saved = t("jd_saved", lang, parent=code(item["parent_id"]), grade=ss[grade_key],
+                            rater=code(page.rater))
             _advance(qi, ci, len(pooled), len(page.questions))
             st.rerun()
         except (ValueError, CorpusError, OSError) as exc:

@@ -1,5 +1,9 @@
 """The Team judging page's state: who rates, in which language, which question set and ratings file, and the
-pooled candidates of the current question; and the page's first steps."""
+pooled candidates of the current question; and the page's first steps.
+
+Every rating the page reads or writes is keyed by (question set, question id, tenant): the page shows and
+counts only the ratings of the set's questions the user may see (:meth:`JudgingPage.ratings`), so another
+tenant's raters, grades and notes, or another set's ``q1``, never reach it."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from retrieval.core.paths import LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions
 from retrieval.core.types import Question
 from retrieval.explain import links
-from retrieval.offline import judgments
+from retrieval.offline import judgments, raters
 from retrieval.serving import roots
 from retrieval.settings import Settings
 
@@ -39,6 +43,23 @@ class JudgingPage:
     rater: str
     questions: Sequence[Question]
     ratings_path: Any  # the confined ratings file, or None when the name given was refused
+    question_set: str = ""  # the set's name in a rating's key (retrieval.offline.judgments.set_name)
+
+    def key(self, question: Question) -> raters.QuestionKey:
+        """The question's key in a rating: this set, its id, its tenant (two sets' ``q1`` are two questions)."""
+        return raters.key_of(question, self.question_set, self.base.tenant_field)
+
+    def ratings(self) -> list[raters.Rating]:
+        """The ratings file's ratings of this page's questions only (:func:`retrieval.offline.raters.ratings_for`:
+        by key; never another set's or tenant's question with the same id), each with its question's key.
+
+        Raises:
+            CorpusError: the file cannot be read.
+        """
+        if self.ratings_path is None:
+            return []
+        return raters.ratings_for(raters.load_ratings(self.ratings_path), self.questions, self.question_set,
+                                  self.base.tenant_field, self.access.allowed)
 
     def pooled(self, question: Question) -> list[dict[str, Any]]:
         """The question's pooled parents (every list's, best rank first), asked with the app's settings on the
@@ -81,12 +102,14 @@ def start() -> JudgingPage:
     ss._kept_lang = lang
     st.title(t("jd_title", lang))
     st.caption(t("jd_caption", lang))
+    qset = ""
     try:
         qpath = str(roots.confine_input(qraw, base, want="file")) if qraw.strip() else str(LAB_QUESTIONS)
         questions = resources.get_questions(qpath, resources.file_mtime(qpath))
+        qset = judgments.set_name(qpath)
     except (PathRefused, CorpusError, OSError) as exc:
         st.error(reason(str(exc), lang))
         questions = []
     if access.restricted:  # only the questions of the user's tenants
         questions = visible_questions(questions, base.tenant_field, access.allowed, True)
-    return JudgingPage(lang, base, access, rater, [q for q in questions if q.question.strip()], ratings_path)
+    return JudgingPage(lang, base, access, rater, [q for q in questions if q.question.strip()], ratings_path, qset)
