@@ -209,16 +209,26 @@ def index(
     collection: Optional[str] = typer.Option(None, "--collection", help="An uploaded collection by its owner: the "
                                              "signed-in user as the app names them, or 'local' in single-user "
                                              "mode. Alone: index it again."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build the index again from nothing: a damaged vector "
+                                 "store is moved aside (renamed <path>.damaged-<time>, not deleted) and a new one "
+                                 "built; on a whole store, this corpus' vectors are dropped and embedded again."),
 ) -> None:
     """Build or refresh the persistent index of a corpus (progress on stderr), then say what was read: files per
     format, documents, pages, chunks, and every file skipped with its reason. With --collection, a user's
-    uploaded collection (the app's "My documents"): --add and --remove change it as the page does."""
+    uploaded collection (the app's "My documents"): --add and --remove change it as the page does. A damaged vector
+    store is one line naming --rebuild (exit 2)."""
     _setup_logging()
     settings = _settings(sets, contextual=True if contextual else None)
     if (add or remove) and collection is None:
         _fail("--add and --remove change an uploaded collection: name it with --collection (its owner, or 'local')")
     if collection is not None and corpus is not None:
         _fail("--corpus and --collection name two corpora: give one")
+    if rebuild and (status or drop or add or remove):
+        _fail("--rebuild builds the index again: give it with --corpus or --collection only (not --status, --drop, "
+              "--add or --remove)")
+    from .backends.base import DAMAGED
+
+    moved = None
     try:
         from .core.paths import LAB_CORPUS
 
@@ -230,12 +240,29 @@ def index(
             path, loaded = found
         else:
             path = (corpus or LAB_CORPUS).resolve()
+        if rebuild:  # before anything opens the store: a damaged one is moved aside whole
+            from .pipeline.index import rebuild_store
+
+            moved = rebuild_store(settings, path)
+            line = (f"moved the damaged vector store to {moved} (kept, not deleted); building a new one at "
+                    f"{settings.chroma_path}" if moved is not None else
+                    f"the vector store at {settings.chroma_path} is not damaged: {path}'s vectors were dropped; "
+                    "embedding them again")
+            typer.echo(_printable(line), err=json_)   # stdout holds only the JSON with --json
         if status or drop:  # the store backend's own line (retrieval.backends.BACKENDS)
             from .backends import BACKENDS
 
             typer.echo(BACKENDS.get(settings.backend).status(settings, path, drop))
             return
+        if loaded is None or loaded.state is None:
+            from .backends.local import damaged_store
+
+            damaged = damaged_store(settings, path)   # before anything opens it: one line, nothing else
+            if damaged is not None:
+                _fail(damaged.text())
         bench = loaded if loaded is not None and loaded.state is not None else _open(settings, path)
+        if DAMAGED.matches(bench.state.store_reason):  # found while syncing: one line with the remedy
+            _fail(bench.state.store_reason.text())
         states = bench.store_reader_states(_states_progress()) if settings.reader_states_at_index else None
     except RetrievalError as exc:
         _fail(str(exc))
@@ -243,6 +270,7 @@ def index(
     report = state.sync
     if json_:
         typer.echo(json.dumps({
+            **({"moved_aside": str(moved) if moved is not None else None} if rebuild else {}),
             "corpus": str(state.corpus_path), "documents": len(state.documents), "chunks": len(state.chunks),
             "intake": state.intake.to_dict() if state.intake else None,
             "intake_file": state.intake.written_to if state.intake else "",
@@ -378,7 +406,7 @@ def eval_(
         imported = [load_run(path, name or None) for name, _, path in
                     (item.rpartition("=") if "=" in item else ("", "", item) for item in run)]
         cfgs = _configs(configs, config_file, settings)
-        qs = load_questions(questions, qrels=qrels)
+        qs = load_questions(questions, qrels=qrels, max_question_chars=settings.max_question_chars)
         report = evaluate_configs(bench_factory(corpus), settings, qs, cfgs, ks, split, TqdmProgress(), hypothesis,
                                   sweep=sweep, imported=imported)
         checks = check(report, rule) if rule is not None else []
@@ -394,7 +422,7 @@ def eval_(
             written = write_outputs(report, out)
         except OSError as exc:
             _fail(f"{out}: cannot write the outputs ({exc})")
-        except RetrievalError as exc:  # an id the TREC run format cannot carry: refused, nothing written
+        except RetrievalError as exc:  # what no export can carry (a file that cannot be skipped alone)
             _fail(str(exc))
     if rule is not None:
         report["gate"] = {"rule": gate, "passed": all(c.passed for c in checks),
@@ -544,7 +572,7 @@ def tune(
     target = out or PROJECT_ROOT / "artifacts" / "tune" / (path.stem if path.stem != "corpus" else path.parent.name)
     bar = TqdmProgress("tuning on dev", postfix_width=40, close_at_total=False)  # its total shrinks
     try:
-        qs = load_questions(qpath, qrels=qrels)
+        qs = load_questions(qpath, qrels=qrels, max_question_chars=settings.max_question_chars)
         record = run_tune(bench_factory(path), settings, qs, budget_s=budget_s, templates=templates, progress=bar)
     except (RetrievalError, ValueError) as exc:
         _fail(str(exc))
@@ -847,7 +875,9 @@ def main() -> None:
     except RetrievalError as exc:
         typer.echo(f"error: {_one_line(str(exc))}", err=True)
         sys.exit(2)
-    except Exception as exc:  # noqa: BLE001 - the last net: one line, never a traceback
+    except BaseException as exc:  # noqa: BLE001 - the last net (a native panic too): one line, never a traceback
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         typer.echo(f"error: internal error ({exc.__class__.__name__}{': ' + first if first else ''}); "
                    "please report it with the command that caused it", err=True)

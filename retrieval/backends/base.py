@@ -7,12 +7,14 @@ The ``backend`` setting, the index build, the trace's ``models``, the CLI's ``in
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Sequence
 
 from ..core.errors import RetrievalError
 from ..core.kinds import Registry, Text
+from ..core.paths import LAB_CORPUS
 from ..core.reasons import Reason, declare
 from ..core.types import Chunk
 
@@ -22,10 +24,42 @@ UNAVAILABLE = declare("store.unavailable", en="vector store unavailable: {error}
                       pt="repositório de vetores indisponível: {error}")
 SYNC_FAILED = declare("store.sync_failed", en="vector store sync failed: {error}",
                       pt="a sincronização do repositório de vetores falhou: {error}")
+#: The embedded store's files are damaged (its SQLite file fails its check, or a native library panicked reading
+#: it): the request runs ``lexical_only`` with this reason, which names the command that rebuilds the store.
+DAMAGED = declare("store.damaged",
+                  en="the vector store at {path!q} is damaged ({error}); rebuild it with {command!c} (the damaged "
+                     "store is moved aside, not deleted)",
+                  pt="o repositório de vetores em {path!q} está danificado ({error}); reconstrua-o com {command!c} "
+                     "(o repositório danificado é movido para o lado, não apagado)")
+
+
+def rebuild_command(corpus: str | Path | None = None) -> str:
+    """The command that rebuilds a damaged store and indexes ``corpus`` again (no ``--corpus`` for the lab
+    corpus), quoted for a POSIX shell."""
+    command = "python -m retrieval index --rebuild"
+    if corpus and Path(corpus).resolve() != LAB_CORPUS.resolve():
+        command += f" --corpus {shlex.quote(str(corpus))}"
+    return command
+
+
+def for_corpus(reason: Reason, corpus: str | Path | None) -> Reason:
+    """``reason`` with its rebuild command naming ``corpus``, when it is :data:`DAMAGED` (any other unchanged)."""
+    if not DAMAGED.matches(reason):
+        return reason
+    return DAMAGED(**{**reason.params, "command": rebuild_command(corpus)})
 
 
 class StoreStatusError(RetrievalError):
     """``index --status`` / ``--drop`` could not read or change the store (one line)."""
+
+
+class StoreDamaged(StoreStatusError):
+    """The embedded store's files are damaged: ``reason`` (:data:`DAMAGED`) names the store and the command that
+    rebuilds it (``index --rebuild``); its text is that reason in English, one line."""
+
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(reason.text())
+        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from ..core.errors import first_line
+from .store import INTERRUPTS
 
 DEFAULT_CROSS_ENCODER = "BAAI/bge-reranker-v2-m3"
 FALLBACK_CROSS_ENCODER = "BAAI/bge-reranker-base"
@@ -58,7 +59,9 @@ def on_disk(name: str) -> bool:
         return False
     try:
         found = try_to_load_from_cache(name, "config.json")
-    except Exception:  # noqa: BLE001 - a malformed id is simply not in the cache
+    except BaseException as exc:  # noqa: BLE001 - a malformed id (or a native panic) is simply not in the cache
+        if isinstance(exc, INTERRUPTS):
+            raise
         return False
     return isinstance(found, str)
 
@@ -109,6 +112,8 @@ def pull(name: str, timeout_s: float = 3.0) -> str:
     for candidate in names:
         try:
             return snapshot_download(candidate)
-        except Exception as exc:  # noqa: BLE001 - reported in one line by the CLI
+        except BaseException as exc:  # noqa: BLE001 - reported in one line by the CLI (hf_xet's Rust panic too)
+            if isinstance(exc, INTERRUPTS):
+                raise
             errors.append(f"{candidate}: {exc.__class__.__name__}: {first_line(exc, 120)}")
     raise RuntimeError("could not download " + "; ".join(errors))

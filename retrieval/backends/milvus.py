@@ -59,7 +59,7 @@ from ..core.types import Chunk, RankedList, ScoredItem
 from ..ingest.corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES, chunk_documents, load_corpus
 from .lexical import K1, B, CountFrequencies, LexicalIndex, lucene_idf
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
-from .store import SyncReport, embed_chunks, index_variant
+from .store import INTERRUPTS, SyncReport, embed_chunks, index_variant
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,9 @@ def open_client(uri: str | Path, token: str | None = None, timeout: float = 10.0
             path.parent.mkdir(parents=True, exist_ok=True)
             target = str(path.resolve())
         return MilvusClient(uri=target, token=token or "", timeout=timeout)
-    except Exception as exc:  # noqa: BLE001 - one line for the tier reason
+    except BaseException as exc:  # noqa: BLE001 - one line for the tier reason (a native panic too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         if not is_server_uri(target) and _held_elsewhere(Path(target)):
             raise MilvusUnavailable(f"Milvus Lite file {target} is open in another process (Milvus Lite serves one "
                                     "process at a time: stop the other one, or use a Milvus server)") from None
@@ -162,7 +164,9 @@ def server_features(client: Any, uri: str | Path, timeout: float = 10.0) -> Serv
     need = f"the Milvus backend needs a Milvus server {MIN_SERVER[0]}.{MIN_SERVER[1]} or later"
     try:
         raw = str(client.get_server_version(timeout=timeout))
-    except Exception as exc:  # noqa: BLE001 - one line for the tier reason
+    except BaseException as exc:  # noqa: BLE001 - one line for the tier reason (a native panic too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         import pymilvus
 
         said = " ".join(str(exc).split())
@@ -719,7 +723,9 @@ class MilvusLexical:
                     continue
                 try:
                     hits = self.store.sparse_search(vector, filters, tenant, limit)
-                except Exception as exc:  # noqa: BLE001 - carried on in process, and said so
+                except BaseException as exc:  # noqa: BLE001 - carried on in process, and said so (a panic too)
+                    if isinstance(exc, INTERRUPTS):
+                        raise
                     note = (f"Milvus lexical search failed ({exc.__class__.__name__}: {str(exc)[:120]}); "
                             "in-process BM25 of the same chunks used")
                     log.warning(note)
@@ -789,7 +795,9 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
     try:
         report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32), progress,
                             on_progress, stats=stats)
-    except Exception as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only
+    except BaseException as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only (a native panic too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         reason = SYNC_FAILED(error=raw(f"{exc.__class__.__name__}: {str(exc)[:200]}"))
         log.warning(reason.text())
         return local(), None, reason, None
@@ -851,7 +859,9 @@ def status(settings: Any, path: Path, drop: bool) -> str:
         raise StoreStatusError(redact_text(str(exc), settings.secrets())) from None
     except RetrievalError:
         raise
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+    except BaseException as exc:  # noqa: BLE001 - one line, never a traceback (a native panic too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         raise StoreStatusError(redact_text(f"Milvus at {settings.milvus_uri}: {exc.__class__.__name__}: "
                                            f"{str(exc)[:200]}", settings.secrets())) from None
 

@@ -12,14 +12,25 @@ leaves the previous collections as they were.
 
 A request reads the store only through :func:`guarded` (:func:`read_vectors`, :func:`read_window`): a store
 that fails comes back as a :class:`StoreRead` that says why, and the stage that read it drops with that reason.
+
+Chroma reads its SQLite file from Rust: a damaged file can make it *panic* (pyo3's ``PanicException``, a
+``BaseException``, not an ``Exception``). Every boundary where the store is opened, synced or read catches any
+``BaseException`` but an interrupt (:data:`INTERRUPTS`, re-raised), and :func:`damage_reason` says whether the
+store's files are damaged (:data:`~retrieval.backends.base.DAMAGED`: the remedy is ``index --rebuild``, which moves
+the store aside with :func:`move_aside`). :func:`open_client` checks the SQLite file before Chroma reads it
+(:func:`probe_damage`), so a damaged file is refused in one line, before any native library prints its panic.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
+import sqlite3
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
@@ -28,8 +39,9 @@ import numpy as np
 
 from ..core.filters import Filters, typed
 from ..core.types import RESERVED_KEYS, RESERVED_PREFIXES  # noqa: F401 - the stores' own keys
-from ..core.reasons import Declared, Reason, declare, raw
+from ..core.reasons import Declared, Reason, declare, error, raw
 from ..core.types import Chunk, RankedList, ScoredItem
+from .base import DAMAGED, StoreDamaged, rebuild_command
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,6 +82,9 @@ def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
 
     Raises:
         ValueError: a port that is not a number (the message never quotes the credentials).
+        StoreDamaged: the embedded store's SQLite file is damaged (:func:`probe_damage`, checked before Chroma
+            reads it), or Chroma's native code failed opening it (a panic; the half-started client is forgotten,
+            so the next open reads the folder again).
         Exception: whatever chromadb raises when the path is unusable or the server is unreachable.
     """
     import chromadb
@@ -86,8 +101,202 @@ def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
                                       chroma_client_auth_provider="chromadb.auth.basic_authn.BasicAuthClientProvider",
                                       chroma_client_auth_credentials=credentials)
         return chromadb.HttpClient(host=host, port=int(port or 8000), settings=settings)
+    found = probe_damage(chroma_path)
+    if found is not None:
+        raise StoreDamaged(DAMAGED(path=str(chroma_path), error=raw(found), command=rebuild_command()))
+    if replaced(chroma_path):   # moved aside by another process: this process' system reads the old file
+        forget_client(chroma_path)
     Path(chroma_path).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(chroma_path), settings=settings)
+    try:
+        client = chromadb.PersistentClient(path=str(chroma_path), settings=settings)
+        _OPENED.setdefault(str(Path(chroma_path).resolve()), _inode(chroma_path))
+        return client
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; interrupts go on below
+        if isinstance(exc, INTERRUPTS):
+            raise
+        if not isinstance(exc, Exception):  # chromadb cleans up after an Exception, not after a panic: it would
+            forget_client(chroma_path, bump=False)  # keep the system that failed to start and hand it out again
+        reason = damage_reason(exc, chroma_path)
+        if reason is not None:
+            raise StoreDamaged(reason) from None
+        if isinstance(exc, Exception):
+            raise
+        raise RuntimeError(f"{exc.__class__.__name__}: {str(exc)[:200]}") from None
+
+
+#: What a boundary that catches every failure of a native library re-raises: the user's interrupt and the
+#: interpreter's own exits. Anything else (a Rust panic: ``pyo3_runtime.PanicException``) becomes a reason.
+INTERRUPTS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+#: How SQLite (and Chroma quoting it) says a file is damaged: SQLITE_CORRUPT (11) and SQLITE_NOTADB (26).
+_DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "(code: 11)", "(code: 26)",
+                 "malformed database schema")
+#: The small tables Chroma reads when it opens a store: read whole by the light probe (a few pages).
+_START_TABLES = ("migrations", "acquire_write", "tenants", "databases", "collections", "collection_metadata",
+                 "segments", "segment_metadata", "maintenance_log", "max_seq_id", "embeddings_queue_config")
+_PROBED: dict[tuple[str, int, int], str | None] = {}
+_PROBE_LOCK = threading.Lock()
+
+
+def native_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` came from inside a native library: a Rust panic (pyo3's ``PanicException``, matched by
+    class since pyo3 does not export it) or SQLite's ``DatabaseError``."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        return True
+    return any(cls.__name__ == "PanicException" for cls in type(exc).__mro__)
+
+
+def says_damaged(text: str) -> bool:
+    """Whether an error's text is SQLite's word for a damaged file (Chroma quotes it)."""
+    low = text.lower()
+    return any(word in low for word in _DAMAGE_WORDS)
+
+
+def probe_damage(chroma_path: Path | str, thorough: bool = False) -> str | None:
+    """Why the embedded store's SQLite file (``<chroma_path>/chroma.sqlite3``) is damaged, or ``None`` when it
+    reads whole, is absent, or cannot be checked (locked, unreadable: no proof of damage). Python's own
+    ``sqlite3`` reads it, read-only: a damaged file raises an ordinary exception here instead of a panic in Chroma.
+
+    Args:
+        thorough: run ``PRAGMA quick_check`` over every page (about a second per GB; remembered while the file is
+            unchanged); otherwise only over the schema and the small tables Chroma reads on opening, with their
+            indexes (a few pages).
+    """
+    db = Path(chroma_path) / "chroma.sqlite3"
+    try:
+        st = db.stat()
+    except OSError:
+        return None
+    if not db.is_file():
+        return None
+    key = (str(db.resolve()), st.st_mtime_ns, st.st_size)
+    if thorough and key in _PROBED:
+        return _PROBED[key]
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            checks = ["PRAGMA quick_check(3)"] if thorough else [
+                f'PRAGMA quick_check("{table}")' for table in _START_TABLES if table in tables]  # with its indexes
+            found = None
+            for check in checks:
+                rows = con.execute(check).fetchall()
+                if not rows or rows[0][0] != "ok":
+                    found = " ".join("; ".join(str(r[0]) for r in rows).split()) or "no answer"
+                    break
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        text = f"{exc.__class__.__name__}: {str(exc)[:200]}"
+        damaged = type(exc) is sqlite3.DatabaseError or says_damaged(str(exc))
+        found = f"SQLite: {text}" if damaged else None
+        if not damaged:
+            return None  # locked, unreadable, a hot journal: not proof of damage, nothing remembered
+    if found is not None and not found.startswith("SQLite: "):
+        found = f"SQLite: quick_check: {found[:200]}"
+    if thorough:
+        with _PROBE_LOCK:
+            if len(_PROBED) > 64:
+                _PROBED.clear()
+            _PROBED[key] = found
+    return found
+
+
+def damage_reason(exc: BaseException, chroma_path: Path | str | None,
+                  corpus: str | Path | None = None) -> Reason | None:
+    """:data:`~retrieval.backends.base.DAMAGED` when a failure of the embedded store at ``chroma_path`` is damage,
+    else ``None`` (the caller keeps its own reason). Damage: the SQLite file fails :func:`probe_damage` (thorough),
+    or the failure is a native one (a panic, a ``DatabaseError``) or SQLite's words for a damaged file. A server's
+    store (``chroma_path`` ``None``) is never called damaged here: its files are not ours to move. Never raises.
+
+    Args:
+        corpus: the corpus the rebuild command names (:func:`~retrieval.backends.base.rebuild_command`).
+    """
+    if isinstance(exc, StoreDamaged):
+        return exc.reason
+    if chroma_path is None:
+        return None
+    try:
+        found = probe_damage(chroma_path, thorough=True)
+    except Exception:  # noqa: BLE001 - the probe is a diagnosis: a failure of its own proves nothing
+        found = None
+    if found is None and not (native_failure(exc) or says_damaged(str(exc))):
+        return None
+    return DAMAGED(path=str(chroma_path), error=raw(found) if found else error(exc), command=rebuild_command(corpus))
+
+
+#: Per store folder, how many times its client was forgotten in this process (:func:`forget_client`): a holder of
+#: a client opened at an older generation opens a new one (:func:`client_generation`).
+_GENERATIONS: dict[str, int] = {}
+#: Per store folder, the inode of its SQLite file when this process' Chroma system first opened it.
+_OPENED: dict[str, int | None] = {}
+
+
+def _inode(chroma_path: Path | str) -> int | None:
+    try:
+        return (Path(chroma_path) / "chroma.sqlite3").stat().st_ino
+    except OSError:
+        return None
+
+
+def replaced(chroma_path: Path | str) -> bool:
+    """Whether the store's SQLite file is no longer the one this process' Chroma system opened (the folder was
+    moved aside and built again by another process: ``index --rebuild`` beside a running app)."""
+    key = str(Path(chroma_path).resolve())
+    return key in _OPENED and _OPENED[key] != _inode(chroma_path)
+
+
+def client_generation(chroma_path: Path | str) -> int:
+    """How many times the client of the store at ``chroma_path`` was forgotten in this process."""
+    return _GENERATIONS.get(str(Path(chroma_path).resolve()), 0)
+
+
+def forget_client(chroma_path: Path | str, bump: bool = True) -> None:
+    """Forget (and stop) the embedded Chroma system this process keeps for ``chroma_path``: the next
+    :func:`open_client` reads the folder again. Chroma keeps one system per folder for the whole process, even one
+    that failed to start; after a store is moved aside, the old one still reads the moved file. With ``bump``,
+    holders of a client opened before are told to open a new one (:func:`client_generation`). Never raises."""
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient as Shared
+    except Exception:  # noqa: BLE001 - chromadb absent or changed: nothing is kept to forget
+        Shared = None
+    if Shared is not None:
+        for key in {str(chroma_path), str(Path(chroma_path).resolve())}:
+            system = Shared._identifier_to_system.pop(key, None)
+            Shared._identifier_to_refcount.pop(key, None)
+            if system is not None:
+                try:
+                    system.stop()
+                except BaseException as exc:  # noqa: BLE001 - a damaged store may fail to stop too
+                    if isinstance(exc, INTERRUPTS):
+                        raise
+                    log.debug("the forgotten Chroma system did not stop cleanly: %s", exc.__class__.__name__)
+    key = str(Path(chroma_path).resolve())
+    _OPENED.pop(key, None)
+    if bump:
+        _GENERATIONS[key] = _GENERATIONS.get(key, 0) + 1
+
+
+def move_aside(chroma_path: Path | str) -> Path | None:
+    """Rename the store folder to ``<chroma_path>.damaged-<YYYYmmdd-HHMMSS>`` (never deleted: its files stay for a
+    look or a salvage) and forget this process' client of it; ``None`` when there is no folder to move.
+
+    Raises:
+        OSError: the folder cannot be renamed (permissions, another file system).
+    """
+    path = Path(chroma_path).resolve()
+    if not path.exists():
+        forget_client(path)
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    forget_client(path)
+    os.rename(path, target)
+    return target
 
 
 def index_variant(chunk_tokens: int, chunk_overlap: int, contextual: bool = False,
@@ -166,18 +375,30 @@ SEARCH_FAILED = declare("store.search_failed", en="dense search failed: {error}"
 NO_STORE = declare("store.none", en="no vector store", pt="sem repositório de vetores")
 
 
-def guarded(read: Callable[[], T], what: Declared) -> StoreRead[T]:
-    """Run one store read; any exception the store raises comes back as ``StoreRead(None, reason)``.
+def guarded(read: Callable[[], T], what: Declared,
+            damage: Callable[[BaseException], Reason | None] | None = None) -> StoreRead[T]:
+    """Run one store read; any failure the store raises, a native library's panic included (any
+    ``BaseException`` but :data:`INTERRUPTS`), comes back as ``StoreRead(None, reason)``.
 
     Args:
         read: the read, e.g. ``lambda: store.vectors(ids)``.
         what: the reason's declared lead (:data:`VECTORS_UNAVAILABLE`…, a field ``error``); the reason is
             ``"<what>: <ExceptionClass>: <message, first 200 characters>"`` (one line, logged once).
+        damage: ``failure -> DAMAGED reason or None`` (the store's :meth:`VectorStore.damage`): a damaged store's
+            reason is nested as the ``error``, so it names the rebuild.
     """
     try:
         return StoreRead(read())
-    except Exception as exc:  # noqa: BLE001 - the caller drops its stage with this reason
-        reason = what(error=raw(f"{exc.__class__.__name__}: {str(exc)[:200]}"))
+    except BaseException as exc:  # noqa: BLE001 - the caller drops its stage with this reason
+        if isinstance(exc, INTERRUPTS):
+            raise
+        found = None
+        if damage is not None:
+            try:
+                found = damage(exc)
+            except Exception:  # noqa: BLE001 - a diagnosis that fails proves nothing
+                found = None
+        reason = what(error=found or raw(f"{exc.__class__.__name__}: {str(exc)[:200]}"))
         log.warning(reason.text())
         return StoreRead(None, reason)
 
@@ -193,13 +414,13 @@ def read_vectors(store: DenseStore | None, chunk_ids: Sequence[str],
     if store is None:
         return StoreRead(None, what(error=NO_STORE()))
     ids = list(chunk_ids)
-    return guarded(lambda: store.vectors(ids), what)
+    return guarded(lambda: store.vectors(ids), what, getattr(store, "damage", None))
 
 
 def read_window(store: DenseStore, vector: np.ndarray, filters: Filters, window: int,
                 what: Declared = SEARCH_FAILED) -> StoreRead[RankedList]:
     """The store's cosine window (:meth:`DenseStore.query`), read through :func:`guarded`."""
-    return guarded(lambda: store.query(vector, filters, window), what)
+    return guarded(lambda: store.query(vector, filters, window), what, getattr(store, "damage", None))
 
 
 def tenant_digest(tenant: Any) -> str:
@@ -269,7 +490,7 @@ class VectorStore:
 
     def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "",
                  ef_search: int | None = None, passage_template: str = "title-newline",
-                 tenant_field: str | None = None, tenant_buckets: int = 0) -> None:
+                 tenant_field: str | None = None, tenant_buckets: int = 0, path: Path | str | None = None) -> None:
         """Store the configuration; nothing is read or written before :meth:`sync`.
 
         Args:
@@ -280,8 +501,10 @@ class VectorStore:
                 metadata.
             tenant_buckets: 0 = one collection per tenant, 1 = one collection for all (tenant filtered), N = N
                 hash buckets (tenant filtered inside its bucket).
+            path: the embedded store's folder (``None``: a server's), checked when a read fails (:meth:`damage`).
         """
         self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
+        self.path = Path(path) if path is not None else None
         self.passage_template = passage_template
         self.name = collection_name(corpus_key, model_name, variant)
         self.ef_search = ef_search
@@ -292,6 +515,11 @@ class VectorStore:
         #: Chunk id → chunk of what :meth:`sync` stored: queries then read parents and metadata from memory
         #: instead of asking Chroma for them (half of an unfiltered query's time on the lab corpus).
         self.catalog: dict[str, Chunk] | None = None
+
+    def damage(self, exc: BaseException) -> Reason | None:
+        """:data:`~retrieval.backends.base.DAMAGED` when ``exc`` (a failed read or write) comes from damaged files
+        of this embedded store (:func:`damage_reason`), else ``None``."""
+        return damage_reason(exc, self.path, self.corpus_key)
 
     @property
     def collection(self) -> Any:

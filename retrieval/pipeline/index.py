@@ -2,7 +2,8 @@
 
 :func:`build_index` returns a frozen :class:`IndexState`; the caller makes it current only once it is
 complete, so a failed load leaves the previous index usable. A vector store that cannot be opened or
-synced is not an error: the state records why (the request then runs ``lexical_only``).
+synced is not an error: the state records why (the request then runs ``lexical_only``); a damaged one says so
+(:data:`~retrieval.backends.base.DAMAGED`), and :func:`rebuild_store` makes way for building it again.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, read_corpus
 from ..ingest.folder import IntakeReport
 from ..backends.embedders import Embedder
 from ..backends import BACKENDS, OpenRequest
+from ..backends.base import StoreStatusError
 from ..backends.state import IndexState
-from ..backends.store import index_variant
-from ..core.errors import CorpusError
+from ..backends.store import (INTERRUPTS, VectorStore, damage_reason, index_variant, move_aside, open_client,
+                              probe_damage)
+from ..core.errors import CorpusError, first_line
 from ..core.filters import field_types
 from ..core.memory import plan_memory
 from ..core.paths import LAB_CORPUS
@@ -203,6 +206,56 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     write_intake(s, key, intake)
     return _state(path, docs, chunks, opened.lexical, opened.store, opened.reason, opened.report, embedder, started,
                   intake)
+
+
+def rebuild_store(settings: Settings, corpus_path: str | Path | None = None,
+                  model_name: str | None = None) -> Path | None:
+    """Make way for building ``corpus_path``'s index again (``index --rebuild``; the app's "Rebuild the index").
+
+    A damaged embedded store (its SQLite file fails ``PRAGMA quick_check``, or Chroma fails on it natively: see
+    :func:`retrieval.backends.store.damage_reason`) is moved aside whole, to ``<chroma_path>.damaged-<time>``
+    (never deleted), and this process' client of it forgotten; the caller then indexes the corpus into a new store
+    (other corpora are indexed again at their next load). A store that is whole keeps every other corpus'
+    collections: this corpus' are dropped, so all its vectors are embedded again.
+
+    Args:
+        model_name: the embedder's name, which names the corpus' collections (default: the settings' model).
+
+    Returns:
+        Where the damaged store was moved, or ``None`` (nothing was damaged).
+
+    Raises:
+        StoreStatusError: the store is not an embedded Chroma folder (a Chroma server, Milvus), cannot be moved
+            aside, or fails for another reason than damage (one line each).
+        CorpusError: the corpus cannot be read.
+    """
+    if settings.backend != "local" or settings.chroma_host:
+        where = "a Chroma server: RETRIEVAL_CHROMA_HOST" if settings.chroma_host else f"backend {settings.backend}"
+        raise StoreStatusError(f"--rebuild moves an embedded Chroma store (RETRIEVAL_CHROMA_PATH) aside; this store "
+                               f"is not one ({where}): drop the corpus' index with index --drop, then index it again")
+    folder = Path(settings.chroma_path).resolve()
+    path = Path(corpus_path or LAB_CORPUS).resolve()
+    read_corpus(path, settings.tenant_field)   # an unreadable corpus is refused before anything is dropped
+    damaged = probe_damage(folder, thorough=True) is not None
+    if not damaged:
+        s = settings
+        variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
+        try:
+            VectorStore(open_client(folder), str(path), model_name or s.embedding_model, variant).drop()
+        except BaseException as exc:  # noqa: BLE001 - a native panic too: damage is moved aside below
+            if isinstance(exc, INTERRUPTS):
+                raise
+            if damage_reason(exc, folder, path) is None:
+                raise StoreStatusError(f"the vector store at {folder} cannot be read to rebuild {path}: "
+                                       f"{exc.__class__.__name__}: {first_line(exc)}") from None
+            damaged = True
+    if not damaged:
+        return None
+    try:
+        return move_aside(folder)
+    except OSError as exc:
+        raise StoreStatusError(f"the damaged vector store {folder} cannot be moved aside ({exc.strerror or exc}): "
+                               "move or remove it by hand, then run index") from None
 
 
 def intake_path(settings: Settings, key: str) -> Path:

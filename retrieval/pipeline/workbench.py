@@ -28,6 +28,7 @@ from ..backends.embedders import LOADED as EMBEDDER_LOADED
 from ..backends.embedders import Embedder, load_embedder
 from ..backends.local import chroma_client
 from ..backends.state import IndexState
+from ..backends.store import client_generation, forget_client, replaced
 from ..core.errors import InvalidQuestion, InvalidSetting
 from ..core.filters import Filters, build_filters
 from ..core.listcache import ListCache
@@ -54,7 +55,7 @@ from ..stages.rerank.base import NONE_RAN
 from ..stages.select import lost_by_reranker, select
 from ..stages.tiers import FULL, LEXICAL_ONLY, REFUSAL, RRF_ONLY, Tier
 from .expand import expand, fuse_expanded, multi_hop, self_query, variants
-from .index import build_index
+from .index import build_index, rebuild_store
 from .tiers import no_candidate_reason, plan_tier
 from .trace import SCHEMA_VERSION, Note, Trace, chunk_locations
 
@@ -122,6 +123,7 @@ class Workbench:
         self._rerankers: LoadOnce[str, tuple[Reranker | None, Reason]] = LoadOnce()
         self._judges: LoadOnce[str, tuple[Any, Reason]] = LoadOnce()
         self._client: Any = None
+        self._client_generation = 0   # the store's generation the client was opened at (a rebuild moves it on)
         self.state: IndexState | None = None
         self.memory: MemoryPlan | None = None   # the loaded corpus' memory plan (setting memory_mb)
         self._passages: int | None = None   # the loaded corpus' distinct chunks (what ``auto`` is sized by)
@@ -144,14 +146,37 @@ class Workbench:
         return LoadContext(self.settings.allow_downloads, Path(self.settings.judge_path))
 
     def _client_or_reason(self) -> tuple[Any, Reason]:
-        """The local backend's Chroma client, opened once for this Workbench's corpora (or why it cannot)."""
+        """The local backend's Chroma client, opened once for this Workbench's corpora (or why it cannot), and
+        again after the store was moved aside (:meth:`rebuild` of any Workbench, or ``index --rebuild`` in another
+        process)."""
         with self._lock:
-            if self._client is None:
+            if not self.settings.chroma_host and replaced(self.settings.chroma_path):
+                forget_client(self.settings.chroma_path)   # rebuilt by another process: read the new files
+            generation = client_generation(self.settings.chroma_path)
+            if self._client is None or self._client_generation != generation:
                 client, why = chroma_client(self.settings)
                 if client is None:
                     return None, why
-                self._client = client
+                self._client, self._client_generation = client, generation
             return self._client, STORE_OK()
+
+    def rebuild(self, corpus_path: str | Path | None = None,
+                on_progress: Callable[[int, int], None] | None = None,
+                on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> tuple[Path | None, IndexState]:
+        """Build ``corpus_path``'s index again from nothing: a damaged store is moved aside first
+        (:func:`~retrieval.pipeline.index.rebuild_store`), then the corpus is loaded (:meth:`load_corpus`).
+
+        Returns:
+            ``(where the damaged store was moved, or None; the new state)``.
+
+        Raises:
+            StoreStatusError: the store cannot be rebuilt this way (a server; a folder that cannot be moved).
+            CorpusError: the corpus cannot be read (the previous state stays current).
+        """
+        with self._lock:
+            moved = rebuild_store(self.settings, corpus_path, self.embedder.name if self.embedder else None)
+            self._client = None
+        return moved, self.load_corpus(corpus_path, on_progress, on_wait)
 
     def load_corpus(self, corpus_path: str | Path | None = None,
                     on_progress: Callable[[int, int], None] | None = None,

@@ -139,6 +139,17 @@ TEXTS: dict[str, dict[str, str]] = {
     "reindexed_no_vectors": {"en": "Re-indexed: no vectors ({why})", "pt": "Reindexado: sem vetores ({why})"},
     "reindex_failed": {"en": "Re-index failed, previous index kept: {error}",
                        "pt": "A reindexação falhou, o índice anterior foi mantido: {error}"},
+    "rebuild": {"en": "Rebuild the index", "pt": "Reconstruir o índice"},
+    "rebuild_help": {"en": "The vector store is damaged: move it aside (renamed, not deleted) and build it again "
+                           "from the corpus (python -m retrieval index --rebuild does the same)",
+                     "pt": "O repositório de vetores está danificado: movê-lo para o lado (renomeado, não apagado) e "
+                           "construí-lo de novo a partir do corpus (python -m retrieval index --rebuild faz o mesmo)"},
+    "rebuilding": {"en": "Rebuilding the index…", "pt": "Reconstruindo o índice…"},
+    "rebuilt": {"en": "Rebuilt: the damaged store was moved to {moved}; {added} chunks embedded",
+                "pt": "Reconstruído: o repositório danificado foi movido para {moved}; {added} trechos vetorizados"},
+    "rebuilt_whole": {"en": "Rebuilt: {added} chunks embedded again",
+                      "pt": "Reconstruído: {added} trechos vetorizados de novo"},
+    "rebuild_failed": {"en": "Rebuild failed: {error}", "pt": "A reconstrução falhou: {error}"},
     "questions_input": {"en": "Question set (JSONL, BEIR or SQuAD)", "pt": "Conjunto de perguntas (JSONL, BEIR ou SQuAD)"},
     "lab_questions": {"en": "lab questions", "pt": "perguntas de laboratório"},
     "none": {"en": "none", "pt": "nenhum"},
