@@ -223,6 +223,13 @@ def confine(raw: str | os.PathLike[str], roots: Sequence[Path], *, want: Want = 
 UPLOADS_DIR = "uploads"
 
 
+def _uploads_path(settings: Settings) -> Path:
+    """The uploads folder as configured (absolute, its links not resolved)."""
+    configured = settings.uploads_path.strip()
+    return Path(os.path.abspath(PROJECT_ROOT / os.path.expanduser(configured))) if configured else \
+        write_roots(settings)[0] / UPLOADS_DIR
+
+
 def uploads_root(settings: Settings) -> Path:
     """The folder the users' uploaded collections are kept in (:mod:`.uploads`): ``uploads_path``, or
     ``uploads/`` in the first write root; its real path.
@@ -231,9 +238,7 @@ def uploads_root(settings: Settings) -> Path:
         PathRefused: ``uploads_path`` lies outside the write roots (a setting that cannot take effect is refused).
     """
     roots = write_roots(settings)
-    configured = settings.uploads_path.strip()
-    path = Path(os.path.abspath(PROJECT_ROOT / os.path.expanduser(configured))) if configured else \
-        roots[0] / UPLOADS_DIR
+    path = _uploads_path(settings)
     real = os.path.realpath(path)
     if not any(_within(real, os.path.realpath(root)) for root in roots):
         raise PathRefused(f"refused: the uploads folder {_shown(str(path))} (RETRIEVAL_UPLOADS_PATH) is not inside "
@@ -245,13 +250,27 @@ def _not_uploads(path: Path, raw: str, settings: Settings) -> Path:
     """``path`` unless it lies in the uploads folder: a collection is opened by its owner's identity from the page,
     never by a path (another user's would otherwise be one link away)."""
     try:
-        uploads = str(uploads_root(settings))
+        uploads = [str(uploads_root(settings)), str(_uploads_path(settings))]
     except PathRefused:
         return path
-    if _within(str(path), uploads):
+    if any(_within(str(path), folder) for folder in uploads):
         raise PathRefused(f"refused: {_shown(raw)} is inside the uploaded collections' folder; your own documents "
                           "open from the sidebar's \"My documents\"")
     return path
+
+
+def _not_uploads_lexically(raw: str | os.PathLike[str], settings: Settings) -> None:
+    """Refuse ``raw`` spelled inside the uploads folder before anything looks it up: the same refusal whether or not
+    it exists, so a typed path never tells whether a user has a collection or which files it holds (the check on
+    the real path after :func:`confine` catches a link into the folder)."""
+    text = os.fspath(raw)
+    if not text.strip() or "\0" in text:
+        return
+    try:
+        lexical = Path(os.path.abspath(os.path.expanduser(text)))
+    except (OSError, ValueError):
+        return
+    _not_uploads(lexical, text, settings)
 
 
 def confine_input(raw: str | os.PathLike[str], settings: Settings, *, want: Want = "either") -> Path:
@@ -262,6 +281,7 @@ def confine_input(raw: str | os.PathLike[str], settings: Settings, *, want: Want
         PathRefused: outside the roots, not a regular file or folder as asked, over ``max_input_bytes``, or in
             the uploads folder.
     """
+    _not_uploads_lexically(raw, settings)
     found = confine(raw, data_roots(settings), want=want, max_bytes=settings.max_input_bytes)
     return _not_uploads(found, os.fspath(raw), settings)
 
@@ -274,6 +294,7 @@ def confine_output(raw: str | os.PathLike[str], settings: Settings) -> Path:
         PathRefused: outside the write roots, not a regular file in an existing folder, or over
             ``max_input_bytes``.
     """
+    _not_uploads_lexically(raw, settings)
     found = confine(raw, write_roots(settings), want="file", for_writing=True, max_bytes=settings.max_input_bytes,
                     which="write")
     return _not_uploads(found, os.fspath(raw), settings)

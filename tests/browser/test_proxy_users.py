@@ -8,11 +8,19 @@ that header (``RETRIEVAL_USER_HEADER``) and the access policy gives Alice ``lume
 Alice and Bob browse at the same time (two Chromium contexts, one server): each sees only their own tenant,
 Bob's forged ``X-Forwarded-User: alice@…`` does not make him Alice, a link naming the other tenant is ignored,
 and a browser the proxy has not signed in sees one "Not authorised" line whatever header it sends.
+
+Each signed-in user also has an uploaded collection of their own ("My documents", kept under the served app's write
+root, ``uploads/<digest of the user>/``; the write root is a data root too): what Alice uploads is never shown to
+Bob, whether he opens his own collection, names her collection's path (a link, the corpus box, the Evaluation and
+Team judging pages' boxes) or opens the folder above it as a corpus.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
+import re
 import socket
 import threading
 import urllib.parse
@@ -21,7 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, running_app
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
 
 
 pytestmark = [pytest.mark.browser,
@@ -145,13 +153,25 @@ def trusted_proxy(upstream: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def proxied(tmp_path_factory: pytest.TempPathFactory, chroma_dir: Path) -> Iterator[str]:
+def write_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The served app's only write root (the users' collections: ``uploads/`` in it), also one of its data roots,
+    so a path typed into the app may name anything in it: the collections are refused by what they are, not by
+    lying outside the roots."""
+    return Path(os.path.realpath(tmp_path_factory.mktemp("proxy_write_root")))
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory: pytest.TempPathFactory, chroma_dir: Path, write_root: Path) -> Iterator[str]:
+    from retrieval.serving.roots import default_roots
+
     folder = tmp_path_factory.mktemp("proxy_users")
     policy = folder / "policy.yaml"
     policy.write_text(POLICY, encoding="utf-8")
     # the proxy runs on the loopback address: serve's Caddy passes the user header from there only
     env = {"RETRIEVAL_ACCESS_POLICY": str(policy), "RETRIEVAL_USER_HEADER": HEADER,
-           "RETRIEVAL_TRUSTED_PROXY": "127.0.0.1"}
+           "RETRIEVAL_TRUSTED_PROXY": "127.0.0.1", "RETRIEVAL_WRITE_ROOTS": str(write_root),
+           "RETRIEVAL_DATA_ROOTS": os.pathsep.join([str(write_root), *map(str, default_roots())]),
+           "RETRIEVAL_UPLOADS_PATH": ""}  # the default: uploads/ in the first write root
     with running_app(tmp_path_factory, env, seed=chroma_dir, workers=2) as (url, log):
         try:
             with trusted_proxy(url) as proxy_url:
@@ -219,5 +239,169 @@ def test_two_users_behind_the_proxy_each_see_only_their_tenant(proxied: str) -> 
             assert "Not authorised: sign in to use this workbench." in body
             assert "lumen" not in body.lower() and "ventura" not in body.lower()
             stranger_ctx.close()
+        finally:
+            browser.close()
+
+
+#: Alice's upload: a file name and a sentence nothing else in the corpora holds.
+SECRET_NAME = "segredo-alice.md"
+SECRET = "O código do cofre da Alice é 7319."
+#: The answer's tier line, whichever tier: the page laid out an answer (or said that none passed the gate).
+TIER = re.compile(r"Answered with|No answer: no evidence passed the gate")
+SETTLED_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !document.querySelector('[data-stale="true"]');
+}"""
+
+
+def settle(page, timeout_ms: int = 300_000) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
+
+
+def nothing_of_alice(page, where: str, typed: tuple[str, ...] = ()) -> str:
+    """The page's whole text (and its HTML) holds neither Alice's file name, nor her sentence, nor its number, nor
+    her name, once the paths Bob typed himself (``typed``: echoed in his refusal lines and his boxes) are taken out;
+    ``where`` names the step in the failure. Returns the page's text."""
+    body, html = page.inner_text("body"), page.content()
+    for path in sorted(typed, key=len, reverse=True):  # the longest first: one may hold another
+        body, html = body.replace(path, "<typed>"), html.replace(path, "<typed>")
+    for text in (body, html):  # the number alone in the text only (the HTML's generated class names are random)
+        for secret in (SECRET_NAME, "segredo-alice", SECRET, "cofre da Alice") + (("7319",) if text is body else ()):
+            assert secret not in text, f"{where}: {secret!r} leaked:\n{body[-3000:]}"
+    assert "alice" not in body.lower(), f"{where}: Alice named:\n{body[-3000:]}"
+    return body
+
+
+def ask(page, question: str) -> None:
+    """Type ``question``, press Ask, wait until the page is laid out with a new timing line."""
+    before = timing_caption(page)
+    page.get_by_label("Question", exact=True).fill(question)
+    page.get_by_role("button", name="Ask").click()
+    page.wait_for_function(IDLE_JS, arg=before, timeout=300_000)
+
+
+def refused(page, raw: str, after: str = "", before: str = "") -> None:
+    """Wait for the one-line refusal of the path ``raw`` as inside the uploaded collections' folder (``before`` and
+    ``after``: the words the page puts around it)."""
+    line = (f"{before}refused: '{raw}' is inside the uploaded collections' folder; your own documents open from the "
+            f"sidebar's \"My documents\"{after}")
+    page.get_by_text(line).first.wait_for(timeout=120_000)
+    settle(page)
+
+
+def submit_box(page, label: str, value: str) -> None:
+    box = page.get_by_role("textbox", name=label, exact=True)
+    box.wait_for(timeout=300_000)
+    box.fill(value)
+    box.press("Enter")
+    settle(page)
+
+
+def test_one_users_uploads_are_never_shown_to_another(proxied: str, write_root: Path) -> None:
+    """Alice uploads a Markdown file through the sidebar's uploader and is answered from it; Bob, signed in at the
+    same time, never sees its name or its text: his own collection is empty, her collection's path is refused
+    (a link, the corpus box, the Evaluation and Team judging pages), and the write root opened as a folder corpus
+    reads the other file there but skips her collection."""
+    from playwright.sync_api import sync_playwright
+
+    collection = write_root / "uploads" / hashlib.sha256(b"alice@example.com").hexdigest()[:24]
+    (write_root / "aviso-publico.md").write_text("# Aviso\n\nA recepção do prédio atende das 9h às 17h.\n",
+                                                 encoding="utf-8")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            alice_ctx, alice = signed_in_page(browser, proxied, "s-alice")
+            bob_ctx, bob = signed_in_page(browser, proxied, "s-bob")
+
+            # 1. Alice chooses the file in the sidebar's uploader; the page opens her collection; she asks
+            alice.goto(proxied, wait_until="domcontentloaded")
+            alice.get_by_label("Question", exact=True).wait_for(timeout=300_000)
+            settle(alice)
+            sidebar = alice.locator('[data-testid="stSidebar"]')
+            uploader = sidebar.locator('[data-testid="stFileUploader"]')
+            uploader.first.wait_for(timeout=120_000)
+            uploader.locator('input[type="file"]').first.set_input_files(
+                [{"name": SECRET_NAME, "mimeType": "text/markdown",
+                  "buffer": f"# Segredo\n\n{SECRET}\n".encode("utf-8")}])
+            sidebar.get_by_text("ask about it now.").first.wait_for(timeout=300_000)
+            settle(alice)
+            side = sidebar.inner_text()
+            assert f"Added {SECRET_NAME}" in side and "My documents (1)" in side, side
+            assert (collection / ".collection.json").is_file(), sorted(p.name for p in collection.parent.iterdir())
+            ask(alice, "Qual é o código do cofre da Alice?")
+            body = alice.inner_text("body")
+            assert "7319" in body and SECRET in body, body[-3000:]
+            files_before = sorted(str(p.relative_to(collection)) for p in collection.rglob("*"))
+
+            # 2a. Bob's own collection, while Alice's session stays open: empty
+            bob.goto(f"{proxied}/?corpus=%40mine", wait_until="domcontentloaded")
+            bob.get_by_text("Your collection is empty").first.wait_for(timeout=300_000)
+            settle(bob)
+            body = nothing_of_alice(bob, "Bob's own collection")
+            assert "Signed in as bob@example.com" in body and "My documents (0)" in body, body[-3000:]
+
+            # 2b. her collection's path: in a link (as the corpus, the questions, the judgments file), then typed
+            files = sorted(p for p in collection.iterdir() if p.is_file() and not p.name.startswith("."))
+            assert [p.suffix for p in files] == [".md"], files
+            link = urllib.parse.urlencode({"corpus": str(collection), "questions": str(files[0]),
+                                           "judgments": str(collection / "judged.jsonl")})
+            bob.goto(f"{proxied}/?{link}", wait_until="domcontentloaded")
+            bob.get_by_text("URL parameter ignored: corpus: refused").first.wait_for(timeout=300_000)
+            settle(bob)
+            body = nothing_of_alice(bob, "a link naming Alice's collection", (str(files[0]),))
+            for key in ("corpus", "questions", "judgments"):
+                assert f"URL parameter ignored: {key}: refused" in body, body[-3000:]
+            assert body.count("inside the uploaded collections' folder") >= 3, body[-3000:]
+            for typed in (str(collection), str(files[0]), str(collection.parent), f"{collection}/../{collection.name}"):
+                submit_box(bob, "Corpus file or folder", typed)
+                refused(bob, typed, "; still using the lab corpus")
+                nothing_of_alice(bob, f"the corpus box naming {typed}", (typed, str(files[0])))
+
+            # 2c. the folder above the uploads as a corpus: the other file is read, her collection skipped
+            submit_box(bob, "Corpus file or folder", str(write_root))
+            bob.get_by_text("1 documents · 1 chunks").first.wait_for(timeout=300_000)
+            settle(bob)
+            nothing_of_alice(bob, "the write root as a corpus", (str(files[0]),))
+            for question in ("Qual é o código do cofre?", "Quando a recepção do prédio atende?"):
+                ask(bob, question)
+                assert TIER.search(bob.inner_text("body"))  # answered, or no answer passed the gate
+                body = nothing_of_alice(bob, f"{question!r} over the write root", (str(files[0]),))
+            assert "aviso-publico#0" in body, body[-3000:]  # the folder was searched (its other file found)
+
+            # 2d. the Evaluation page's My set and the Team judging page's boxes
+            bob.goto(f"{proxied}/Evaluation", wait_until="domcontentloaded")
+            run = bob.get_by_role("button", name="Run the evaluation")
+            run.wait_for(timeout=300_000)
+            settle(bob)
+            nothing_of_alice(bob, "the Evaluation page")
+            bob.get_by_text("My set (corpus").first.click()
+            settle(bob)
+            lab_questions = Path(__file__).resolve().parents[2] / "data" / "lab" / "questions.jsonl"
+            # her collection as the corpus; then the write root as the corpus and her file as the questions
+            for corpus, questions, named in ((str(collection), str(lab_questions), str(collection)),
+                                             (str(write_root), str(files[0]), str(files[0]))):
+                bob.get_by_role("textbox", name="Corpus (My set)").fill(corpus)
+                bob.get_by_role("textbox", name="Questions (My set)").fill(questions)
+                run.click()
+                refused(bob, named, "", "The evaluation did not run: ")
+                nothing_of_alice(bob, f"the Evaluation page with {corpus!r}, {questions!r}", (str(files[0]),))
+            bob.goto(f"{proxied}/Judging", wait_until="domcontentloaded")
+            bob.get_by_text("Team judging").first.wait_for(timeout=300_000)
+            settle(bob)
+            nothing_of_alice(bob, "the Team judging page")
+            submit_box(bob, "Question set (JSONL, BEIR or SQuAD)", str(files[0]))
+            refused(bob, str(files[0]))
+            submit_box(bob, "Ratings file (JSONL)", str(collection / "ratings.jsonl"))
+            refused(bob, str(collection / "ratings.jsonl"))
+            nothing_of_alice(bob, "the Team judging page naming Alice's files", (str(files[0]),))
+
+            # nothing was written into her collection; she still has her document
+            assert sorted(str(p.relative_to(collection)) for p in collection.rglob("*")) == files_before
+            alice.reload(wait_until="domcontentloaded")
+            alice.get_by_text("My documents (1)").first.wait_for(timeout=300_000)
+            alice_ctx.close()
+            bob_ctx.close()
         finally:
             browser.close()

@@ -276,3 +276,108 @@ def test_a_pdf_citation_names_its_page_and_section(server, browser, data_root: P
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "pdf_citation.png"), full_page=False)
     page.close()
+
+
+def _upload_gazette_pdf() -> bytes:
+    """A 3-page PDF written by reportlab (tests/app/test_upload_page.py's): each page a heading, one fact of its own
+    and 15 lines of other matters (a page is more than one chunk); the jardinagem fee is page 2's fact."""
+    import io
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    facts = ["O Conselho Municipal reúne-se na primeira segunda-feira de cada mês.",
+             "A taxa de inscrição no concurso de jardinagem é de quarenta e dois reais.",
+             "O prazo para recorrer da multa de trânsito é de trinta dias corridos."]
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    pdf.setTitle("Diário Oficial do Município")
+    for number, fact in enumerate(facts, 1):
+        pdf.setFont("Helvetica-Bold", 16)
+        pdf.drawString(72, 780, f"Seção {number}")
+        pdf.setFont("Helvetica", 11)
+        pdf.drawString(72, 750, fact)
+        for line in range(15):
+            pdf.drawString(72, 730 - 14 * line, f"Item {number}.{line}: a ata {line} da sessão {number} foi lida e "
+                                                 "aprovada sem emendas pelos presentes.")
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+def _choose_files(page, files: list[tuple[str, bytes, str]]) -> None:
+    """Choose ``files`` in the sidebar's uploader through its own file input (as a click on "Browse files" would)."""
+    uploader = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"]')
+    uploader.first.wait_for(timeout=120_000)
+    uploader.locator('input[type="file"]').first.set_input_files(
+        [{"name": name, "mimeType": mime, "buffer": data} for name, data, mime in files])
+
+
+def _ask_over(sidebar) -> str:
+    """The option chosen in the sidebar's "Ask over" radio."""
+    control = sidebar.get_by_role("radiogroup", name="Ask over")
+    return control.locator("label:has(input:checked)").first.inner_text(timeout=60_000).strip()
+
+
+def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt_one_is_refused_by_name(
+        server, browser, tmp_path: Path) -> None:
+    """The sidebar's uploader, through the page's own file input (the server's write root is the module's temporary
+    data root): choosing the PDF starts the work with no other click and the page switches to "My documents (1)"
+    (``corpus=@mine``); a question about page 2's fact is answered from it, the citation naming the file and the
+    card the pages; a corrupt ``contrato.pdf`` is refused in one line naming it and why, the answer unchanged.
+    Screenshots: ``/tmp/upload-during.png`` (the bars, when caught), ``/tmp/upload-after.png`` and the refusal
+    ``/tmp/upload-refused.png``, copies in ``tmp_path``."""
+    question = "Qual é a taxa de inscrição no concurso de jardinagem?"
+    cited = "Diário Oficial.pdf · pp. 1-2"   # "[1] diário-oficial#2 · Diário Oficial.pdf · pp. 1-2"
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(server["url"], wait_until="domcontentloaded")
+    page.get_by_label("Question", exact=True).wait_for(timeout=300_000)
+    settle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+
+    started = time.perf_counter()
+    _choose_files(page, [("Diário Oficial.pdf", _upload_gazette_pdf(), "application/pdf")])
+    try:  # the bars while the file is read and embedded: looked at, never asserted (they may pass too fast)
+        bar = sidebar.locator('[data-testid="stProgress"]').first
+        bar.wait_for(timeout=60_000)
+        bar.scroll_into_view_if_needed(timeout=5_000)
+        page.screenshot(path="/tmp/upload-during.png")
+    except Exception as exc:  # noqa: BLE001 - a missed glimpse is no failure
+        print(f"no screenshot while the bars showed: {exc}")
+    sidebar.get_by_text("ask about it now.").first.wait_for(timeout=300_000)
+    settle(page)
+    uploaded_s = time.perf_counter() - started
+    assert _ask_over(sidebar) == "My documents (1)"   # the "Ask over" radio switched by the upload itself
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get("corpus") == ["@mine"], page.url
+    side = sidebar.inner_text()
+    assert "Added Diário Oficial.pdf (7 chunks): ask about it now." in side, side
+    assert "Not added" not in side
+    assert "200MB per file" not in side   # the widget states the app's own limit (50 MB), not Streamlit's default
+    for shot in (tmp_path / "upload-after.png", Path("/tmp/upload-after.png")):
+        page.screenshot(path=str(shot))
+
+    ask(page, question)
+    body = page.inner_text("body")
+    assert "quarenta e dois reais" in body and cited in body, body[-3000:]
+    assert "Page: pp. 1-2" in body  # the top chunk's card: the fact opens page 2, its chunk starts on page 1
+
+    _choose_files(page, [("contrato.pdf", b"not a pdf", "application/pdf")])
+    refusal = sidebar.get_by_text("its bytes are not PDF")
+    refusal.first.wait_for(timeout=300_000)
+    settle(page)
+    lines = [line for line in page.inner_text("body").splitlines() if "contrato.pdf" in line]
+    assert lines == ["Not added: contrato.pdf: its bytes are not PDF, whatever its extension says"], lines
+    assert _ask_over(sidebar) == "My documents (1)"
+    for shot in (tmp_path / "upload-refused.png", Path("/tmp/upload-refused.png")):
+        page.screenshot(path=str(shot))
+    whole = page.locator("body").text_content() or ""   # hidden text too (collapsed expanders, other tabs)
+    assert "Traceback" not in whole and page.locator('[data-testid="stException"]').count() == 0
+
+    ask(page, question)
+    body = page.inner_text("body")
+    assert "quarenta e dois reais" in body and cited in body and "Page: pp. 1-2" in body, body[-3000:]
+    assert "contrato" not in (page.locator("body").text_content() or "")   # the collection untouched
+    whole = page.locator("body").text_content() or ""
+    assert "Traceback" not in whole and page.locator('[data-testid="stException"]').count() == 0
+    print(f"PDF chosen → 'Added' line settled in {uploaded_s:.1f} s")
+    page.close()

@@ -243,6 +243,11 @@ def test_two_owners_get_their_own_collections_and_no_path_opens_one(tmp_path: Pa
             roots.confine_input(str(path), settings)
     with pytest.raises(PathRefused, match="uploaded collections' folder"):
         roots.confine_output(str(bia_root / "judgments.jsonl"), settings)
+    # the same refusal whether or not the path exists: no typed path tells who has a collection or what it holds
+    for path in (bia_root / "nao-existe.md", collection_for(settings, "carla").root):
+        for confine in (roots.confine_input, roots.confine_output):
+            with pytest.raises(PathRefused, match="uploaded collections' folder"):
+                confine(str(path), settings)
     assert roots.confine_output(str(write / "judgments" / "j.jsonl"), settings) == \
         (write / "judgments" / "j.jsonl").resolve()
 

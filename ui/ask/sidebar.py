@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import streamlit as st
 
+from retrieval.backends.base import DAMAGED, StoreStatusError
 from retrieval.core.errors import CorpusError, PathRefused
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions, visible_tenants
@@ -26,7 +27,7 @@ from ..escape import code, md
 from ..format import num
 from ..i18n import t
 from ..intake import intake_panel
-from ..reasons import reason
+from ..reasons import as_reason, reason
 from ..widgets import pages_and_language
 from . import compare
 from . import uploads as my_uploads
@@ -138,9 +139,9 @@ def corpus_panel(page: AskPage) -> Corpus:
     if ss.get("corpus_source") not in SOURCES:
         ss.corpus_source = "path"
     mine = my_uploads.documents(page)
-    st.segmented_control(t("corpus_source", lang), SOURCES, key="corpus_source", required=True,
-                         format_func=lambda v: t("source_mine", lang, n=num(len(mine), ",d", lang)) if v == "mine"
-                         else t("source_path", lang))
+    st.radio(t("corpus_source", lang), SOURCES, key="corpus_source",
+             format_func=lambda v: t("source_mine", lang, n=num(len(mine), ",d", lang)) if v == "mine"
+             else t("source_path", lang))
     waiting = waiting_line(lang)
     if ss.corpus_source == "mine":
         bench = _my_collection(page, mine, waiting)
@@ -149,7 +150,7 @@ def corpus_panel(page: AskPage) -> Corpus:
                       help=t("corpus_help", lang))
         bench = _typed_corpus(page)
         my_uploads.upload_panel(page, waiting)
-    my_uploads.notes(lang)
+        my_uploads.notes(lang)
     state = bench.state
     # Under a policy the sizes are those of the user's tenants: the page says nothing of the others.
     n_docs, n_chunks = resources.corpus_size(state, visible_tenants(state.tenants, access.allowed)
@@ -174,6 +175,8 @@ def corpus_panel(page: AskPage) -> Corpus:
             except (CorpusError, PathRefused) as exc:
                 status.update(label=t("reindex_failed", lang, error=reason(str(exc), lang)), state="error")
         state = bench.state
+    if store_damaged(state.store_reason, ss.get("traces")):
+        state = rebuild_button(page, bench, state)
     questions = _questions(page, state)
     multi_tenant = bool(state.tenants)
     # The corpus' tenants this user may open (all of them in single-user mode), as the corpus writes them.
@@ -186,6 +189,41 @@ def corpus_panel(page: AskPage) -> Corpus:
 
 #: Where the corpus comes from: a file or folder typed (the lab corpus when empty), or the user's own uploads.
 SOURCES = ["path", "mine"]
+
+
+def store_damaged(store_reason: Any, traces: Mapping[str, Any] | None) -> bool:
+    """Whether the loaded corpus' store reason, or the latest request's tier reason, says the store is damaged
+    (:data:`retrieval.backends.base.DAMAGED`, read from the codes)."""
+    latest = list(traces.values())[-1] if traces else None
+    why = latest.get("tier_reason_code") if isinstance(latest, Mapping) else None
+    return any(found is not None and found.mentions(DAMAGED.code)
+               for found in (as_reason(store_reason), as_reason(why)))
+
+
+def rebuild_button(page: AskPage, bench: Any, state: Any) -> Any:
+    """"Rebuild the index" (``index --rebuild``): the damaged store moved aside, the corpus indexed again; returns
+    the state in use (the previous one when the rebuild failed)."""
+    ss, lang = st.session_state, page.lang
+    if not st.button(t("rebuild", lang), help=t("rebuild_help", lang), type="primary"):
+        return state
+    with st.status(t("rebuilding", lang)) as status:
+        try:
+            target = str(state.corpus_path) if ss.corpus_source == "mine" else ss.active_corpus or None
+            if ss.corpus_source != "mine" and ss.active_corpus:
+                roots.confine_input(ss.active_corpus, page.base)
+            moved, fresh = bench.rebuild(target, on_progress=embedding_bar(lang))
+            resources.store_states_later(bench)
+            added = num(fresh.sync.added if fresh.sync else 0, ",d", lang)
+            if fresh.sync is None:
+                status.update(label=t("reindexed_no_vectors", lang, why=reason(fresh.store_reason, lang)),
+                              state="error")
+            else:
+                status.update(label=t("rebuilt", lang, moved=code(str(moved)), added=added) if moved is not None
+                              else t("rebuilt_whole", lang, added=added), state="complete")
+            ss.traces = {}   # answers given on the damaged store are not shown again as current
+        except (CorpusError, PathRefused, StoreStatusError) as exc:
+            status.update(label=t("rebuild_failed", lang, error=reason(str(exc), lang)), state="error")
+    return bench.state
 
 
 def _typed_corpus(page: AskPage) -> Any:
@@ -227,11 +265,11 @@ def _my_collection(page: AskPage, mine: list[Any], waiting: Any) -> Any:
     ss, lang = st.session_state, page.lang
     folder = my_uploads.folder(page)
     my_uploads.upload_panel(page, waiting)
+    my_uploads.notes(lang)   # what the last upload did, under the uploader
     note = ss.pop("removed_note", None)
     if note:
         st.success(note)
     if folder is None or not mine:
-        my_uploads.notes(lang)
         st.info(t("mine_empty", lang))
         st.stop()
     corpus = str(folder)

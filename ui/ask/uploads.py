@@ -5,6 +5,7 @@ is :mod:`retrieval.serving.uploads`'s; this module lays it out."""
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -103,7 +104,8 @@ def upload_panel(page: Any, waiting: Callable[[Any], None]) -> None:
     ss.setdefault("upload_gen", 0)
     extensions = [ext.lstrip(".") for ext in accepted_extensions()]
     chosen = st.file_uploader(t("up_label", lang), type=extensions, accept_multiple_files=True,
-                              key=f"uploader_{ss.upload_gen}", help=t("up_help", lang, limits=limits_line(page)))
+                              key=f"uploader_{ss.upload_gen}", help=t("up_help", lang, limits=limits_line(page)),
+                              max_upload_size=widget_limit_mb(page.base))
     if not chosen:
         return
     files = [(f.name, f.getvalue()) for f in chosen]
@@ -135,6 +137,15 @@ def notes(lang: str) -> None:
         st.success(t("up_added", lang, name=code(name), chunks=num(chunks, ",d", lang)))
     for line in done["refused"]:
         st.error(t("up_refused", lang, line=md(line)))
+
+
+def widget_limit_mb(settings: Any) -> int:
+    """The size per file the uploader states under its button ("50MB per file") and checks in the browser, in whole
+    MB: the app's own limit (``upload_max_file_mb``, rounded up: the app refuses what lies between with its own
+    line), never above Streamlit's ``server.maxUploadSize``, which the server enforces whatever the widget says.
+    Left to Streamlit, the widget would state its 200 MB default while the app refuses above 50 MB."""
+    server = int(st.get_option("server.maxUploadSize"))
+    return max(1, min(math.ceil(settings.upload_max_file_mb), server))
 
 
 def limits_line(page: Any) -> str:
