@@ -140,6 +140,9 @@ class Settings(BaseSettings):
                                 "(for thousands of tenants). A change moves the stored vectors at the next index.")
     max_question_chars: int = Field(2000, ge=1, le=MAX_QUESTION_CHARS, description="Longest question accepted "
                                     "(at most 20,000 characters).")
+    max_concurrent_requests: int = Field(0, ge=0, le=256, description="Questions one app process works on at "
+                                         "once; the others wait in arrival order, each page saying how many are "
+                                         "ahead of it (0 = the machine's cores).")
     answer_language: Literal["pt", "en"] = Field(
         "pt", description="Language of the answer's fixed texts (the abstention, the extractive note): 'pt' or "
         "'en' (the app sets it from its interface language). A configured LLM answers as it is asked.")

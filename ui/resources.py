@@ -17,6 +17,7 @@ import streamlit as st
 from retrieval.ingest.corpus import load_questions
 from retrieval.backends.embedders import load_embedder
 from retrieval.core import safeio
+from retrieval.core.admission import Admission
 from retrieval.core.redact import install_log_redaction
 from retrieval.serving import roots
 from retrieval.core.types import Question
@@ -91,6 +92,13 @@ def build_workbench(corpus: str, index_settings: str, on_progress: Callable[[int
     bench.load_corpus(corpus or None, on_progress=on_progress, on_wait=on_wait)
     store_states_later(bench)
     return bench
+
+
+@st.cache_resource(show_spinner=False)
+def admission(slots: int) -> Admission:
+    """The process' admission gate (:class:`retrieval.core.admission.Admission`): ``slots`` questions run at once
+    (0: the cores), the others wait in arrival order."""
+    return Admission(slots)
 
 
 def store_states_later(bench: Workbench) -> None:

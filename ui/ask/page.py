@@ -323,7 +323,15 @@ def ask(page: AskPage, choices: Choices) -> Asked:
                           lang, tag], sort_keys=True, default=str)
         if fresh or sig not in ss.traces:
             ss.traces = {k: v for k, v in list(ss.traces.items())[-11:]}
-            ss.traces[sig] = corpus.bench.ask(question, filters, settings=settings).to_dict()
+            queue = st.empty()
+
+            def waiting(ahead: int) -> None:  # this process is at its limit: the page says where it stands
+                queue.info(t("queue_wait", lang, ahead=ahead + 1, running=gate.running))
+
+            gate = resources.admission(page.base.max_concurrent_requests)
+            with gate.enter(waiting):
+                queue.empty()
+                ss.traces[sig] = corpus.bench.ask(question, filters, settings=settings).to_dict()
         else:
             ss.traces[sig] = ss.traces.pop(sig)  # the most recent last: the one kept longest
         return ss.traces[sig]

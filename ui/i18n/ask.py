@@ -16,6 +16,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "transforms": {"en": "Query transforms", "pt": "Transformações da consulta"},
     "question": {"en": "Question", "pt": "Pergunta"},
     "ask": {"en": "Ask", "pt": "Perguntar"},
+    "queue_wait": {"en": "Busy: {running} questions are being answered; yours is number {ahead} in line and starts "
+                         "as soon as one ends.",
+                   "pt": "Ocupado: {running} perguntas estão sendo respondidas; a sua é a número {ahead} da fila e "
+                         "começa assim que uma terminar."},
     "type_question": {"en": "Type a question (or pick a labeled one in the sidebar) and press **Ask**.",
                       "pt": "Digite uma pergunta (ou escolha uma rotulada na barra lateral) e clique em **Perguntar**."},
     "answer": {"en": "Answer", "pt": "Resposta"},
