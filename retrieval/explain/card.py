@@ -2,7 +2,8 @@
 
 BM25 per term, the cosine and dense rank, the fused score's terms as the fusion method declares them (RRF: ``w / (k
 + r)`` per list, Cormack, Clarke and Büttcher, 2009, ranks from 1, ``k`` the request's ``rrf_k``; CombSUM and the
-convex combination: each list's weighted min-max normalized score), the reranker's score and, for a reranker whose
+convex combination and ranx's weighted sums: each list's weighted normalized score; CombMNZ and ISR: the number of
+lists times each list's min-max score or 1/rank²), the reranker's score and, for a reranker whose
 items carry them, each feature's contribution (raw LambdaMART units: they sum, with the bias, to the score; not a
 probability), and the gate's decision. Plain values; the page writes them in its language.
 """
@@ -24,7 +25,7 @@ def _method(trace: Mapping[str, Any]) -> Any:
 
 def rrf_terms(trace: Mapping[str, Any], chunk_id: str) -> list[dict[str, Any]]:
     """The fused item's terms, one per ranker that found it (the order of the trace):
-    ``{ranker, rank, k, weight, value, recorded}``.
+    ``{ranker, rank, k, weight, value, recorded, lists}`` (``lists``: how many lists hold the chunk).
 
     For a rank-based method (its declaration's ``rank_based``: RRF, weighted RRF) ``value`` is the formula
     ``weight / (k + rank)`` with ``k`` the request's ``rrf_k`` and ranks from 1, ``weight`` read back by the
@@ -42,11 +43,11 @@ def rrf_terms(trace: Mapping[str, Any], chunk_id: str) -> list[dict[str, Any]]:
     ranks, contributions = item.get("ranks") or {}, item.get("contributions") or {}
     out = []
     for ranker, recorded in contributions.items():
-        term = Term(ranker, ranks.get(ranker), k, recorded, weights)
+        term = Term(ranker, ranks.get(ranker), k, recorded, weights, len(contributions))
         weight = method.term_weight(term) if method is not None else 1.0
         value = weight / (k + term.rank) if method is not None and method.rank_based and term.rank is not None else None
         out.append({"ranker": ranker, "rank": term.rank, "k": k, "weight": weight, "value": value,
-                    "recorded": recorded})
+                    "recorded": recorded, "lists": term.lists})
     return out
 
 
@@ -61,7 +62,8 @@ def term_formula(trace: Mapping[str, Any], term: Mapping[str, Any], lang: str = 
     """One term of the card's formula as the trace's fusion method writes it (``1/(60 + 3)``, ``0.5·1/(60 + 3)``,
     ``0.3·0.8123``), numbers in ``lang``."""
     method = _method(trace)
-    t = Term(term["ranker"], term["rank"], term["k"], term["recorded"], _weights(trace.get("settings") or {}))
+    t = Term(term["ranker"], term["rank"], term["k"], term["recorded"], _weights(trace.get("settings") or {}),
+             term.get("lists", 1))
     return method.formula(t, lang) if method is not None else str(term["recorded"])
 
 

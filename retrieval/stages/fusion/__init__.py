@@ -5,10 +5,12 @@ they are imported here (the order they are offered in)."""
 from .rrf import rrf, weighted_rrf
 from .combsum import combsum
 from .convex import CONVEX_DEFAULT_WEIGHT, convex, convex_weight
+from .wsum import wsum
+from .combmnz import combmnz, isr
 # isort: on
 from .base import (GENERATORS, MAX_WEIGHT, METHODS, FusionMethod, Term, check_weight_names, fuse, method,
                    parse_weights, round_robin, variant_technique)
 
 __all__ = ["CONVEX_DEFAULT_WEIGHT", "GENERATORS", "MAX_WEIGHT", "METHODS", "FusionMethod", "Term",
-           "check_weight_names", "combsum", "convex", "convex_weight", "fuse", "method", "parse_weights",
-           "round_robin", "rrf", "variant_technique", "weighted_rrf"]
+           "check_weight_names", "combmnz", "combsum", "convex", "convex_weight", "fuse", "isr", "method", "parse_weights",
+           "round_robin", "rrf", "variant_technique", "weighted_rrf", "wsum"]

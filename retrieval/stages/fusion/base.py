@@ -61,6 +61,8 @@ class Term:
     k: int
     recorded: float
     weights: Mapping[str, float]
+    #: How many of the request's lists hold the item (CombMNZ and ISR multiply by it).
+    lists: int = 1
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,18 @@ def fuse(lists: Mapping[str, RankedList], method_name: str = "rrf", k: int = 60,
         InvalidSetting: an unknown method (a ``ValueError``).
     """
     return method(method_name).fuse(lists, k, weights or {})
+
+
+def refuses_weights(method_name: str) -> Callable[[Mapping[str, float]], None]:
+    """A ``check_weights`` for a method that takes no weights: any weight is refused, naming the methods that
+    take them (those whose ``check_weights`` was not made here)."""
+    def check(weights: Mapping[str, float]) -> None:
+        if weights:
+            takers = [m.name for m in METHODS if not getattr(m.check_weights, "refuses", False)]
+            names = ", ".join(takers[:-1]) + (f" or {takers[-1]}" if len(takers) > 1 else "".join(takers))
+            raise InvalidSetting(f"weights need fusion={names} ({method_name} ignores them)")
+    check.refuses = True  # type: ignore[attr-defined]
+    return check
 
 
 def parse_weights(text: str) -> dict[str, float]:

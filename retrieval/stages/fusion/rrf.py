@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ...core.errors import InvalidSetting
 from ...core.kinds import Text
 from ...core.types import RankedList
 from .base import (METHODS, FusionMethod, check_weight_names, checked_weight, fused_items, rank_formula,
-                   weight_note, weight_of)
+                   refuses_weights, weight_note, weight_of)
 
 
 def rrf(
@@ -81,12 +80,8 @@ def weighted_rrf(
     return RankedList("fused", "weighted rrf", fused.items, note)
 
 
-def _no_weights(weights: Mapping[str, float]) -> None:
-    """Plain RRF takes no weights: any weight is refused, naming the methods that take them."""
-    if weights:
-        takers = [m.name for m in METHODS if m.check_weights is not _no_weights]
-        names = ", ".join(takers[:-1]) + (f" or {takers[-1]}" if len(takers) > 1 else "".join(takers))
-        raise InvalidSetting(f"weights need fusion={names} (plain rrf ignores them)")
+#: Plain RRF takes no weights: any weight is refused, naming the methods that take them.
+_no_weights = refuses_weights("plain rrf")
 
 
 METHODS.declare(FusionMethod(
