@@ -37,7 +37,7 @@ MAX_TENANT_BUCKETS = 100_000
 #: models a Workbench loads once (the judge's folder): they live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
-                  "bm25_engine", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
+                  "bm25_engine", "bm25_analyzer", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
                   "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
                   "reader_state_mb", "reader_states_at_index", "memory_mb")
 #: Index-level settings of the reader's state store only: they change how states are kept, never which chunks an
@@ -66,8 +66,10 @@ class Settings(BaseSettings):
     fusion: str = Field(
         "rrf", description="The fusion method, one of those declared in retrieval/stages/fusion/ (shipped: 'rrf', "
         "'weighted_rrf' with per-ranker weights, 'combsum' over min-max normalized scores, 'convex' w·BM25 + "
-        "(1−w)·cosine with w from fusion_weights 'bm25=w', default 0.5).")
-    fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum: 'bm25=1.0,dense=0.5' "
+        "(1−w)·cosine with w from fusion_weights 'bm25=w', default 0.5; as ranx computes them: 'combmnz' and 'isr' "
+        "(no weights), 'wsum_minmax', 'wsum_zmuv', 'wsum_sum' weighted sums of min-max, z-score or sum normalized "
+        "scores).")
+    fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum / wsum_*: 'bm25=1.0,dense=0.5' "
                                 "(each a finite number from 0 to 1,000,000); for convex one weight 'bm25=w', w in "
                                 "[0, 1].")
     reranker_model: str = Field(
@@ -129,6 +131,10 @@ class Settings(BaseSettings):
     embedding_model: str = Field("e5-small", description="'e5-small', 'use-m3', 'minilm' or a ST name/path.")
     bm25_engine: Literal["rank-bm25", "bm25s"] = Field("bm25s", description="The BM25 engine (both rank alike; "
                                                        "bm25s is the fast one: docs/benchmark.md).")
+    bm25_analyzer: Literal["fold", "portuguese", "english"] = Field(
+        "fold", description="BM25's analyser, the same for chunks and questions: 'fold' (case and accent "
+        "folding, no stemming) or 'portuguese'/'english' (plain words reduced to their Snowball stems; codes, "
+        "numbers and identifiers kept whole). Local backend only.")
     hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
                                 "ef_search; its default is 100): higher gives recall for latency.")
     tenant_field: str = Field("tenant", description="The metadata field that names a chunk's tenant (a request "
@@ -329,6 +335,13 @@ class Settings(BaseSettings):
         if self.chunk_overlap >= self.chunk_tokens:
             raise ValueError(f"chunk_overlap={self.chunk_overlap}: must be smaller than chunk_tokens "
                              f"({self.chunk_tokens})")
+        return self
+
+    @model_validator(mode="after")
+    def _analyzer_takes_effect(self) -> "Settings":
+        if self.bm25_analyzer != "fold" and self.backend == "milvus":
+            raise ValueError(f"bm25_analyzer={self.bm25_analyzer}: the milvus backend's sparse BM25 does not "
+                             "stem; use bm25_analyzer=fold or backend=local")
         return self
 
     @model_validator(mode="after")

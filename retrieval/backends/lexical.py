@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 import numpy as np
 
 from ..core.filters import Filters, typed
+from ..core.analysis import DEFAULT_ANALYZER, analyzer_function, check_analyzer
 from ..core.text import tokenize
 from ..core.types import Chunk, RankedList, ScoredItem
 
@@ -234,18 +235,25 @@ class CountFrequencies:
 class _TenantIndex:
     """One tenant's chunks, their BM25 engine, and metadata columns (built on first use) for filter masks."""
 
-    def __init__(self, chunks: list[Chunk], engine: str) -> None:
+    def __init__(self, chunks: list[Chunk], engine: str, analyzer: str = DEFAULT_ANALYZER) -> None:
         self.chunks = tuple(chunks)
-        self.engine = ENGINES[engine](tokenize(c.indexed_text) for c in chunks)
+        self.analyzer = analyzer
+        analyze = analyzer_function(analyzer)
+        self.engine = ENGINES[engine](analyze(c.indexed_text) for c in chunks)
         self._columns: dict[str, tuple[np.ndarray, dict[Any, int]]] = {}
         self._masks: dict[tuple[str, tuple[Any, ...]], np.ndarray] = {}
         self._lock = threading.Lock()  # requests share the index
         self._counts: Counter[str] | None = None
 
     def document_frequencies(self) -> tuple[int, Callable[[str], int]]:
-        """The engine's posting lists where it keeps them (bm25s), else each token's chunks counted once."""
+        """The engine's posting lists where it keeps them (bm25s), else each token's chunks counted once.
+
+        Always over :func:`~retrieval.core.text.tokenize`'s folded tokens, whatever the analyser: the learned
+        judge reads these statistics with folded tokens (its features were trained on them), so with a
+        stemming analyser they are counted from the chunks once, on first use, not read from the stemmed
+        postings."""
         vocab = getattr(self.engine, "vocab", None)
-        if vocab is not None and hasattr(self.engine, "indptr"):
+        if vocab is not None and hasattr(self.engine, "indptr") and self.analyzer == DEFAULT_ANALYZER:
             return int(self.engine.n_docs), PostingFrequencies(vocab, self.engine.indptr)
         with self._lock:
             if self._counts is None:
@@ -308,18 +316,24 @@ class LexicalIndex:
     per-chunk Python object is kept besides what the engine needs: filters are vectorized masks over metadata
     columns, selection uses ``np.argpartition``, and per-term contributions are computed for the returned
     chunks only.
+
+    ``analyzer`` (:mod:`retrieval.core.analysis`: ``fold``, ``portuguese``, ``english``) makes the tokens of
+    the chunks and of every query alike; with a stemming analyser the items' ``terms`` are keyed by stems.
     """
 
-    def __init__(self, chunks: Sequence[Chunk], tenant_field: str, engine: str = "bm25s") -> None:
+    def __init__(self, chunks: Sequence[Chunk], tenant_field: str, engine: str = "bm25s",
+                 analyzer: str = DEFAULT_ANALYZER) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown BM25 engine '{engine}' (use one of {', '.join(ENGINES)})")
         self.engine = engine
+        self.analyzer = check_analyzer(analyzer)
+        self._analyze = analyzer_function(analyzer)
         self.tenant_field = tenant_field
         # Keyed by the tenant's exact identity (type and value): tenants True and 1 get two indexes.
         groups: dict[tuple[str, object], list[Chunk]] = {}
         for chunk in chunks:
             groups.setdefault(typed(chunk.metadata.get(tenant_field)), []).append(chunk)
-        self._indexes = {tenant: _TenantIndex(group, engine) for tenant, group in groups.items()}
+        self._indexes = {tenant: _TenantIndex(group, engine, analyzer) for tenant, group in groups.items()}
 
     def size(self, tenant: object = None) -> int:
         """Number of chunks in the index of ``tenant``, matched exactly in type and value (``None`` for a corpus
@@ -336,7 +350,8 @@ class LexicalIndex:
         """Rank the chunks of the filters' tenant that match every filter.
 
         Args:
-            query_text: the query; tokenized with :func:`retrieval.core.text.tokenize`.
+            query_text: the query; read by the index's analyser (:func:`retrieval.core.analysis.analyze`:
+                :func:`retrieval.core.text.tokenize`, plain words stemmed unless the analyser is ``fold``).
             filters: applied before selection (a chunk outside them is never scored into the list).
             window: maximum number of items returned.
 
@@ -346,7 +361,7 @@ class LexicalIndex:
         """
         tenants = filters.get(self.tenant_field)
         keys = [typed(t) for t in tenants] if tenants is not None else list(self._indexes)
-        query = list(dict.fromkeys(tokenize(query_text)))
+        query = list(dict.fromkeys(self._analyze(query_text)))
         found: list[tuple[float, str, ScoredItem]] = []
         if query and window > 0:
             for key in keys:

@@ -46,7 +46,7 @@ def open_local(req: OpenRequest) -> Opened:
     """BM25 rebuilt from the chunks; the Chroma collections synced (the client from ``req.client``, which the
     Workbench keeps open for its corpora)."""
     s = req.settings
-    lexical = LexicalIndex(req.chunks, s.tenant_field, s.bm25_engine)
+    lexical = LexicalIndex(req.chunks, s.tenant_field, s.bm25_engine, s.bm25_analyzer)
     if req.embedder is None:
         return Opened(lexical, None, NO_EMBEDDER(why=req.embedder_reason))
     client, why = req.client() if req.client is not None else chroma_client(s)
