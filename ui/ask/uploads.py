@@ -14,6 +14,7 @@ import streamlit as st
 
 from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.ingest.collection import Entry
+from retrieval.ingest.formats import FORMATS
 from retrieval.ingest.upload import accepted_extensions
 from retrieval.learned.reader.loader import forget_passages
 from retrieval.serving import uploads
@@ -22,6 +23,7 @@ from .. import resources
 from ..escape import code, md
 from ..format import num
 from ..i18n import t
+from ..intake import counted
 from ..reasons import reason
 from .page import MINE  # noqa: F401 - the link's name of the collection, used by the sidebar
 
@@ -134,7 +136,7 @@ def notes(lang: str) -> None:
     if not done:
         return
     for name, chunks in done["added"]:
-        st.success(t("up_added", lang, name=code(name), chunks=num(chunks, ",d", lang)))
+        st.success(t("up_added", lang, name=code(name), chunks=counted("up_chunks", chunks, lang)))
     for line in done["refused"]:
         st.error(t("up_refused", lang, line=md(line)))
 
@@ -164,10 +166,10 @@ def documents_list(page: Any, entries: Sequence[Entry], state: Any, waiting: Cal
     for entry in entries:
         left, right = st.columns([6, 1], vertical_alignment="center")
         n_pages = pages.get(entry.doc_id, ("", 0))[1]
-        parts = [entry.format.upper()]
+        parts = [FORMATS.get(entry.format).label(lang) if entry.format in FORMATS else entry.format]
         if n_pages:
-            parts.append(t("up_pages", lang, n=num(n_pages, ",d", lang)))
-        parts.append(t("up_chunks", lang, n=num(chunks.get(entry.doc_id, 0), ",d", lang)))
+            parts.append(counted("up_pages", n_pages, lang))
+        parts.append(counted("up_chunks", chunks.get(entry.doc_id, 0), lang))
         left.markdown(f"{md(entry.name)}  \n:gray[{' · '.join(parts)}]")
         if right.button(":material/delete:", key=f"rm_{entry.doc_id}", help=t("up_remove", lang, name=entry.name)):
             _remove(page, entry, waiting)
