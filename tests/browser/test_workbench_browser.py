@@ -325,8 +325,8 @@ def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt
     data root): choosing the PDF starts the work with no other click and the page switches to "My documents (1)"
     (``corpus=@mine``); a question about page 2's fact is answered from it, the citation naming the file and the
     card the pages; a corrupt ``contrato.pdf`` is refused in one line naming it and why, the answer unchanged.
-    Screenshots: ``/tmp/upload-during.png`` (the bars, when caught), ``/tmp/upload-after.png`` and the refusal
-    ``/tmp/upload-refused.png``, copies in ``tmp_path``."""
+    Screenshots in ``tmp_path``: ``upload-during.png`` (the bars, when caught), ``upload-after.png`` and the refusal
+    ``upload-refused.png`` (the docs' images of the uploader are these)."""
     question = "Qual é a taxa de inscrição no concurso de jardinagem?"
     cited = "Diário Oficial.pdf · pp. 1-2"   # "[1] diário-oficial#2 · Diário Oficial.pdf · pp. 1-2"
     page = browser.new_page(viewport={"width": 1366, "height": 900})
@@ -341,7 +341,7 @@ def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt
         bar = sidebar.locator('[data-testid="stProgress"]').first
         bar.wait_for(timeout=60_000)
         bar.scroll_into_view_if_needed(timeout=5_000)
-        page.screenshot(path="/tmp/upload-during.png")
+        page.screenshot(path=str(tmp_path / "upload-during.png"))
     except Exception as exc:  # noqa: BLE001 - a missed glimpse is no failure
         print(f"no screenshot while the bars showed: {exc}")
     sidebar.get_by_text("ask about it now.").first.wait_for(timeout=300_000)
@@ -353,7 +353,7 @@ def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt
     assert "Added Diário Oficial.pdf (7 chunks): ask about it now." in side, side
     assert "Not added" not in side
     assert "200MB per file" not in side   # the widget states the app's own limit (50 MB), not Streamlit's default
-    for shot in (tmp_path / "upload-after.png", Path("/tmp/upload-after.png")):
+    for shot in (tmp_path / "upload-after.png",):
         page.screenshot(path=str(shot))
 
     ask(page, question)
@@ -368,7 +368,7 @@ def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt
     lines = [line for line in page.inner_text("body").splitlines() if "contrato.pdf" in line]
     assert lines == ["Not added: contrato.pdf: its bytes are not PDF, whatever its extension says"], lines
     assert _ask_over(sidebar) == "My documents (1)"
-    for shot in (tmp_path / "upload-refused.png", Path("/tmp/upload-refused.png")):
+    for shot in (tmp_path / "upload-refused.png",):
         page.screenshot(path=str(shot))
     whole = page.locator("body").text_content() or ""   # hidden text too (collapsed expanders, other tabs)
     assert "Traceback" not in whole and page.locator('[data-testid="stException"]').count() == 0
