@@ -57,6 +57,14 @@ def holds(archive: zipfile.ZipFile, name: str) -> bool:
     return True
 
 
+def bomb_ratio(info: zipfile.ZipInfo) -> int | None:
+    """The times a member decompresses past its compressed size when that is past :data:`MAX_RATIO` (and the member
+    past :data:`RATIO_FLOOR_BYTES`), else ``None``."""
+    if info.file_size > RATIO_FLOOR_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        return info.file_size // max(info.compress_size, 1)
+    return None
+
+
 def guard_zip(archive: zipfile.ZipFile, names: Iterable[str] | None = None) -> None:
     """Refuse, before any is read, a member (of ``names``, default all) that decompresses past
     :data:`MAX_MEMBER_BYTES` or past :data:`MAX_RATIO` times its compressed size; with ``names`` left out, the
@@ -69,8 +77,8 @@ def guard_zip(archive: zipfile.ZipFile, names: Iterable[str] | None = None) -> N
     for info in infos:
         if info.file_size > MAX_MEMBER_BYTES:
             raise Unreadable("unreadable", f"{info.filename} decompresses to {info.file_size:,} bytes (a ZIP bomb?)")
-        if info.file_size > RATIO_FLOOR_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            ratio = info.file_size // max(info.compress_size, 1)
+        ratio = bomb_ratio(info)
+        if ratio is not None:
             raise Unreadable("unreadable", f"{info.filename} decompresses to {ratio} times its size (a ZIP bomb?)")
     if names is None and sum(i.file_size for i in infos) > MAX_MEMBER_BYTES:
         raise Unreadable("unreadable", f"the parts decompress to more than {MAX_MEMBER_BYTES:,} bytes (a ZIP bomb?)")

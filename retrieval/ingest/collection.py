@@ -28,11 +28,11 @@ import re
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
 from ..core.types import Document
-from .folder import COLLECTION_MANIFEST, IntakeReport, Skipped
+from .folder import COLLECTION_MANIFEST, IntakeReport, Skipped, folders_of
 from .formats import FORMATS, Read, Unreadable
 from .metadata import FOLDER_KEY, FORMAT_KEY
 
@@ -300,7 +300,8 @@ def collection_documents(root: Path, tenant_field: str | None = None
         except Unreadable as exc:
             report.skipped.append(Skipped(entry.name, exc.reason, str(exc)))
             continue
-        meta = {**got.metadata, FORMAT_KEY: entry.format, FOLDER_KEY: tuple(_folders(entry.folders))}
+        meta = {**got.metadata, FORMAT_KEY: entry.format, FOLDER_KEY: folders_of(PurePosixPath(*entry.folders,
+                                                                                               entry.stored))}
         report.warnings.extend(f"{entry.name}: {w}" for w in got.warnings)
         if tenant_field and meta.pop(tenant_field, None) is not None:
             report.warnings.append(f"{entry.name}: its {tenant_field!r} field was left out (a collection is its "
@@ -308,11 +309,6 @@ def collection_documents(root: Path, tenant_field: str | None = None
         out.append((str(root / entry.stored), Document(entry.doc_id, entry.name, got.text, meta, got.markup)))
         report.read(entry.format, entry.doc_id, got.pages, entry.name)
     return out, report
-
-
-def _folders(folders: Sequence[str]) -> list[str]:
-    """A ``.zip``'s member folders ``("leis", "2024")`` → ``["leis", "leis/2024"]``; none → ``["."]``."""
-    return ["/".join(folders[:n]) for n in range(1, len(folders) + 1)] or ["."]
 
 
 def _write_whole(target: Path, data: bytes, tmp: Path | None = None) -> None:

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping
 from ..core import safeio
 from ..core.kinds import Text
 from ..core.types import Document
-from .formats import FORMATS, Format, Read, Unreadable, format_for
+from .formats import FORMATS, Format, Read, Unreadable, format_for, sniffs
 from .metadata import FOLDER_KEY, FORMAT_KEY
 
 #: The largest file a folder corpus reads (bytes); a larger one is skipped as ``too_large``.
@@ -191,13 +191,18 @@ class _Found:
     root: str = ""  # the folder's real path: the file is opened from it, one component at a time
 
 
-def _shown(relative: PurePosixPath | str) -> str:
+#: The Unicode categories of characters no name may show raw: controls, invisible format characters, line and
+#: paragraph separators, lone surrogates (an undecodable byte).
+INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def escape_name(relative: PurePosixPath | str) -> str:
     """A path as the report names it: every control, format, separator or undecodable character (a newline, an
     escape sequence, a byte that is not UTF-8) written as an escape (``\\x0a``), so a file's name can neither forge a
     line of ``index``'s output nor stop the report from being written as JSON."""
     out = []
     for ch in str(relative):
-        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+        if unicodedata.category(ch) in INVISIBLE:
             out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
@@ -231,7 +236,7 @@ def _walk(root: Path, report: IntakeReport) -> list[_Found]:
         walked = []
         for name in sorted(dirnames):
             relative = (here / name) if str(here) != "." else PurePosixPath(name)
-            shown = _shown(relative.as_posix()) + "/"
+            shown = escape_name(relative.as_posix()) + "/"
             if name.startswith("."):
                 report.skipped.append(Skipped(shown, "hidden"))
             elif _holds_manifest(name, dirfd):  # another user's uploads are never part of a folder corpus
@@ -245,7 +250,7 @@ def _walk(root: Path, report: IntakeReport) -> list[_Found]:
         dirnames[:] = walked
         for name in sorted(filenames):
             relative = (here / name) if str(here) != "." else PurePosixPath(name)
-            shown = _shown(relative.as_posix())
+            shown = escape_name(relative.as_posix())
             if name.startswith("."):
                 report.skipped.append(Skipped(shown, "hidden"))
                 continue
@@ -307,7 +312,7 @@ def _read_bytes(item: _Found) -> bytes:
         os.close(file_fd)
 
 
-def _folders(relative: PurePosixPath) -> tuple[str, ...]:
+def folders_of(relative: PurePosixPath) -> tuple[str, ...]:
     """``leis/2024/lei.html`` → ``("leis", "leis/2024")``; a file at the top → ``(".",)``."""
     parents = [p.as_posix() for p in reversed(relative.parents) if p.as_posix() != "."]
     return tuple(parents) or (".",)
@@ -322,7 +327,7 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
     found = _walk(root, report)
     chosen: list[tuple[_Found, Format]] = []
     for item in found:
-        shown = _shown(item.relative.as_posix())
+        shown = escape_name(item.relative.as_posix())
         if item.relative.name.lower() == "readme.md":
             report.skipped.append(Skipped(shown, "readme"))
             continue
@@ -340,13 +345,13 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
     stems = Counter(item.relative.with_suffix("").as_posix() for item, _ in chosen)
     out: list[tuple[str, Document]] = []
     for item, fmt in chosen:
-        shown = _shown(item.relative.as_posix())
+        shown = escape_name(item.relative.as_posix())
         stem = item.relative.with_suffix("").as_posix()
         doc_id = stem if stems[stem] == 1 else shown
         got = _read_one(item, fmt, root, report)
         if got is None:
             continue
-        meta = {**got.metadata, FORMAT_KEY: fmt.name, FOLDER_KEY: _folders(item.relative)}
+        meta = {**got.metadata, FORMAT_KEY: fmt.name, FOLDER_KEY: folders_of(item.relative)}
         title = got.title.strip() or item.relative.stem
         out.append((str(root / shown), Document(doc_id, title, got.text, meta, got.markup)))
         report.read(fmt.name, doc_id, got.pages, shown)
@@ -354,18 +359,14 @@ def folder_documents(root: Path) -> tuple[list[tuple[str, Document]], IntakeRepo
 
 
 def _read_one(item: _Found, fmt: Format, root: Path, report: IntakeReport) -> Read | None:
-    shown = _shown(item.relative.as_posix())
+    shown = escape_name(item.relative.as_posix())
     try:
         data = _read_bytes(item)
     except Exception as exc:  # gone, swapped for a link or a FIFO, grown past the limit: this file only
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         report.skipped.append(Skipped(shown, "unreadable", (detail.splitlines() or [exc.__class__.__name__])[0]))
         return None
-    try:
-        matches = fmt.sniff is None or fmt.sniff(data)
-    except Exception:  # a sniff that cannot read the bytes (a corrupt ZIP member) says they are not of its format
-        matches = False
-    if not matches:
+    if not sniffs(fmt, data):
         report.skipped.append(Skipped(shown, "unreadable", f"its bytes are not {fmt.label('en')}"))
         return None
     try:

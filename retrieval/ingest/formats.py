@@ -192,6 +192,15 @@ class Format:
 FORMATS: Registry[Format] = Registry("document format")
 
 
+def sniffs(fmt: Format, data: bytes) -> bool:
+    """Whether ``data`` are of ``fmt`` by its sniff (any bytes where it has none); a sniff that cannot read the bytes
+    (a corrupt ZIP member) says they are not."""
+    try:
+        return fmt.sniff is None or bool(fmt.sniff(data))
+    except Exception:
+        return False
+
+
 def format_for(path: Path) -> Format | None:
     """The declared format of ``path``'s extension, or ``None``."""
     suffix = path.suffix.lower()

@@ -26,8 +26,9 @@ from pathlib import PurePosixPath
 from typing import Any, Mapping, Sequence
 
 from ..core.kinds import Text
-from .archive import MAX_RATIO, RATIO_FLOOR_BYTES
-from .formats import FORMATS, Format, format_for, one_line
+from .archive import bomb_ratio
+from .folder import INVISIBLE, escape_name
+from .formats import FORMATS, Format, format_for, one_line, sniffs
 
 #: The longest file name an upload may carry (characters; most file systems stop at 255 bytes).
 MAX_NAME_CHARS = 200
@@ -130,13 +131,7 @@ class Incoming:
 def shown_name(name: str) -> str:
     """A name as a refusal shows it: every control, format or separator character written as an escape, and
     cut to :data:`MAX_NAME_CHARS` + 20 characters (a name of 300 characters is named, not printed whole)."""
-    out = []
-    for ch in name:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    text = "".join(out)
+    text = escape_name(name)
     limit = MAX_NAME_CHARS + 20
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -157,7 +152,7 @@ def name_problem(raw: str) -> Refusal | None:
     shown = shown_name(name)
     if not name.strip():
         return Refusal(shown or "''", "name_empty")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") for ch in name):
+    if any(unicodedata.category(ch) in INVISIBLE for ch in name):
         return Refusal(shown, "name_control")
     if "/" in name or "\\" in name or name.strip() in (".", "..") or ".." in PurePosixPath(name).parts:
         return Refusal(shown, "name_path")
@@ -179,11 +174,7 @@ def check_file(incoming_name: str, data: bytes, limits: Limits, shown: str | Non
     limit = min(limits.file_bytes, fmt.max_bytes or limits.file_bytes)
     if len(data) > limit:
         return Refusal(shown, "too_large", {"mb": _mb(len(data)), "limit": _mb(limit)})
-    try:
-        matches = fmt.sniff is None or fmt.sniff(data)
-    except Exception:  # a sniff that cannot read the bytes says they are not of its format
-        matches = False
-    if not matches:
+    if not sniffs(fmt, data):
         return Refusal(shown, "mismatch", {"label": fmt.label("en")})
     if fmt.name == "pdf":
         pages = pdf_pages(data)
@@ -276,8 +267,9 @@ def open_archive(name: str, data: bytes, limits: Limits, room: int) -> tuple[lis
             refused.append(Refusal(member_shown, "too_large", {"mb": _mb(info.file_size),
                                                                "limit": _mb(limits.file_bytes)}))
             continue
-        if info.file_size > RATIO_FLOOR_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            refused.append(Refusal(member_shown, "zip_ratio", {"ratio": f"{info.file_size // max(info.compress_size, 1):,}"}))
+        ratio = bomb_ratio(info)
+        if ratio is not None:
+            refused.append(Refusal(member_shown, "zip_ratio", {"ratio": f"{ratio:,}"}))
             continue
         try:
             with archive.open(info) as handle:  # bounded, whatever the directory said of the size

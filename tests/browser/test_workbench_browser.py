@@ -14,6 +14,8 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from _documents import gazette_pdf
+
 from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,33 +280,6 @@ def test_a_pdf_citation_names_its_page_and_section(server, browser, data_root: P
     page.close()
 
 
-def _upload_gazette_pdf() -> bytes:
-    """A 3-page PDF written by reportlab (tests/app/test_upload_page.py's): each page a heading, one fact of its own
-    and 15 lines of other matters (a page is more than one chunk); the jardinagem fee is page 2's fact."""
-    import io
-
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
-    facts = ["O Conselho Municipal reúne-se na primeira segunda-feira de cada mês.",
-             "A taxa de inscrição no concurso de jardinagem é de quarenta e dois reais.",
-             "O prazo para recorrer da multa de trânsito é de trinta dias corridos."]
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out, pagesize=A4)
-    pdf.setTitle("Diário Oficial do Município")
-    for number, fact in enumerate(facts, 1):
-        pdf.setFont("Helvetica-Bold", 16)
-        pdf.drawString(72, 780, f"Seção {number}")
-        pdf.setFont("Helvetica", 11)
-        pdf.drawString(72, 750, fact)
-        for line in range(15):
-            pdf.drawString(72, 730 - 14 * line, f"Item {number}.{line}: a ata {line} da sessão {number} foi lida e "
-                                                 "aprovada sem emendas pelos presentes.")
-        pdf.showPage()
-    pdf.save()
-    return out.getvalue()
-
-
 def _choose_files(page, files: list[tuple[str, bytes, str]]) -> None:
     """Choose ``files`` in the sidebar's uploader through its own file input (as a click on "Browse files" would)."""
     uploader = page.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"]')
@@ -336,7 +311,7 @@ def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt
     sidebar = page.locator('[data-testid="stSidebar"]')
 
     started = time.perf_counter()
-    _choose_files(page, [("Diário Oficial.pdf", _upload_gazette_pdf(), "application/pdf")])
+    _choose_files(page, [("Diário Oficial.pdf", gazette_pdf(), "application/pdf")])
     try:  # the bars while the file is read and embedded: looked at, never asserted (they may pass too fast)
         bar = sidebar.locator('[data-testid="stProgress"]').first
         bar.wait_for(timeout=60_000)
