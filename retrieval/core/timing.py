@@ -50,3 +50,23 @@ class StageTimer:
 TOP_LEVEL_STAGES = frozenset({"validate", "load_reranker", "plan", "lexical", "embed_query", "dense", "transforms",
                               "fusion", "multi_hop", "judge_features", "rerank", "dedup", "gate",
                               "answer"})
+
+
+class Eta:
+    """Seconds left of a long run (an index' embedding) from its progress so far: the rate since the first report
+    (which may come after a slow start: reading, a model's load), applied to what is left. ``None`` until two
+    reports have come."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self._clock = clock
+        self._first: tuple[float, int] | None = None
+
+    def update(self, done: int, total: int) -> float | None:
+        now = self._clock()
+        if self._first is None or done < self._first[1]:
+            self._first = (now, done)
+            return None
+        at, first_done = self._first
+        if done <= first_done or now <= at:
+            return None
+        return max(0.0, (total - done) * (now - at) / (done - first_done))

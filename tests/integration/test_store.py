@@ -40,7 +40,7 @@ def test_collection_metadata_names_model_and_cosine(lab_bench):
     collections = lab_bench.state.store.collections
     assert len(collections) == 2  # one per tenant (tests/integration/test_tenant_layout.py)
     for col in collections.values():
-        assert col.metadata["embedding_model"] == lab_bench.embedder.name
+        assert col.metadata["embedding_model"] == "e5-small@reader-fp32"   # the model, read in the one pass
         assert col.metadata["hnsw:space"] == "cosine" and col.metadata["layout"] == "one collection per tenant"
     chunks = chunk_documents(load_corpus(lab_bench.state.corpus_path), lab_bench.settings.chunk_tokens,
                              lab_bench.settings.chunk_overlap)
@@ -131,3 +131,39 @@ def test_hnsw_ef_search_setting_is_stored_with_the_collection(lab_bench, tmp_pat
     assert ef(37) == {37}  # on every tenant's collection
     assert ef(None) == {37}
     assert ef(100) == {100}
+
+
+def test_a_sync_stopped_half_way_keeps_each_written_batch_and_the_next_embeds_only_the_rest(tmp_path):
+    """Vectors are written batch by batch as they are embedded: an index killed after two batches of 4 keeps 8
+    chunks, and the next sync embeds the other 15 only (resumable), leaving every chunk stored once."""
+    import numpy as np
+
+    from retrieval.backends.store import VectorStore, open_client
+    from retrieval.core.types import Document
+
+    chunks = chunk_documents([Document(f"p{i}", "", f"Texto {i}.", {}) for i in range(23)], 50, 0)
+    embedded: list[str] = []
+
+    def embed(texts):
+        if len(embedded) >= 8:
+            raise KeyboardInterrupt   # the user's Ctrl-C between two batches
+        embedded.extend(texts)
+        return np.tile(np.eye(8, dtype=np.float32)[0], (len(texts), 1))
+
+    store = VectorStore(open_client(tmp_path), "resumed", "unit-8")
+    with pytest.raises(KeyboardInterrupt):
+        store.sync(chunks, embed, batch=4, progress=False)
+    kept = VectorStore(open_client(tmp_path), "resumed", "unit-8").owned()
+    assert sum(col.count() for col in kept.values()) == 8
+
+    embedded.clear()
+    again = VectorStore(open_client(tmp_path), "resumed", "unit-8")
+
+    def rest(texts):
+        embedded.extend(texts)
+        return np.tile(np.eye(8, dtype=np.float32)[1], (len(texts), 1))
+
+    report = again.sync(chunks, rest, batch=4, progress=False)
+    assert (report.added, report.unchanged, len(embedded)) == (15, 8, 15)
+    assert again.count() == 23
+    assert set(again.collection.get()["ids"]) == {c.chunk_id for c in chunks}

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -60,11 +61,11 @@ def test_an_upload_killed_while_embedding_is_resumed_whole_at_the_next_load(tmp_
     seen = []
     deadline = time.monotonic() + 240
     assert proc.stdout is not None
-    for line in proc.stdout:  # killed once its chunks are being embedded
+    for line in proc.stdout:  # killed once its first batch of chunks is embedded and written, the rest not yet
         seen.append(line)
-        if "embedding chunks:" in line and "/" in line or time.monotonic() > deadline:
+        done = re.search(r"embedding chunks:.*?\| *(\d+)/(\d+)", line)
+        if done and 0 < int(done.group(1)) < int(done.group(2)) or time.monotonic() > deadline:
             break
-    time.sleep(3)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "".join(seen)[-2000:]
@@ -77,6 +78,8 @@ def test_an_upload_killed_while_embedding_is_resumed_whole_at_the_next_load(tmp_
     state = bench.load_corpus(collection.root)
     assert sorted(d.id for d in state.documents) == ["diario", "portaria"]
     assert state.sync is not None and state.sync.added > 0, "the killed run had left chunks to embed"
+    earlier_chunks = sum(1 for c in state.chunks if c.parent_id == "portaria")
+    assert state.sync.unchanged > earlier_chunks, "the batches written before the kill are kept, not embedded again"
     assert state.store is not None and state.store.count() == len(state.chunks)
     trace = bench.ask("Quantos veículos tem a frota municipal de ambulâncias?").to_dict()
     assert trace["tier"] == "full"

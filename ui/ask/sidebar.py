@@ -14,6 +14,7 @@ from retrieval.backends.base import DAMAGED, StoreStatusError
 from retrieval.core.errors import CorpusError, PathRefused
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions, visible_tenants
+from retrieval.core.timing import Eta
 from retrieval.explain import links
 from retrieval.ingest.location import PAGE_END_KEY
 from retrieval.learned.reader.loader import background_states
@@ -75,10 +76,14 @@ def embedding_bar(lang: str) -> Any:
     """A progress bar (chunks embedded of the chunks to embed) and the callback that moves it; the bar shows once
     the first batch is embedded (reading and chunking come before, and an index in step embeds none)."""
     slot = st.empty()
+    eta = Eta()
 
     def moved(done: int, total: int) -> None:
-        slot.progress(min(1.0, done / max(1, total)), text=t("embedding_progress", lang, done=num(done, ",d", lang),
-                                                             total=num(total, ",d", lang)))
+        left = eta.update(done, total)
+        text = t("embedding_progress", lang, done=num(done, ",d", lang), total=num(total, ",d", lang))
+        if left is not None and done < total:
+            text += t("eta_left", lang, s=num(left, ".0f", lang))
+        slot.progress(min(1.0, done / max(1, total)), text=text)
 
     return moved
 

@@ -115,6 +115,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "waiting_progress": {"en": ": {done} of {total} chunks embedded", "pt": ": {done} de {total} trechos com vetores"},
     "embedding_progress": {"en": "Embedding chunks: {done} of {total}",
                            "pt": "Calculando os vetores dos trechos: {done} de {total}"},
+    "eta_left": {"en": " · about {s} s left", "pt": " · faltam cerca de {s} s"},
     "index_sizes": {"en": ": {docs} documents, {chunks} chunks", "pt": ": {docs} documentos, {chunks} trechos"},
     "indexed": {"en": "Indexed {label}{sizes} in {s} s", "pt": "Indexado {label}{sizes} em {s} s"},
     "corpus_input": {"en": "Corpus file or folder", "pt": "Arquivo ou pasta do corpus"},
