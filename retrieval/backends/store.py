@@ -29,11 +29,12 @@ import os
 import re
 import sqlite3
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -74,6 +75,9 @@ class SyncReport:
     collections: int = 1
     created: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    #: Where this corpus (same chunking) was indexed before by another encoder and this index starts afresh: that
+    #: encoder's name (its vectors are kept under their own name, never mixed with these); else "".
+    earlier_model: str = ""
 
 
 def open_client(chroma_path: Path | str, chroma_host: str | None = None) -> Any:
@@ -315,25 +319,45 @@ def collection_name(corpus_key: str, model_name: str, variant: str = "") -> str:
     return "chunks-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
-def embed_chunks(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int, progress: bool,
-                 on_progress: Callable[[int, int], None] | None = None,
-                 passage_template: str = "title-newline") -> np.ndarray:
-    """Embed what the embedder reads of each chunk (:meth:`Chunk.passage`), in batches, with a progress bar
-    on stderr and ``on_progress(embedded, total)`` after each batch. Returns ``(len(todo), dim)``."""
+def embedded_batches(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int, progress: bool,
+                     on_progress: Callable[[int, int], None] | None = None,
+                     passage_template: str = "title-newline",
+                     encode_chunks: Callable[[Sequence[Chunk]], np.ndarray] | None = None
+                     ) -> Iterator[tuple[Sequence[Chunk], np.ndarray]]:
+    """``(chunks, their vectors)`` batch by batch, each as soon as it is embedded, so the caller writes it before the
+    next is encoded. The embedder reads :meth:`Chunk.passage`; ``encode_chunks`` (the e5 one-pass encoder, which
+    keeps the reader's states of the same pass) reads the chunks themselves, or, where it has a ``stream`` (a Ray
+    cluster's), streams them back in the order its workers finish. A progress bar with its ETA on stderr, and
+    ``on_progress(embedded, total)`` after each batch."""
     if not todo:
-        return np.zeros((0, 0), dtype=np.float32)
+        return
     from tqdm import tqdm
 
-    parts = []
     with tqdm(total=len(todo), desc="embedding chunks", unit="chunk", file=sys.stderr,
               disable=not progress) as bar:
-        for start in range(0, len(todo), batch):
-            texts = [c.passage(passage_template) for c in todo[start : start + batch]]
-            parts.append(embed(texts))
-            bar.update(len(texts))
+        stream = getattr(encode_chunks, "stream", None)   # a cluster's encoder streams its batches back
+        if stream is not None:
+            batches = stream(todo, batch)
+        else:
+            batches = ((todo[start : start + batch],
+                        encode_chunks(todo[start : start + batch]) if encode_chunks is not None
+                        else embed([c.passage(passage_template) for c in todo[start : start + batch]]))
+                       for start in range(0, len(todo), batch))
+        for rows, vectors in batches:
+            yield rows, np.asarray(vectors, dtype=np.float32)
+            bar.update(len(rows))
             if on_progress:
                 on_progress(bar.n, len(todo))
-    return np.vstack(parts)
+
+
+def embed_chunks(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int, progress: bool,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 passage_template: str = "title-newline",
+                 encode_chunks: Callable[[Sequence[Chunk]], np.ndarray] | None = None) -> np.ndarray:
+    """Every vector of :func:`embedded_batches` at once: ``(len(todo), dim)``."""
+    parts = [vectors for _, vectors in embedded_batches(todo, embed, batch, progress, on_progress, passage_template,
+                                                         encode_chunks)]
+    return np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
 
 class DenseStore(Protocol):
@@ -575,24 +599,45 @@ class VectorStore:
                 return found
             offset += page
 
+    def earlier_models(self, page: int = 1000) -> list[str]:
+        """The encoders another collection of this corpus and chunking was embedded by (``e5-small`` before the
+        one pass, say): their collections are another index, named by their model."""
+        found: set[str] = set()
+        offset = 0
+        while True:
+            got = self.client.list_collections(limit=page, offset=offset)
+            for col in got:
+                meta = col.metadata or {}
+                if (meta.get("corpus") == self.corpus_key and meta.get("variant") == self.variant
+                        and meta.get("embedding_model") not in (None, self.model_name)):
+                    found.add(str(meta["embedding_model"]))
+            if len(got) < page:
+                return sorted(found)
+            offset += page
+
     def sync(self, chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray],
              batch: int = 32, progress: bool = True,
-             on_progress: Callable[[int, int], None] | None = None, page: int = 5000) -> SyncReport:
+             on_progress: Callable[[int, int], None] | None = None, page: int = 5000,
+             encode_chunks: Callable[[Sequence[Chunk]], np.ndarray] | None = None) -> SyncReport:
         """Make the layout's collections hold exactly ``chunks`` embedded by the current model.
 
         Each collection is synced by content hash (added, updated, stale removed); a tenant new to the corpus
         creates only its collection, a tenant gone drops only its own. Collections of this index in another
         layout (a store built before tenant isolation, or with another ``tenant_buckets``) are read back, their
         stored vectors reused for the chunks whose content hash matches (``migrated``, never re-embedded), and
-        dropped once the new layout is written. Everything is embedded before anything is written.
+        dropped once the new layout is written.
+
+        Resumable: each batch is written as soon as it is embedded, with its content hash, so a sync killed half
+        way keeps what it wrote and the next one embeds only the rest.
 
         Args:
             chunks: all subchunks of the corpus.
             embed: passage-side encoder, ``list[str] -> (n, dim)`` normalized vectors.
-            batch: texts per encode call.
+            batch: texts per encode call (and per write).
             progress: show a progress bar on stderr while embedding.
             on_progress: called with ``(embedded, total)`` after each batch (e.g. for a UI progress bar).
             page: stored rows read per request when comparing content hashes.
+            encode_chunks: encodes chunks rather than their passages (:func:`embedded_batches`).
 
         Raises:
             ValueError: two tenants of the corpus fall on one collection name (a 64-bit digest collision).
@@ -602,13 +647,16 @@ class VectorStore:
                              self.tenant_buckets)
         groups: dict[str, list[Chunk]] = {} if chunks else {self.name: []}
         holder: dict[str, tuple[str, Any]] = {}
+        name_of: dict[str, str] = {}
         for c in chunks:
             name = layout.name_for(c.metadata.get(field)) if layout.multi_tenant else self.name
             if layout.isolated and holder.setdefault(name, typed(c.metadata[field])) != typed(c.metadata[field]):
                 raise ValueError(f"tenants {holder[name][1]!r} and {c.metadata[field]!r} share collection {name}: "
                                  "set RETRIEVAL_TENANT_BUCKETS")
             groups.setdefault(name, []).append(c)
+            name_of[c.chunk_id] = name
         existing = self.owned()
+        earlier = self.earlier_models() if not existing and chunks else []
         rebuilt = False
         stored: dict[str, dict[str, str | None]] = {}
         for name in groups:
@@ -624,12 +672,10 @@ class VectorStore:
         other_stored = {name: _stored_hashes(col, page) for name, col in others.items()}
         reused = _reusable(others, other_stored, [c for part in todo.values() for c in part])
         to_embed = [c for part in todo.values() for c in part if c.chunk_id not in reused]
-        fresh = embed_chunks(to_embed, embed, batch, progress, on_progress, self.passage_template)
-        vectors = {**reused, **{c.chunk_id: fresh[i] for i, c in enumerate(to_embed)}}
         self.layout, self.collections, self.catalog = None, {}, None  # a failed write leaves no half layout
         created: list[str] = []
         collections: dict[str, Any] = {}
-        for name, group in groups.items():
+        for name in groups:
             if name in existing:
                 col = self.client.get_collection(name, embedding_function=None)
                 if self.ef_search is not None:
@@ -637,21 +683,45 @@ class VectorStore:
             else:
                 col = self._create(name, layout)
                 created.append(name)
-            part = todo[name]
-            for start in range(0, len(part), 512):
-                rows = part[start : start + 512]
-                col.upsert(
-                    ids=[c.chunk_id for c in rows],
-                    embeddings=np.vstack([vectors[c.chunk_id] for c in rows]).astype(np.float32),
-                    documents=[c.text for c in rows],
+            collections[name] = col
+
+        def write(rows: Sequence[Chunk], vectors: np.ndarray) -> None:
+            by_name: dict[str, list[int]] = {}
+            for i, c in enumerate(rows):
+                by_name.setdefault(name_of[c.chunk_id], []).append(i)
+            for name, at in by_name.items():
+                part = [rows[i] for i in at]
+                collections[name].upsert(
+                    ids=[c.chunk_id for c in part],
+                    embeddings=np.asarray(vectors[at], dtype=np.float32),
+                    documents=[c.text for c in part],
                     metadatas=[{**_chroma_metadata(c.metadata), _PARENT: c.parent_id, _HASH: c.content_hash,
-                                _POS: c.position} for c in rows],
+                                _POS: c.position} for c in part],
                 )
+
+        moved = [c for part in todo.values() for c in part if c.chunk_id in reused]
+        for start in range(0, len(moved), 512):
+            rows = moved[start : start + 512]
+            write(rows, np.vstack([reused[c.chunk_id] for c in rows]))
+        # Writes overlap the encoding of the next batch (one writer thread, at most two batches waiting); a stopped
+        # or failed sync still waits for what was handed to the writer, so every batch encoded is kept.
+        with ThreadPoolExecutor(1, thread_name_prefix="store-write") as writer:
+            pending: list[Future] = []
+            try:
+                for rows, vectors in embedded_batches(to_embed, embed, batch, progress, on_progress,
+                                                      self.passage_template, encode_chunks):
+                    pending.append(writer.submit(write, rows, vectors))
+                    while len(pending) > 2:
+                        pending.pop(0).result()
+            finally:
+                wait(pending)
+            for done in pending:
+                done.result()
+        for name, group in groups.items():
             members = {c.chunk_id for c in group}
             stale = [cid for cid in stored[name] if cid not in members]
             for start in range(0, len(stale), 512):
-                col.delete(ids=stale[start : start + 512])
-            collections[name] = col
+                collections[name].delete(ids=stale[start : start + 512])
         for name in others:
             self.client.delete_collection(name)
         wanted = {c.chunk_id: c for c in chunks}
@@ -661,7 +731,7 @@ class VectorStore:
         return SyncReport(len(to_embed) - updated, updated, len(known - wanted.keys()),
                           len(chunks) - sum(map(len, todo.values())), rebuilt, migrated=len(reused),
                           layout=layout.kind, collections=len(collections), created=tuple(sorted(created)),
-                          dropped=tuple(sorted(others)))
+                          dropped=tuple(sorted(others)), earlier_model=", ".join(earlier))
 
     def _targets(self, filters: Filters) -> tuple[list[Any], Filters]:
         """The collections a query searches, and the filters sent to them (the tenant clause is left out where a
