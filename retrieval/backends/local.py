@@ -17,6 +17,7 @@ from ..core.redact import redact_text
 from .base import (BACKENDS, DAMAGED, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest,
                    StoreDamaged, StoreStatusError, for_corpus, rebuild_command)
 from ..ingest.corpus import load_corpus
+from .embedders import chunk_encoding, embedding_id, vectors_name
 from .lexical import LexicalIndex
 from .store import INTERRUPTS, VectorStore, damage_reason, index_variant, open_client, probe_damage
 
@@ -55,13 +56,13 @@ def open_local(req: OpenRequest) -> Opened:
         if DAMAGED.matches(why):
             log.warning(why.text())
         return Opened(lexical, None, why)
-    store = VectorStore(client, req.corpus_key, req.embedder.name, req.variant, ef_search=s.hnsw_ef_search,
+    store = VectorStore(client, req.corpus_key, vectors_name(req.embedder), req.variant, ef_search=s.hnsw_ef_search,
                         passage_template=s.passage_template, tenant_field=s.tenant_field,
                         tenant_buckets=s.tenant_buckets, path=embedded_path(s))
     try:
-        with req.write_lock():
+        with req.write_lock(), chunk_encoding(req.embedder, req.chunks, s.reader_states_at_index) as encode:
             report = store.sync(req.chunks, req.embedder.embed_passages, getattr(req.embedder, "batch", 32),
-                                req.progress, req.on_progress)
+                                req.progress, req.on_progress, encode_chunks=encode)
         return Opened(lexical, store, OK(), report)
     except BaseException as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only (a Rust panic too)
         if isinstance(exc, INTERRUPTS):
@@ -101,7 +102,8 @@ def status(settings: Any, path: Path, drop: bool) -> str:
             raise StoreDamaged(DAMAGED(path=str(where_path), error=raw(found), command=rebuild_command(path)))
     try:
         store = VectorStore(open_client(settings.chroma_path, settings.chroma_host), str(path),
-                            settings.embedding_model, variant, path=where_path)
+                            embedding_id(settings.embedding_model, settings.one_pass, settings.encoder_precision),
+                            variant, path=where_path)
         name = store.name
         owned = store.owned()
         if drop:

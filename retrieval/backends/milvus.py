@@ -60,6 +60,7 @@ from ..ingest.corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BY
 from .lexical import K1, B, CountFrequencies, LexicalIndex, lucene_idf
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from .store import INTERRUPTS, SyncReport, embed_chunks, index_variant
+from .embedders import chunk_encoding, embedding_id, vectors_name
 
 log = logging.getLogger(__name__)
 
@@ -463,7 +464,8 @@ class MilvusStore:
 
     def sync(self, chunks: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int = 32,
              progress: bool = True, on_progress: Callable[[int, int], None] | None = None,
-             stats: dict[Any, TenantStats] | None = None) -> "MilvusSyncReport":
+             stats: dict[Any, TenantStats] | None = None,
+             encode_chunks: Callable[[Sequence[Chunk]], np.ndarray] | None = None) -> "MilvusSyncReport":
         """Make the collection hold exactly ``chunks`` (dense vectors from ``embed`` and our BM25 weights).
 
         Unchanged rows (same content hash and the same tenant statistics) are not written; a tenant whose
@@ -489,7 +491,7 @@ class MilvusStore:
         lexkey = {t: (s.key if self.schema.sparse else "-") for t, s in stats.items()}
         reweight = [c for c in chunks if c.chunk_id in stored and stored[c.chunk_id][0] == c.content_hash
                     and stored[c.chunk_id][1] != lexkey[c.metadata.get(self.tenant_field)]]
-        vectors = embed_chunks(todo, embed, batch, progress, on_progress, self.passage_template)
+        vectors = embed_chunks(todo, embed, batch, progress, on_progress, self.passage_template, encode_chunks)
         if not exists:
             if not todo:  # an empty corpus: nothing to create
                 self.catalog, self.stats = wanted, stats
@@ -788,13 +790,14 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
         log.warning(str(exc))
         return local(), None, UNAVAILABLE(error=raw(str(exc))), None
     stats = (tenant_stats if features.sparse else tenant_names)(chunks, settings.tenant_field)
-    store = MilvusStore(client, corpus_key, embedder.name, variant, tenant_field=settings.tenant_field,
+    store = MilvusStore(client, corpus_key, vectors_name(embedder), variant, tenant_field=settings.tenant_field,
                         types=field_types(chunks), ef_search=settings.hnsw_ef_search,
                         timeout=settings.milvus_timeout, server=is_server_uri(settings.milvus_uri),
                         passage_template=settings.passage_template, features=features)
     try:
-        report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32), progress,
-                            on_progress, stats=stats)
+        with chunk_encoding(embedder, chunks, settings.reader_states_at_index) as encode:
+            report = store.sync(chunks, embedder.embed_passages, getattr(embedder, "batch", 32), progress,
+                                on_progress, stats=stats, encode_chunks=encode)
     except BaseException as exc:  # noqa: BLE001 - recorded; the tier drops to lexical_only (a native panic too)
         if isinstance(exc, INTERRUPTS):
             raise
@@ -821,7 +824,9 @@ def collection_for(settings: Any, corpus_path: Path, model_name: str | None = No
                              settings.contextual)
     token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
     client = open_client(settings.milvus_uri, token, settings.milvus_timeout)
-    store = MilvusStore(client, str(corpus_path), model_name or settings.embedding_model,
+    store = MilvusStore(client, str(corpus_path), model_name or embedding_id(settings.embedding_model,
+                                                                               settings.one_pass,
+                                                                               settings.encoder_precision),
                         index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
                                       settings.passage_template),
                         tenant_field=settings.tenant_field, types=field_types(chunks),

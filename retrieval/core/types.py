@@ -63,20 +63,42 @@ class Chunk:
         return "\n".join(part for part in (self.title, self.context, self.text, self.code) if part)
 
     def passage(self, template: str = "title-newline") -> str:
-        """The text the embedder reads, by :data:`PASSAGE_TEMPLATES` (BM25 always reads :attr:`indexed_text`).
+        """The text the embedder reads, by :data:`PASSAGE_TEMPLATES` (BM25 always reads :attr:`indexed_text`):
+        ``"".join(self.passage_parts(template))``.
 
         Raises:
             ValueError: an unknown template.
         """
+        return "".join(self.passage_parts(template))
+
+    def passage_parts(self, template: str = "title-newline") -> tuple[str, str, str]:
+        """:meth:`passage` as ``(head, text, tail)``: what comes before the chunk's own text (title, context line
+        and their separators), the text itself, and what follows it (its code). The reader reads the whole passage
+        in one pass and keeps the states of the middle part only; the head and tail end and start at a space or
+        a line break, so a text's pieces are the same alone as inside the passage.
+
+        Raises:
+            ValueError: an unknown template.
+        """
+        if template not in PASSAGE_TEMPLATES:
+            raise ValueError(f"unknown passage template '{template}' (use {', '.join(PASSAGE_TEMPLATES)})")
         if template == "title-newline":
-            return self.indexed_text
-        body = " ".join(part for part in (self.context, self.text, self.code) if part)
+            before = [part for part in (self.title, self.context) if part]
+            sep = "\n"
+        else:
+            before = [self.context] if self.context else []
+            sep = " "
         if template == "title-period":
             title = self.title.rstrip()
-            return f"{title}{'' if title.endswith(('.', '?', '!', ':')) else '.'} {body}" if title else body
-        if template == "text":
-            return body
-        raise ValueError(f"unknown passage template '{template}' (use {', '.join(PASSAGE_TEMPLATES)})")
+            if title:
+                before.insert(0, f"{title}{'' if title.endswith(('.', '?', '!', ':')) else '.'}")
+        text = self.text
+        head = sep.join(before)
+        alone = template == "title-period" and len(before) == 1 and bool(self.title.rstrip())
+        if head and (text or self.code or alone):
+            head += sep   # a title-period title with nothing after it reads "Title. ", as it always did
+        tail = f"{sep if text else ''}{self.code}" if self.code else ""
+        return head, text, tail
 
 
 @dataclass(frozen=True)

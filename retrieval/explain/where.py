@@ -322,7 +322,7 @@ def _reader_entry(chunk: Any, question: str, blocked: Any) -> dict[str, Any]:
     reader, why = shared_reader()
     if reader is None:
         return {"status": "unavailable", "note": why}
-    return {"status": "computed", "score": round(float(reader.score(question, [chunk.text])[0]), 4)}
+    return {"status": "computed", "score": round(float(reader.score(question, [chunk])[0]), 4)}
 
 
 def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],

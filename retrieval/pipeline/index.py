@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, read_corpus
 from ..ingest.folder import IntakeReport
-from ..backends.embedders import Embedder
+from ..backends.embedders import Embedder, embedding_id, vectors_name
 from ..backends import BACKENDS, OpenRequest
 from ..backends.base import StoreStatusError
 from ..backends.state import IndexState
@@ -31,7 +31,7 @@ from ..core.filters import field_types
 from ..core.memory import plan_memory
 from ..core.paths import LAB_CORPUS
 from ..core.reasons import Reason
-from ..core.types import Document
+from ..core.types import Chunk, Document
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,8 @@ def collection_key(settings: Settings, corpus: Path, embedder: str | None) -> st
 def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Embedder | None,
                 embedder_reason: Reason, client: Callable[[], tuple[Any, Reason]], lock: threading.RLock,
                 progress: bool = True, on_progress: Callable[[int, int], None] | None = None,
-                on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> IndexState:
+                on_wait: Callable[[Mapping[str, Any]], None] | None = None,
+                on_chunks: Callable[[Sequence[Chunk]], None] | None = None) -> IndexState:
     """Read, chunk and index a corpus (BM25 rebuilt, vectors synced) on the settings' store backend
     (:data:`retrieval.backends.BACKENDS`).
 
@@ -168,6 +169,7 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
         on_progress: called with ``(chunks embedded, chunks to embed)`` while embedding.
         on_wait: called with the holder's report while another process writes this corpus' collection
             (:func:`store_write_lock`).
+        on_chunks: called with the chunks once the corpus is chunked, before anything is embedded.
 
     Raises:
         CorpusError: the corpus cannot be read, or its tenant field is misspelled or partial
@@ -181,9 +183,11 @@ def build_index(settings: Settings, corpus_path: str | Path | None, embedder: Em
     chunks = chunk_documents(docs, s.chunk_tokens, s.chunk_overlap, s.contextual)
     intake.count_chunks(chunks)
     plan_memory(s.memory_mb, len(chunks))   # a corpus over the memory ceiling is refused before any embedding
+    if on_chunks is not None:
+        on_chunks(chunks)
     variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
 
-    key = collection_key(s, path, embedder.name if embedder else None)
+    key = collection_key(s, path, vectors_name(embedder) if embedder else None)
     reports: list[Callable[..., None]] = []
 
     @contextmanager
@@ -241,7 +245,8 @@ def rebuild_store(settings: Settings, corpus_path: str | Path | None = None,
         s = settings
         variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
         try:
-            VectorStore(open_client(folder), str(path), model_name or s.embedding_model, variant).drop()
+            VectorStore(open_client(folder), str(path),
+                        model_name or embedding_id(s.embedding_model, s.one_pass, s.encoder_precision), variant).drop()
         except BaseException as exc:  # noqa: BLE001 - a native panic too: damage is moved aside below
             if isinstance(exc, INTERRUPTS):
                 raise
@@ -288,7 +293,7 @@ def _state(path: Path, docs: Any, chunks: Any, lexical: Any, store: Any, reason:
     digest = hashlib.sha1()
     for chunk in chunks:
         digest.update(chunk.content_hash.encode())
-    digest.update(str(embedder.name if embedder else None).encode())
+    digest.update(str(vectors_name(embedder) if embedder else None).encode())
     return IndexState(path, tuple(docs), tuple(chunks), {c.chunk_id: c for c in chunks}, lexical,
                       field_types(chunks), store, reason, report, digest.hexdigest()[:16],
                       (time.perf_counter() - started) * 1000, intake)

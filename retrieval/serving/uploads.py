@@ -195,11 +195,11 @@ def _index_batch(collection: Collection, manifest: Manifest, batch: list[Entry],
 
 
 def remove_documents(settings: Settings, owner: str, doc_ids: Sequence[str], index: Index,
-                     drop: Callable[[], None], forget_passages: Callable[[Sequence[str]], Any], *,
+                     drop: Callable[[], None], forget_passages: Callable[[Sequence[Any]], Any], *,
                      on_wait: Callable[[Mapping[str, Any]], None] | None = None) -> Changed:
     """Take ``doc_ids`` out of ``owner``'s collection: out of the manifest, the rest indexed (their chunks out of
     BM25 and the vector store; ``drop()`` deletes the vectors when none is left), their files and kept reads
-    deleted, their reader states forgotten (``forget_passages(texts)``). Ids not in the collection are ignored."""
+    deleted, their reader states forgotten (``forget_passages(chunks)``). Ids not in the collection are ignored."""
     started = time.perf_counter()
     collection = collection_for(settings, owner)
     out = Changed()
@@ -212,7 +212,7 @@ def remove_documents(settings: Settings, owner: str, doc_ids: Sequence[str], ind
         gone = [e for e in manifest.entries if e.doc_id in wanted]
         if not gone:
             return out
-        texts = _chunk_texts(collection, gone, settings)
+        chunks = _chunks_of(collection, gone, settings)
         kept = [e for e in manifest.entries if e.doc_id not in wanted]
         collection.write_manifest(Manifest(manifest.owner or owner, kept, manifest.generation))
         if kept:
@@ -220,14 +220,14 @@ def remove_documents(settings: Settings, owner: str, doc_ids: Sequence[str], ind
         else:
             drop()
         collection.forget(gone)
-        forget_passages(texts)
+        forget_passages(chunks)
         out.entries = gone
     out.seconds = time.perf_counter() - started
     return out
 
 
-def _chunk_texts(collection: Collection, entries: Sequence[Entry], settings: Settings) -> list[str]:
-    """The chunk texts of ``entries`` as the index cut them (what the reader's states are keyed by)."""
+def _chunks_of(collection: Collection, entries: Sequence[Entry], settings: Settings) -> list[Any]:
+    """The chunks of ``entries`` as the index cut them (what the reader's states are keyed by)."""
     try:
         docs = [d for _, d in collection_documents(collection.root, settings.tenant_field)[0]]
     except CollectionError:
@@ -235,7 +235,7 @@ def _chunk_texts(collection: Collection, entries: Sequence[Entry], settings: Set
     ids = {e.doc_id for e in entries}
     chunks = chunk_documents([d for d in docs if d.id in ids], settings.chunk_tokens, settings.chunk_overlap,
                              settings.contextual)
-    return [c.text for c in chunks]
+    return chunks
 
 
 def entries(settings: Settings, owner: str) -> list[Entry]:

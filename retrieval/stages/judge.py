@@ -131,7 +131,7 @@ def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
     if reader is None:
         return None, READER_UNAVAILABLE(why=why)
     try:
-        readings = reader.read(question, [view.chunks[cid].text for cid in todo])
+        readings = reader.read(question, [view.chunks[cid] for cid in todo])   # each read inside its passage
     except (RuntimeError, ValueError, MemoryError) as exc:
         return None, READER_FAILED(error=error(exc, 160))
     for cid, reading in zip(todo, readings):

@@ -101,7 +101,7 @@ def test_auto_stores_a_corpus_too_large_for_sq8_as_pq128x5(tmp_path, lab_bench, 
 def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench, fresh_reader):
     exact = bench_at(tmp_path / "a", lab_bench, reader_states_at_index=True, reader_state_codec="fp16")
     exact.load_corpus(reader_states=True)
-    texts = [c.text for c in exact.state.chunks][:30]
+    texts = list(exact.state.chunks)[:30]   # chunks: read as the index read them (their states are stored)
     reader, _ = loader.shared_reader()
     reference = reader.score(QUESTION, texts)
     fp16_bytes, passages = reader.store.size_bytes(), reader.store.count()
@@ -135,8 +135,8 @@ def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fres
     """The dense search takes the question's vector from the reader's pass: the embedder is not called, the
     reader encodes the question once, and the trace says where the vector came from; the same vector the
     embedder gives, to a hair, so the dense list is the embedder's."""
-    counting = _Counting(lab_bench.embedder)
-    settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None, reader_states_at_index=False)
+    counting = _Counting(lab_bench.embedder)   # not wrapped again (one_pass off): its calls are counted
+    settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None, reader_states_at_index=False, one_pass=False)
     bench = Workbench(settings, embedder=counting, progress=False)
     bench.state = lab_bench.state
     reader, _ = loader.shared_reader()

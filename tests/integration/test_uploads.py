@@ -196,9 +196,9 @@ def test_remove_documents_takes_them_out_of_the_index_and_the_disk(settings: Set
     pdf_entry = next(e for e in added.entries if e.doc_id == "relatorio")
     assert collection.read_path(pdf_entry).is_file()
     dropped: list[int] = []
-    forgotten: list[list[str]] = []
+    forgotten: list[list[str]] = []   # the removed chunks' texts (their states are forgotten by chunk)
     out = remove_documents(settings, "ana", ["relatorio", "not-there"], index, lambda: dropped.append(1),
-                           lambda texts: forgotten.append(list(texts)))
+                           lambda chunks: forgotten.append([c.text for c in chunks]))
     assert [e.doc_id for e in out.entries] == ["relatorio"]
     assert [d.id for d in out.state.documents] == ["a"]
     assert {c.parent_id for c in index.bench.state.chunks} == {"a"}
@@ -209,12 +209,12 @@ def test_remove_documents_takes_them_out_of_the_index_and_the_disk(settings: Set
     assert [e.doc_id for e in collection.manifest().entries] == ["a"]
 
     nothing = remove_documents(settings, "ana", ["not-there"], index, lambda: dropped.append(1),
-                               lambda texts: forgotten.append(list(texts)))
+                               lambda chunks: forgotten.append([c.text for c in chunks]))
     assert nothing.entries == [] and len(forgotten) == 1
 
     calls = index.calls
     last = remove_documents(settings, "ana", ["a"], index, lambda: dropped.append(1),
-                            lambda texts: forgotten.append(list(texts)))
+                            lambda chunks: forgotten.append([c.text for c in chunks]))
     assert [e.doc_id for e in last.entries] == ["a"]
     assert last.state is None
     assert index.calls == calls  # nothing left to index

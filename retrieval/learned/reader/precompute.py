@@ -21,7 +21,7 @@ import numpy as np
 
 from ...core.errors import RetrievalError
 from .codecs import AUTO, AUTO_CODECS, StateCodec
-from .states import auto_limit, passage_key, store_choice
+from .states import PassageText, as_passage, auto_limit, store_choice
 
 #: Passages whose states fit a lossy codec (spread over the corpus; about 17,000 token rows at 125 tokens).
 FIT_PASSAGES = 1_000
@@ -68,16 +68,17 @@ def auto_choice(store) -> str:
             f"{choice.limit_mb:,.0f}, {AUTO_CODECS[1]} past them")
 
 
-def needed_bytes(reader, texts: Sequence[str]) -> int:
-    """What the states of ``texts`` take in ``reader``'s store: their tokens read times its bytes a row."""
-    read, texts = reader.passage_tokens_read, list(texts)
+def needed_bytes(reader, texts: Sequence) -> int:
+    """What the states of ``texts`` (strings, passages or chunks) take in ``reader``'s store: their tokens read
+    times its bytes a row."""
+    read, texts = reader.passage_tokens_read, [as_passage(t, reader.template).text for t in texts]
     tokens = 0
     for start in range(0, len(texts), 1024):   # a thousand texts' token ids at a time, not the corpus' at once
         tokens += sum(max(1, min(len(ids), read)) for ids in reader.tok.content_ids(texts[start:start + 1024]))
     return tokens * reader.store.codec.code_size
 
 
-def check_fit(reader, texts: Sequence[str]) -> None:
+def check_fit(reader, texts: Sequence) -> None:
     """Refuse (one line) a corpus whose states cannot fit under the store's limit.
 
     Raises:
@@ -97,14 +98,15 @@ def check_fit(reader, texts: Sequence[str]) -> None:
                          f"raise it{hint}, or set RETRIEVAL_READER_STATES_AT_INDEX=false")
 
 
-def store_corpus_states(reader, texts: Sequence[str],
+def store_corpus_states(reader, texts: Sequence,
                         on_progress: Callable[[int, int, float], None] | None = None,
                         should_stop: Callable[[], bool] = lambda: False) -> StatesReport:
     """Encode every passage of ``texts`` the reader's store does not hold, and store it.
 
     Args:
         reader: a :class:`~.interaction.MaxSimReader` with a store.
-        texts: the corpus' chunk texts (blank ones and repeats are skipped).
+        texts: the corpus' chunks (read by the reader's template), passages or texts (blank ones and repeats are
+            skipped).
         on_progress: called with ``(done, total, eta seconds)`` after each batch.
         should_stop: checked between batches (the process' exit): what was stored stays stored.
 
@@ -112,14 +114,14 @@ def store_corpus_states(reader, texts: Sequence[str],
         StatesDoNotFit: the corpus' states cannot fit under the store's limit (:func:`check_fit`).
     """
     started = time.perf_counter()
-    unique = list(dict.fromkeys(t for t in texts if t.strip()))
+    unique = list({p.key: p for p in (as_passage(t, reader.template) for t in texts) if p.text.strip()}.values())
     store = reader.store
     if store is None:
         return StatesReport(len(unique), 0, 0, 0, 0.0, "none", 0.0, "the reader has no state store")
     check_fit(reader, unique)
-    keys = [passage_key(t) for t in unique]
+    keys = [p.key for p in unique]
     held = store.held(keys)
-    todo = [t for t in unique if passage_key(t) not in held]
+    todo = [p for p in unique if p.key not in held]
     encoded_before = reader.passages_encoded
     done = 0
 
@@ -129,7 +131,7 @@ def store_corpus_states(reader, texts: Sequence[str],
                             store.size_bytes() / passages if passages else 0.0, store.codec.spec,
                             time.perf_counter() - started, reason or store.reason, auto_choice(store))
 
-    def encoded(batch: Sequence[str]) -> list[np.ndarray]:
+    def encoded(batch: Sequence[PassageText]) -> list[np.ndarray]:
         """``batch``'s states, computed (never from the memory cache: a passage read before the store could keep
         it is stored too), with the progress reported."""
         nonlocal done
@@ -141,8 +143,8 @@ def store_corpus_states(reader, texts: Sequence[str],
             on_progress(done, len(todo), spent / done * (len(todo) - done))
         return rows
 
-    def stored(batch: Sequence[str], rows: Sequence[np.ndarray]) -> None:
-        store.put_many({passage_key(t): (r, reader.sentence_spans(t)) for t, r in zip(batch, rows)})
+    def stored(batch: Sequence[PassageText], rows: Sequence[np.ndarray]) -> None:
+        store.put_many({p.key: (r, reader.sentence_spans(p.text)) for p, r in zip(batch, rows)})
 
     if on_progress is not None:
         on_progress(0, len(todo), float("nan"))
@@ -157,11 +159,61 @@ def store_corpus_states(reader, texts: Sequence[str],
         if not store.fit(np.concatenate(rows)):
             return outcome(f"too few token rows to fit {store.codec.spec} ({sum(len(r) for r in rows)})")
         stored(sample, rows)
-        kept = set(sample)
-        todo = sample + [t for t in todo if t not in kept]
+        kept = {p.key for p in sample}
+        todo = sample + [p for p in todo if p.key not in kept]
     for start in range(done, len(todo), BATCH_PASSAGES):
         if should_stop():
             break
         batch = todo[start:start + BATCH_PASSAGES]
         stored(batch, encoded(batch))
     return outcome()
+
+
+class StateSink:
+    """The states an index's one encoder pass computes (:meth:`~.interaction.MaxSimReader.encode_passages`), stored
+    as each batch is done: what :func:`store_corpus_states` would have encoded again is already held.
+
+    A lossy codec is fitted first: the states are held in memory until :data:`FIT_PASSAGES` passages have come
+    (or the pass ends: :meth:`close`), the codec fitted on them, then stored. A corpus whose states cannot fit
+    (:func:`check_fit`) stores nothing here (:func:`store_corpus_states` then refuses it in one line)."""
+
+    def __init__(self, reader, passages: Sequence) -> None:
+        self.reader, self.store = reader, reader.store
+        self.pending: list[tuple[PassageText, np.ndarray]] = []
+        self.stored = 0
+        self.reason = "" if self.store is not None else "the reader has no state store"
+        if self.store is not None:
+            try:
+                check_fit(reader, passages)
+            except StatesDoNotFit as exc:
+                self.reason = str(exc)
+
+    @property
+    def on(self) -> bool:
+        return not self.reason and self.store is not None and self.store.enabled
+
+    def add(self, passages: Sequence[PassageText], states: Sequence) -> None:
+        """Keep the states of ``passages`` (blank ones have nothing to keep)."""
+        if not self.on:
+            return
+        items = [(p, s.numpy() if hasattr(s, "numpy") else np.asarray(s)) for p, s in zip(passages, states)
+                 if p.text.strip()]
+        if not self.store.trained:
+            self.pending += items
+            if len(self.pending) >= FIT_PASSAGES:
+                self._fit()
+            return
+        self._put(items)
+
+    def close(self) -> None:
+        """Fit a lossy codec on what came (fewer than :data:`FIT_PASSAGES` passages) and store it."""
+        if self.on and self.pending:
+            self._fit()
+
+    def _fit(self) -> None:
+        items, self.pending = self.pending, []
+        if self.store.fit(np.concatenate([rows for _, rows in items])):
+            self._put(items)
+
+    def _put(self, items: Sequence[tuple[PassageText, np.ndarray]]) -> None:
+        self.stored += self.store.put_many({p.key: (rows, self.reader.sentence_spans(p.text)) for p, rows in items})

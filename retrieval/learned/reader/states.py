@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -78,6 +78,11 @@ class StoreChoice:
     codec: str = "fp16"
     limit_mb: float = STATE_STORE_MB
     chosen: str = "fp16"
+    #: The encoder's precision (``int8`` or ``fp32``) and the passage template the reader reads chunks by: what
+    #: the index's vectors were computed with, in the same pass (the settings ``encoder_precision`` and
+    #: ``passage_template``).
+    precision: str = "fp32"
+    template: str = "title-newline"
 
 
 _choice = StoreChoice()
@@ -91,8 +96,46 @@ def passage_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@dataclass(frozen=True)
+class PassageText:
+    """A passage as the reader reads it: a chunk's own ``text``, read inside the whole passage the embedder reads
+    (``head + text + tail``: :meth:`~retrieval.core.types.Chunk.passage_parts`), so that one encoder pass gives
+    both the chunk's vector and the states of its text. A plain string is a passage with no head or tail."""
+
+    text: str
+    head: str = ""
+    tail: str = ""
+
+    @property
+    def full(self) -> str:
+        return self.head + self.text + self.tail
+
+    @classmethod
+    def of(cls, chunk: Any, template: str = "title-newline") -> "PassageText":
+        """A chunk's passage by ``template`` (:meth:`~retrieval.core.types.Chunk.passage_parts`: head, text, tail)."""
+        head, text, tail = chunk.passage_parts(template)
+        return cls(text, head, tail)
+
+    @property
+    def key(self) -> str:
+        """The key of its states: its text's :func:`passage_key`, or with a head or tail, the three parts' (the
+        same text under another title is read in another context)."""
+        if not (self.head or self.tail):
+            return passage_key(self.text)
+        return passage_key(f"{self.head}\x00{self.text}\x00{self.tail}")
+
+
+def as_passage(passage: "str | PassageText | Any", template: str = "title-newline") -> PassageText:
+    """A :class:`PassageText` from a string (no head), a PassageText, or a chunk (by ``template``)."""
+    if isinstance(passage, PassageText):
+        return passage
+    if isinstance(passage, str):
+        return PassageText(passage)
+    return PassageText.of(passage, template)
+
+
 def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB,
-                    passages: int | None = None) -> None:
+                    passages: int | None = None, precision: str = "fp32", template: str = "title-newline") -> None:
     """Keep the shared reader's passage states on disk under ``folder`` (``None``: in memory only), stored by
     ``codec`` (:mod:`.codecs`; ``auto`` is resolved for a corpus of ``passages``: :func:`resolve_codec`), at most
     ``limit_mb``.
@@ -104,7 +147,7 @@ def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: fl
     the reader for this."""
     global _choice
     _choice = StoreChoice(Path(folder).resolve() if folder is not None else None,
-                          resolve_codec(codec, passages, float(limit_mb)), float(limit_mb), codec)
+                          resolve_codec(codec, passages, float(limit_mb)), float(limit_mb), codec, precision, template)
 
 
 def forget_states(root: str | Path, keys: Sequence[str]) -> int:
@@ -152,13 +195,15 @@ def file_sha1(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-def signature(weights: Path, max_passage: int, int8: bool, hidden: int, codec: str = "fp16") -> str:
+def signature(weights: Path, max_passage: int, int8: bool | str, hidden: int, codec: str = "fp16") -> str:
     """The folder name of one reader's states: its weights file's SHA-1, the settings that shape its rows and
     the codec that stores them (the file is hashed once per process while it stays the same, not at every store
-    attached). An fp16 store keeps the name it had before codecs existed."""
+    attached). ``int8``: ``True`` (or ``"int8"``) for torch's dynamic int8 module, ``"oq8"`` for ONNX Runtime's int8
+    graph. ``-w`` marks rows read inside the whole passage (:class:`PassageText`), not the text alone."""
     info = Path(weights).stat()
     digest = file_sha1(str(Path(weights).resolve()), info.st_size, info.st_mtime_ns)
-    return f"{digest[:16]}-p{max_passage}-h{hidden}{'-int8' if int8 else ''}{tag_of(codec)}"
+    tag = "int8" if int8 is True else (int8 or "")
+    return f"{digest[:16]}-p{max_passage}-h{hidden}-w{'-' + tag if tag else ''}{tag_of(codec)}"
 
 
 class StateStore:

@@ -57,6 +57,9 @@ class RerankInput:
     texts: Mapping[str, str]
     judged: Any = None
     judge_why: Reason | None = None
+    #: The candidates' chunks by id, for a reranker that reads a chunk whole (``reads_chunks``: the reader reads
+    #: its text inside the passage the index encoded, title first); ``None``: texts only.
+    chunks: Mapping[str, Any] | None = None
 
 
 class Reranker(Protocol):
@@ -236,7 +239,8 @@ def score_passages(reranker: Any, inp: RerankInput) -> RankedList:
     candidates = inp.candidates
     if not candidates:
         return RankedList("reranked", reranker.score_kind, ())
-    passages = [inp.texts[i.chunk_id] for i in candidates]
+    whole = getattr(reranker, "reads_chunks", False) and inp.chunks is not None
+    passages = [inp.chunks[i.chunk_id] if whole else inp.texts[i.chunk_id] for i in candidates]
     scores = np.asarray(reranker.score(inp.question, passages), dtype=np.float64).reshape(-1)
     if len(scores) != len(candidates) or not np.all(np.isfinite(scores)):
         raise ValueError(BAD_SCORES().text())

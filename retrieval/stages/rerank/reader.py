@@ -13,6 +13,7 @@ from ...core.kinds import Text
 from ...core.reasons import Reason
 from ...learned.reader import KIND, SCORE_KIND
 from ...learned.reader.loader import load_reader, shared_reader
+from ...learned.reader.states import store_choice
 from .base import KINDS, LOADED, LoadContext, PassageReranker, RerankerKind, RerankerSpec, prefixed
 
 
@@ -21,14 +22,16 @@ class ReaderReranker(PassageReranker):
 
     kind = KIND
     score_kind = SCORE_KIND
+    #: Reads each candidate's chunk (its text inside its passage, as the index's one pass read and stored it).
+    reads_chunks = True
 
     def __init__(self, reader: Any) -> None:
         self.reader, self.name = reader, reader.name
 
-    def score(self, question: str, passages: Sequence[str]) -> np.ndarray:
+    def score(self, question: str, passages: Sequence[Any]) -> np.ndarray:
         return self.reader.score(question, passages)
 
-    def truncation(self, question: str, passages: Sequence[str]) -> list[dict[str, object]]:
+    def truncation(self, question: str, passages: Sequence[Any]) -> list[dict[str, object]]:
         return self.reader.truncation(question, passages)
 
 
@@ -37,6 +40,7 @@ def load(spec: RerankerSpec, context: LoadContext) -> tuple[ReaderReranker | Non
     reader, why = shared_reader() if not spec.name.strip() else load_reader(spec.text)
     if reader is None:
         return None, why
+    reader.template = store_choice().template   # chunks read as the index reads them
     return ReaderReranker(reader), LOADED(name=reader.name, kind=KIND)
 
 

@@ -31,8 +31,8 @@ def reader_with_store(tiny, root, limit_mb=1024.0, monkeypatch=None):
 def passage_encodings(reader, monkeypatch) -> list:
     calls: list = []
     encode = reader.token_states
-    monkeypatch.setattr(reader, "token_states", lambda texts, is_query: (calls.append(list(texts)) if not is_query
-                                                                           else None) or encode(texts, is_query))
+    monkeypatch.setattr(reader, "token_states", lambda texts, is_query: (calls.append(
+        [getattr(t, "text", t) for t in texts]) if not is_query else None) or encode(texts, is_query))
     return calls
 
 
