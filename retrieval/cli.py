@@ -212,6 +212,10 @@ def index(
     rebuild: bool = typer.Option(False, "--rebuild", help="Build the index again from nothing: a damaged vector "
                                  "store is moved aside (renamed <path>.damaged-<time>, not deleted) and a new one "
                                  "built; on a whole store, this corpus' vectors are dropped and embedded again."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Encode the chunks on a Ray cluster at this address "
+                                      "(HOST:6379, or 'local' for one started on this machine for the run); needs "
+                                      "`make ray`. Vectors and states are written here as they come back."),
+    ray_workers: int = typer.Option(2, "--ray-workers", help="Encoder actors on the Ray cluster (one CPU each)."),
 ) -> None:
     """Build or refresh the persistent index of a corpus (progress on stderr), then say what was read: files per
     format, documents, pages, chunks, and every file skipped with its reason. With --collection, a user's
@@ -260,7 +264,18 @@ def index(
             damaged = damaged_store(settings, path)   # before anything opens it: one line, nothing else
             if damaged is not None:
                 _fail(damaged.text())
-        bench = loaded if loaded is not None and loaded.state is not None else _open(settings, path)
+        if ray is not None:
+            from .pipeline.workbench import Workbench
+
+            try:
+                import ray as _ray  # noqa: F401 - installed by `make ray`
+            except ImportError:
+                _fail("--ray needs Ray: run `make ray` (requirements-ray.txt) in this environment")
+            bench = loaded or Workbench(settings)
+            bench.use_cluster(ray, ray_workers)
+            bench.load_corpus(path)
+        else:
+            bench = loaded if loaded is not None and loaded.state is not None else _open(settings, path)
         if DAMAGED.matches(bench.state.store_reason):  # found while syncing: one line with the remedy
             _fail(bench.state.store_reason.text())
         states = bench.store_reader_states(_states_progress()) if settings.reader_states_at_index else None
@@ -292,6 +307,8 @@ def index(
         + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"
            + (f" >{report.migrated} moved from another layout (not re-embedded)" if report.migrated else "")
            + (" (rebuilt: model changed)" if report.rebuilt else "")
+           + (f" (embedded again: {getattr(report, 'earlier_model', '')} made this corpus' vectors before, kept "
+              "under its own name)" if getattr(report, "earlier_model", "") else "")
            + (f"; {report.layout}, {report.collections} collection{'s' if report.collections != 1 else ''}"
               if report.layout else "")
            + (f" ({len(report.created)} created, {len(report.dropped)} dropped)"
