@@ -343,11 +343,13 @@ def embedded_batches(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndar
                         encode_chunks(todo[start : start + batch]) if encode_chunks is not None
                         else embed([c.passage(passage_template) for c in todo[start : start + batch]]))
                        for start in range(0, len(todo), batch))
+        done = 0   # counted here: a disabled bar (progress=False) counts nothing
         for rows, vectors in batches:
             yield rows, np.asarray(vectors, dtype=np.float32)
+            done += len(rows)
             bar.update(len(rows))
             if on_progress:
-                on_progress(bar.n, len(todo))
+                on_progress(done, len(todo))
 
 
 def embed_chunks(todo: Sequence[Chunk], embed: Callable[[list[str]], np.ndarray], batch: int, progress: bool,
