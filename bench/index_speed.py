@@ -52,15 +52,16 @@ def corpus_path(name: str, data: Path) -> Path:
 
 
 def _grown(path: Path, chunks_wanted: int, folder: Path, chunks_per_doc: float) -> Path:
-    """The corpus' documents repeated (each copy's ids and first words numbered) until about ``chunks_wanted``
-    chunks: real text, every chunk new to a store."""
+    """The corpus' documents repeated (each copy's ids, titles and first words numbered) until about
+    ``chunks_wanted`` chunks: real text, every chunk new to a store and to the reader's state store (a chunk is read
+    with its title: every copy's chunks are other passages)."""
     docs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     copies = max(1, round(chunks_wanted / max(1.0, chunks_per_doc * len(docs))))
     out = folder / f"grown-{chunks_wanted}.jsonl"
     with out.open("w", encoding="utf-8") as fh:
         for n in range(copies):
             for d in docs:
-                d2 = dict(d, id=f"{d['id']}~{n}", text=f"({n}) {d['text']}")
+                d2 = dict(d, id=f"{d['id']}~{n}", title=f"{d.get('title', '')} ({n})", text=f"({n}) {d['text']}")
                 fh.write(json.dumps(d2, ensure_ascii=False) + "\n")
     return out
 
