@@ -307,8 +307,8 @@ def index(
         + (f"vectors: +{report.added} ~{report.updated} -{report.removed} ={report.unchanged}"
            + (f" >{report.migrated} moved from another layout (not re-embedded)" if report.migrated else "")
            + (" (rebuilt: model changed)" if report.rebuilt else "")
-           + (f" (embedded again: {getattr(report, 'earlier_model', '')} made this corpus' vectors before, kept "
-              "under its own name)" if getattr(report, "earlier_model", "") else "")
+           + (f" (embedded again: {report.earlier_model} made this corpus' vectors before, kept under its own "
+              "name)" if report.earlier_model else "")
            + (f"; {report.layout}, {report.collections} collection{'s' if report.collections != 1 else ''}"
               if report.layout else "")
            + (f" ({len(report.created)} created, {len(report.dropped)} dropped)"

@@ -133,6 +133,12 @@ def embedding_id(model: str, one_pass: bool = False, precision: str = "fp32") ->
     return f"{model}@reader-{precision}" if one_pass and model == "e5-small" else model
 
 
+def settings_embedding(settings: Any) -> str:
+    """:func:`embedding_id` of the settings' model, ``one_pass`` and ``encoder_precision``: what names an index's
+    vectors before any model is loaded (``index --status``, ``--drop``, ``--rebuild``)."""
+    return embedding_id(settings.embedding_model, settings.one_pass, settings.encoder_precision)
+
+
 def vectors_name(embedder: Any) -> str:
     """The name an embedder's vectors are stored under (:func:`embedding_id`; its model name for most)."""
     return getattr(embedder, "embedding", embedder.name)

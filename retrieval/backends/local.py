@@ -17,7 +17,7 @@ from ..core.redact import redact_text
 from .base import (BACKENDS, DAMAGED, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest,
                    StoreDamaged, StoreStatusError, for_corpus, rebuild_command)
 from ..ingest.corpus import load_corpus
-from .embedders import chunk_encoding, embedding_id, vectors_name
+from .embedders import chunk_encoding, settings_embedding, vectors_name
 from .lexical import LexicalIndex
 from .store import INTERRUPTS, VectorStore, damage_reason, index_variant, open_client, probe_damage
 
@@ -102,8 +102,7 @@ def status(settings: Any, path: Path, drop: bool) -> str:
             raise StoreDamaged(DAMAGED(path=str(where_path), error=raw(found), command=rebuild_command(path)))
     try:
         store = VectorStore(open_client(settings.chroma_path, settings.chroma_host), str(path),
-                            embedding_id(settings.embedding_model, settings.one_pass, settings.encoder_precision),
-                            variant, path=where_path)
+                            settings_embedding(settings), variant, path=where_path)
         name = store.name
         owned = store.owned()
         if drop:

@@ -60,7 +60,7 @@ from ..ingest.corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BY
 from .lexical import K1, B, CountFrequencies, LexicalIndex, lucene_idf
 from .base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from .store import INTERRUPTS, SyncReport, embed_chunks, index_variant
-from .embedders import chunk_encoding, embedding_id, vectors_name
+from .embedders import chunk_encoding, settings_embedding, vectors_name
 
 log = logging.getLogger(__name__)
 
@@ -824,9 +824,7 @@ def collection_for(settings: Any, corpus_path: Path, model_name: str | None = No
                              settings.contextual)
     token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
     client = open_client(settings.milvus_uri, token, settings.milvus_timeout)
-    store = MilvusStore(client, str(corpus_path), model_name or embedding_id(settings.embedding_model,
-                                                                               settings.one_pass,
-                                                                               settings.encoder_precision),
+    store = MilvusStore(client, str(corpus_path), model_name or settings_embedding(settings),
                         index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
                                       settings.passage_template),
                         tenant_field=settings.tenant_field, types=field_types(chunks),

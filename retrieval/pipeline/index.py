@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, read_corpus
 from ..ingest.folder import IntakeReport
-from ..backends.embedders import Embedder, embedding_id, vectors_name
+from ..backends.embedders import Embedder, settings_embedding, vectors_name
 from ..backends import BACKENDS, OpenRequest
 from ..backends.base import StoreStatusError
 from ..backends.state import IndexState
@@ -246,7 +246,7 @@ def rebuild_store(settings: Settings, corpus_path: str | Path | None = None,
         variant = index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template)
         try:
             VectorStore(open_client(folder), str(path),
-                        model_name or embedding_id(s.embedding_model, s.one_pass, s.encoder_precision), variant).drop()
+                        model_name or settings_embedding(s), variant).drop()
         except BaseException as exc:  # noqa: BLE001 - a native panic too: damage is moved aside below
             if isinstance(exc, INTERRUPTS):
                 raise

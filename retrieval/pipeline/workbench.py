@@ -236,7 +236,6 @@ class Workbench:
         if self.settings.memory_mb:   # the caches take what the models and the corpus leave
             use_cache_tokens(plan.cache_tokens)
         self.state, self.memory = state, plan
-        sized(state.chunks)
         if reader_states and self.settings.reader_states_at_index:
             self.store_reader_states()
         return state

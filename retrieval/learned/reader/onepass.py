@@ -23,7 +23,7 @@ import numpy as np
 from ...backends.embedders import embedding_id
 from .cluster import RayChunkEncoder
 from .precompute import StateSink
-from .states import PassageText, as_passage
+from .states import as_passage
 
 
 #: How many times more pieces the reader's vocabulary may split a text into than the engine's before the engine
@@ -101,8 +101,7 @@ class ChunkEncoder:
         self.owner, self.reader, self.sink = owner, reader, sink
 
     def __call__(self, chunks: Sequence[Any]) -> np.ndarray:
-        passages = [PassageText.of(c, self.owner.template) if not isinstance(c, (str, PassageText))
-                    else as_passage(c) for c in chunks]
+        passages = [as_passage(c, self.owner.template) for c in chunks]
         vectors, states = self.reader.encode_passages(passages)
         self.reader.passages_encoded += len(passages)
         if self.sink is not None:

@@ -98,6 +98,11 @@ def check_fit(reader, texts: Sequence) -> None:
                          f"raise it{hint}, or set RETRIEVAL_READER_STATES_AT_INDEX=false")
 
 
+def put_states(reader, passages: Sequence[PassageText], rows: Sequence[np.ndarray]) -> int:
+    """Store ``passages``' states in ``reader``'s store, each with its sentence spans; returns how many were new."""
+    return reader.store.put_many({p.key: (r, reader.sentence_spans(p.text)) for p, r in zip(passages, rows)})
+
+
 def store_corpus_states(reader, texts: Sequence,
                         on_progress: Callable[[int, int, float], None] | None = None,
                         should_stop: Callable[[], bool] = lambda: False) -> StatesReport:
@@ -144,7 +149,7 @@ def store_corpus_states(reader, texts: Sequence,
         return rows
 
     def stored(batch: Sequence[PassageText], rows: Sequence[np.ndarray]) -> None:
-        store.put_many({p.key: (r, reader.sentence_spans(p.text)) for p, r in zip(batch, rows)})
+        put_states(reader, batch, rows)
 
     if on_progress is not None:
         on_progress(0, len(todo), float("nan"))
@@ -216,4 +221,4 @@ class StateSink:
             self._put(items)
 
     def _put(self, items: Sequence[tuple[PassageText, np.ndarray]]) -> None:
-        self.stored += self.store.put_many({p.key: (rows, self.reader.sentence_spans(p.text)) for p, rows in items})
+        self.stored += put_states(self.reader, [p for p, _ in items], [rows for _, rows in items])
