@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
 
 
 pytestmark = [pytest.mark.browser,
@@ -278,6 +278,7 @@ def ask(page, question: str) -> None:
     """Type ``question``, press Ask, wait until the page is laid out with a new timing line."""
     before = timing_caption(page)
     page.get_by_label("Question", exact=True).fill(question)
+    watch_runs(page)
     page.get_by_role("button", name="Ask").click()
     page.wait_for_function(IDLE_JS, arg=before, timeout=300_000)
 

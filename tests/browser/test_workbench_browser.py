@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _documents import gazette_pdf
 
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -69,6 +69,7 @@ def ask(page, question: str) -> float:
     """Type ``question``, press Ask; seconds from the click until the page settled with a new timing line."""
     before = timing_caption(page)
     page.get_by_label("Question", exact=True).fill(question)
+    watch_runs(page)
     started = time.perf_counter()
     page.get_by_role("button", name="Ask").click()
     page.wait_for_function(IDLE_JS, arg=before, timeout=300_000)
