@@ -32,12 +32,13 @@ MAX_RERANKER_INPUT = 1_000
 MAX_QUESTION_CHARS = 20_000
 MAX_INPUT_BYTES = 8 * 1024**3
 MAX_TENANT_BUCKETS = 100_000
+MAX_EXACT_CHUNKS = 2_000_000
 
 #: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched) and the
 #: models a Workbench loads once (the judge's folder): they live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
 #: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
 INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
-                  "bm25_engine", "bm25_analyzer", "hnsw_ef_search", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
+                  "bm25_engine", "bm25_analyzer", "hnsw_ef_search", "dense_exact_up_to", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
                   "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
                   "reader_state_mb", "reader_states_at_index", "memory_mb", "encoder_precision", "one_pass")
 #: Index-level settings of the reader's state store only: they change how states are kept, never which chunks an
@@ -149,6 +150,12 @@ class Settings(BaseSettings):
         "numbers and identifiers kept whole). Local backend only.")
     hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
                                 "ef_search; its default is 100): higher gives recall for latency.")
+    dense_exact_up_to: int = Field(50_000, ge=0, le=MAX_EXACT_CHUNKS, description="Dense search is exact (every "
+                                   "stored vector the filters admit is compared; ties by chunk id) for a corpus of "
+                                   "at most this many chunks, so a question gets the same dense list in every "
+                                   "process and every evaluation repeats; a larger corpus is searched by HNSW "
+                                   "(approximate, and Chroma's graph may differ between processes). Memory: 1.5 KB "
+                                   "per chunk (e5-small). 0 = always HNSW. Local backend only.")
     tenant_field: str = Field("tenant", description="The metadata field that names a chunk's tenant (a request "
                               "of a multi-tenant corpus must filter on it).")
     tenant_buckets: int = Field(0, ge=0, le=MAX_TENANT_BUCKETS, description="The local backend's dense layout "
@@ -350,7 +357,10 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
-    def _analyzer_takes_effect(self) -> "Settings":
+    def _backend_settings_take_effect(self) -> "Settings":
+        if self.backend == "milvus" and "dense_exact_up_to" in self.model_fields_set and self.dense_exact_up_to:
+            raise ValueError(f"dense_exact_up_to={self.dense_exact_up_to}: the milvus backend searches its own "
+                             "HNSW index on the server; use dense_exact_up_to=0 or backend=local")
         if self.bm25_analyzer != "fold" and self.backend == "milvus":
             raise ValueError(f"bm25_analyzer={self.bm25_analyzer}: the milvus backend's sparse BM25 does not "
                              "stem; use bm25_analyzer=fold or backend=local")

@@ -58,7 +58,7 @@ def open_local(req: OpenRequest) -> Opened:
         return Opened(lexical, None, why)
     store = VectorStore(client, req.corpus_key, vectors_name(req.embedder), req.variant, ef_search=s.hnsw_ef_search,
                         passage_template=s.passage_template, tenant_field=s.tenant_field,
-                        tenant_buckets=s.tenant_buckets, path=embedded_path(s))
+                        tenant_buckets=s.tenant_buckets, path=embedded_path(s), exact_up_to=s.dense_exact_up_to)
     try:
         with req.write_lock(), chunk_encoding(req.embedder, req.chunks, s.reader_states_at_index) as encode:
             report = store.sync(req.chunks, req.embedder.embed_passages, getattr(req.embedder, "batch", 32),

@@ -399,6 +399,7 @@ VECTORS_UNAVAILABLE = declare("store.vectors_unavailable", en="stored vectors un
                               pt="vetores armazenados indisponíveis: {error}")
 SEARCH_FAILED = declare("store.search_failed", en="dense search failed: {error}", pt="a busca densa falhou: {error}")
 NO_STORE = declare("store.none", en="no vector store", pt="sem repositório de vetores")
+STORE_EMPTY = declare("store.empty", en="the vector store is empty", pt="o repositório de vetores está vazio")
 
 
 def guarded(read: Callable[[], T], what: Declared,
@@ -516,7 +517,8 @@ class VectorStore:
 
     def __init__(self, client: Any, corpus_key: str, model_name: str, variant: str = "",
                  ef_search: int | None = None, passage_template: str = "title-newline",
-                 tenant_field: str | None = None, tenant_buckets: int = 0, path: Path | str | None = None) -> None:
+                 tenant_field: str | None = None, tenant_buckets: int = 0, path: Path | str | None = None,
+                 exact_up_to: int = 0) -> None:
         """Store the configuration; nothing is read or written before :meth:`sync`.
 
         Args:
@@ -528,6 +530,8 @@ class VectorStore:
             tenant_buckets: 0 = one collection per tenant, 1 = one collection for all (tenant filtered), N = N
                 hash buckets (tenant filtered inside its bucket).
             path: the embedded store's folder (``None``: a server's), checked when a read fails (:meth:`damage`).
+            exact_up_to: a corpus of at most this many chunks is searched exactly (:class:`ExactSearch`), a larger
+                one by Chroma's HNSW; 0: always HNSW.
         """
         self.client, self.corpus_key, self.model_name, self.variant = client, corpus_key, model_name, variant
         self.path = Path(path) if path is not None else None
@@ -541,6 +545,14 @@ class VectorStore:
         #: Chunk id → chunk of what :meth:`sync` stored: queries then read parents and metadata from memory
         #: instead of asking Chroma for them (half of an unfiltered query's time on the lab corpus).
         self.catalog: dict[str, Chunk] | None = None
+        self.exact_up_to = exact_up_to
+        #: The exact search's vectors, read from the collections on the first exact query after a sync.
+        self.exact: ExactSearch | None = None
+
+    @property
+    def searched_exactly(self) -> bool:
+        """Whether :meth:`query` compares every stored vector (the corpus has at most ``exact_up_to`` chunks)."""
+        return self.catalog is not None and 0 < len(self.catalog) <= self.exact_up_to
 
     def damage(self, exc: BaseException) -> Reason | None:
         """:data:`~retrieval.backends.base.DAMAGED` when ``exc`` (a failed read or write) comes from damaged files
@@ -674,7 +686,7 @@ class VectorStore:
         other_stored = {name: _stored_hashes(col, page) for name, col in others.items()}
         reused = _reusable(others, other_stored, [c for part in todo.values() for c in part])
         to_embed = [c for part in todo.values() for c in part if c.chunk_id not in reused]
-        self.layout, self.collections, self.catalog = None, {}, None  # a failed write leaves no half layout
+        self.layout, self.collections, self.catalog, self.exact = None, {}, None, None  # no half layout kept
         created: list[str] = []
         collections: dict[str, Any] = {}
         for name in groups:
@@ -730,6 +742,7 @@ class VectorStore:
         known = set().union(*stored.values(), *other_stored.values())
         updated = sum(1 for c in to_embed if c.chunk_id in known)
         self.layout, self.collections, self.catalog = layout, collections, wanted
+        self.exact = ExactSearch(self.collections, wanted, page) if self.searched_exactly else None
         return SyncReport(len(to_embed) - updated, updated, len(known - wanted.keys()),
                           len(chunks) - sum(map(len, todo.values())), rebuilt, migrated=len(reused),
                           layout=layout.kind, collections=len(collections), created=tuple(sorted(created)),
@@ -771,6 +784,10 @@ class VectorStore:
         """
         catalog = self.catalog
         targets, sent = self._targets(filters)
+        exact = self.exact
+        if exact is not None and catalog is not None:
+            return exact.query(vector, [name for name, col in self.collections.items() if col in targets], filters,
+                               window)
         where = sent.chroma_where()
         query = [np.asarray(vector, dtype=np.float32).tolist()]
         include = ["distances"] if catalog is not None else ["metadatas", "distances"]
@@ -790,7 +807,7 @@ class VectorStore:
                     rows += [(cid, str(meta[_PARENT]), meta, d)
                              for cid, meta, d in zip(ids, result["metadatas"][0], dists)]
             if not rows and targets and sum(col.count() for col in targets) == 0:  # a round trip only when empty
-                return RankedList("dense", "cosine", (), note="the vector store is empty")
+                return RankedList("dense", "cosine", (), note=STORE_EMPTY())
             # The filters are checked again on our side, exactly in value and type: Chroma's ``where`` compares
             # numbers across int and float (``$eq: 1`` matches a stored 1.0), and a tenant filter must hold even
             # if the store ignored it (or a collection held another tenant).
@@ -833,7 +850,101 @@ class VectorStore:
         """Delete every collection of this index, in any layout."""
         for name in self.owned():
             self.client.delete_collection(name)
-        self.layout, self.collections, self.catalog = None, {}, None
+        self.layout, self.collections, self.catalog, self.exact = None, {}, None, None
+
+
+class ExactSearch:
+    """Exact cosine search over the stored vectors of a corpus small enough to hold them in memory
+    (``dense_exact_up_to``): every vector of the searched collections that the filters admit is compared, ties
+    broken by chunk id, so a question gets the same dense list in every process.
+
+    Why: Chroma's HNSW graph is approximate, and the embedded store rebuilds part of it when a process opens the
+    collection (its recent writes are inserted again, by several threads), so the same query vector can get a
+    different list in another process; ``hnsw_ef_search`` raises the approximate search's recall, not its
+    reproducibility. Exact search costs memory (4 bytes × dimensions × chunks: 77 MB at 50,000 chunks of e5-small)
+    and a matrix product per query (about 5 ms at 50,000 on one core).
+
+    The vectors are read from the collections (``page`` rows a request) on the first query after a sync; the
+    filter masks of the last 64 filters are kept.
+
+    Args:
+        collections: the layout's collections (name → Chroma collection), as the sync left them.
+        catalog: chunk id → chunk of what the sync stored (ids written since by another process are left out).
+    """
+
+    def __init__(self, collections: Mapping[str, Any], catalog: Mapping[str, Chunk], page: int = 5000,
+                 masks: int = 64) -> None:
+        self.collections, self.catalog, self.page, self.masks_kept = collections, catalog, page, masks
+        self._lock = threading.Lock()
+        self._loaded: dict[str, tuple[list[str], np.ndarray]] = {}
+        self._masks: dict[tuple[str, Filters], np.ndarray] = {}
+
+    def _matrix(self, name: str) -> tuple[list[str], np.ndarray]:
+        """The collection's chunk ids (sorted) and their unit vectors, read once."""
+        with self._lock:
+            if name in self._loaded:
+                return self._loaded[name]
+            col, found, offset = self.collections[name], {}, 0
+            while True:
+                got = col.get(include=["embeddings"], limit=self.page, offset=offset)
+                found.update((cid, vec) for cid, vec in zip(got["ids"], got["embeddings"]) if cid in self.catalog)
+                if len(got["ids"]) < self.page:
+                    break
+                offset += self.page
+            ids = sorted(found)
+            matrix = (np.asarray([found[cid] for cid in ids], dtype=np.float32) if ids
+                      else np.zeros((0, 0), dtype=np.float32))
+            if len(ids):
+                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                matrix = matrix / np.where(norms > 0, norms, 1.0)
+            self._loaded[name] = (ids, matrix)
+            return ids, matrix
+
+    def _mask(self, name: str, ids: Sequence[str], filters: Filters) -> np.ndarray | None:
+        """Which rows the filters admit (``None``: all, no filter)."""
+        if not filters.clauses:
+            return None
+        key = (name, filters)
+        with self._lock:
+            if key in self._masks:
+                return self._masks[key]
+        mask = np.fromiter((filters.matches(self.catalog[cid].metadata) for cid in ids), dtype=bool, count=len(ids))
+        with self._lock:
+            if len(self._masks) >= self.masks_kept:
+                self._masks.pop(next(iter(self._masks)))
+            self._masks[key] = mask
+        return mask
+
+    def query(self, vector: np.ndarray, names: Sequence[str], filters: Filters, window: int) -> RankedList:
+        """The ``window`` chunks of collections ``names`` nearest to ``vector`` among those ``filters`` admits
+        (filters checked exactly in value and type, as :meth:`VectorStore.query` re-checks them)."""
+        q = np.asarray(vector, dtype=np.float32).ravel()
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q
+        rows: list[tuple[float, str]] = []
+        stored = 0
+        for name in names:
+            ids, matrix = self._matrix(name)
+            stored += len(ids)
+            if not ids:
+                continue
+            mask = self._mask(name, ids, filters)
+            at = np.arange(len(ids)) if mask is None else np.flatnonzero(mask)
+            if not len(at):
+                continue
+            sims = matrix[at] @ q
+            if len(at) > window:  # the window's worst similarity, then every row at least as similar (ties kept)
+                cut = np.partition(sims, len(sims) - window)[len(sims) - window]
+                keep = np.flatnonzero(sims >= cut)
+            else:
+                keep = np.arange(len(at))
+            rows += [(float(sims[i]), ids[at[i]]) for i in keep]
+        if not rows and names and stored == 0:
+            return RankedList("dense", "cosine", (), note=STORE_EMPTY())
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        catalog = self.catalog
+        return RankedList("dense", "cosine", tuple(ScoredItem(cid, catalog[cid].parent_id, rank, sim)
+                                                   for rank, (sim, cid) in enumerate(rows[:window], start=1)))
 
 
 def _stored_hashes(collection: Any, page: int) -> dict[str, str | None]:

@@ -105,3 +105,18 @@ def test_a_blank_store_path_is_the_default_store_not_the_current_folder(monkeypa
     assert Settings(_env_file=None).chroma_path == Path(".retrieval/chroma")
     monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", "/srv/store")
     assert Settings(_env_file=None).chroma_path == Path("/srv/store")
+
+
+def test_exact_dense_search_takes_effect_on_the_local_backend_and_is_refused_on_milvus(monkeypatch):
+    from pydantic import ValidationError
+
+    from retrieval.settings import INDEX_SETTINGS, Settings
+
+    assert Settings(_env_file=None).dense_exact_up_to == 50_000 and "dense_exact_up_to" in INDEX_SETTINGS
+    assert Settings(backend="milvus", _env_file=None).dense_exact_up_to == 50_000   # the default says nothing there
+    assert Settings(backend="milvus", dense_exact_up_to=0, _env_file=None).dense_exact_up_to == 0
+    monkeypatch.setenv("RETRIEVAL_DENSE_EXACT_UP_TO", "1000")
+    with pytest.raises(ValidationError, match="dense_exact_up_to=1000: the milvus backend searches its own HNSW"):
+        Settings(backend="milvus", _env_file=None)
+    with pytest.raises(ValidationError, match="less than or equal to 2000000"):
+        Settings(dense_exact_up_to=10**9, _env_file=None)
