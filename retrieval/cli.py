@@ -397,8 +397,9 @@ def eval_(
     sweep: Optional[str] = typer.Option(None, "--sweep", help="A config name: add its top-k sweep (k = 1…20)."),
     run: list[str] = typer.Option([], "--run", help="Another engine's run to evaluate beside the configs: a TREC "
                                   "run or JSONL of rankings, PATH or NAME=PATH (repeatable)."),
-    gate: Optional[str] = typer.Option(None, "--gate", help="Release gate: METRIC[,drop=D][,alpha=A][,lost=L] "
-                                       "(e.g. ndcg@10,drop=0.01): exit 1 when a candidate fails it; with --out, "
+    gate: Optional[str] = typer.Option(None, "--gate", help="Release gate: METRIC[,drop=D][,alpha=A][,lost=L]"
+                                       "[,spans=S] (e.g. ndcg@10,drop=0.01; spans=S: at most S answers may lose the "
+                                       "labelled fact the baseline's held): exit 1 when a candidate fails it; with --out, "
                                        "gate.xml (JUnit) and gate_per_query.csv are written there."),
     transform: list[str] = TransformOpt,
     mmr: Optional[float] = MmrOpt,
@@ -534,8 +535,10 @@ def _print_report(report: dict[str, Any], split: str) -> None:
         t = cfg["timings_ms"]
         alone = t.get("standalone_estimate")
         wall = f"{t['wall_total'] / 1000:.1f} s" if "wall_total" in t else "imported run"
+        spans = cfg["diagnosis"].get("answer_spans") or {}
+        held = f"   answers holding a span {spans['held']}/{spans['checked']}" if spans.get("checked") else ""
         _echo(f"  {name:<16} {d['ok']:>4} / {d['coverage']:>4} / {d['ordering']:>4} / {d['generation']:>4}   "
-              f"{wall}" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else ""))
+              f"{wall}" + (f" (alone ≈ {alone / 1000:.1f} s)" if alone else "") + held)
     ev = report.get("evidence_check") or {}
     if ev:
         _echo(f"\nevidence check: {ev['checked']} gold spans, {len(ev['cut'])} cut by the chunking, "

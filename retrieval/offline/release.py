@@ -1,12 +1,15 @@
 """The release gate: a rule a CI job runs on an evaluation (``eval --gate``), and what it shows of it.
 
-A rule names one metric and three tolerances, written ``METRIC[,drop=D][,alpha=A][,lost=L]`` (defaults
-``drop=0.01``, ``alpha=0.05``, ``lost=0``): each candidate (every configuration or imported run after the first,
+A rule names one metric and its tolerances, written ``METRIC[,drop=D][,alpha=A][,lost=L][,spans=S]`` (defaults
+``drop=0.01``, ``alpha=0.05``, ``lost=0``, spans not checked): each candidate (every configuration or imported run after the first,
 the baseline) fails when
 
 * its mean on the metric is below the baseline's by more than ``drop`` and that difference is significant
   (the comparison's p below ``alpha``: Holm's adjusted one where there are several candidates), or
-* more than ``lost`` questions lost a relevant document the baseline had in its top k (k of the metric).
+* more than ``lost`` questions lost a relevant document the baseline had in its top k (k of the metric), or
+* (with ``spans=S``) more than ``S`` questions lost the fact: the baseline's answer held one of the question's
+  labelled answer spans and the candidate's holds none (questions without spans, and imported runs, which carry
+  no answer, are not counted).
 
 The gate's outcome is a list of checks, one per candidate and condition, each passed or failed with its reason;
 :func:`junit_xml` writes them as a JUnit report (one test case each) and :func:`per_query_csv` the per-question
@@ -38,6 +41,12 @@ LOST_FAILED = declare("release.lost_failed", en="{candidate!c}: {n} questions lo
                       "had in its top {k} ({ids!l}); at most {allowed} allowed", pt="{candidate!c}: {n} perguntas "
                       "perderam um documento relevante que a referência tinha no top {k} ({ids!l}); no máximo "
                       "{allowed} permitidas")
+SPANS_OK = declare("release.spans_ok", en="{candidate!c}: {n} answers lost the labelled fact the baseline's held (at "
+                   "most {allowed} allowed)", pt="{candidate!c}: {n} respostas perderam o fato rotulado que a "
+                   "referência trazia (no máximo {allowed} permitidas)")
+SPANS_FAILED = declare("release.spans_failed", en="{candidate!c}: {n} answers lost the labelled fact the baseline's "
+                       "answer held ({ids!l}); at most {allowed} allowed", pt="{candidate!c}: {n} respostas perderam "
+                       "o fato rotulado que a resposta da referência trazia ({ids!l}); no máximo {allowed} permitidas")
 
 
 @dataclass(frozen=True)
@@ -49,10 +58,12 @@ class ReleaseRule:
     drop: float = 0.01
     alpha: float = 0.05
     lost: int = 0
+    #: At most this many questions may lose the labelled fact from the answer; ``None``: not checked.
+    spans: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> "ReleaseRule":
-        """``ndcg@10,drop=0.01,alpha=0.05,lost=0`` (every part after the metric optional).
+        """``ndcg@10,drop=0.01,alpha=0.05,lost=0,spans=0`` (every part after the metric optional).
 
         Raises:
             ValueError: an empty metric, an unknown part, or a value that is not a finite number ≥ 0
@@ -64,10 +75,10 @@ class ReleaseRule:
         values: dict[str, Any] = {}
         for part in parts:
             key, sep, raw = part.partition("=")
-            if key not in {"drop", "alpha", "lost"} or not sep:
-                raise ValueError(f"--gate {text!r}: unknown part {part!r} (use drop=, alpha=, lost=)")
+            if key not in {"drop", "alpha", "lost", "spans"} or not sep:
+                raise ValueError(f"--gate {text!r}: unknown part {part!r} (use drop=, alpha=, lost=, spans=)")
             try:
-                value = int(raw) if key == "lost" else float(raw)
+                value = int(raw) if key in ("lost", "spans") else float(raw)
             except ValueError:
                 raise ValueError(f"--gate {text!r}: {key} must be a number, got {raw!r}") from None
             if not math.isfinite(value) or value < 0 or (key == "alpha" and not 0 < value <= 1):
@@ -81,7 +92,7 @@ class Check:
     """One condition on one candidate."""
 
     candidate: str
-    condition: str  # "drop" or "lost"
+    condition: str  # "drop", "lost" or "spans"
     passed: bool
     reason: Reason
 
@@ -112,7 +123,22 @@ def check(report: Mapping[str, Any], rule: ReleaseRule) -> list[Check]:
                             LOST_OK(candidate=row["candidate"], n=len(lost), allowed=rule.lost) if ok else
                             LOST_FAILED(candidate=row["candidate"], n=len(lost), k=k, allowed=rule.lost,
                                         ids=[x["id"] for x in lost[:10]])))
+        if rule.spans is not None:
+            gone = lost_spans(report, row["baseline"], row["candidate"])
+            ok = len(gone) <= rule.spans
+            checks.append(Check(row["candidate"], "spans", ok,
+                                SPANS_OK(candidate=row["candidate"], n=len(gone), allowed=rule.spans) if ok else
+                                SPANS_FAILED(candidate=row["candidate"], n=len(gone), allowed=rule.spans,
+                                             ids=gone[:10])))
     return checks
+
+
+def lost_spans(report: Mapping[str, Any], baseline: str, candidate: str) -> list[str]:
+    """Ids of the questions whose answer held a labelled span under ``baseline`` and holds none under
+    ``candidate`` (rows without a span check, as an imported run's, are left out)."""
+    held = {r["id"] for r in report["configs"][baseline]["questions"] if r.get("answer_span") is True}
+    return [r["id"] for r in report["configs"][candidate]["questions"]
+            if r["id"] in held and r.get("answer_span") is False]
 
 
 def junit_xml(checks: Sequence[Check], rule: ReleaseRule) -> str:
@@ -120,7 +146,8 @@ def junit_xml(checks: Sequence[Check], rule: ReleaseRule) -> str:
     suite = ElementTree.Element("testsuite", name="release-gate", tests=str(len(checks)),
                                 failures=str(sum(not c.passed for c in checks)))
     ElementTree.SubElement(ElementTree.SubElement(suite, "properties"), "property", name="rule",
-                           value=f"{rule.metric},drop={rule.drop},alpha={rule.alpha},lost={rule.lost}")
+                           value=f"{rule.metric},drop={rule.drop},alpha={rule.alpha},lost={rule.lost}"
+                           + (f",spans={rule.spans}" if rule.spans is not None else ""))
     for c in checks:
         case = ElementTree.SubElement(suite, "testcase", classname=f"release-gate.{c.candidate}", name=c.condition)
         if c.passed:

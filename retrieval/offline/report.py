@@ -145,6 +145,8 @@ def question_rows(report: Mapping[str, Any], config: str) -> list[dict[str, Any]
             f"ndcg@{kmax}": metrics.get(f"ndcg@{kmax}"),
             "abstained": r["abstained"],
             "result": "ok" if r["layer"] == "ok" else f"{r['layer']} ({r['stage']})",
+            # "yes"/"no": the answer holds a labelled answer span (blank: the question has none)
+            "answer holds a span": {True: "yes", False: "no"}.get(r.get("answer_span"), ""),
             "evidence cut": r.get("evidence_cut", False),
             # the top-k parents with no judgment for the question (nDCG reads them as not relevant)
             "unjudged": " ".join((r.get("judged") or {}).get("unjudged") or []),
@@ -441,14 +443,19 @@ def _layers_section(report: Mapping[str, Any], names: list[str]) -> list[str]:
     """Failure layers per config and the evidence check."""
     configs = report["configs"]
     out: list[str] = []
-    out += ["", "## Failure layers", "", "| config | ok | coverage | ordering | generation | stages |",
-            "|---|---|---|---|---|---|"]
+    out += ["", "## Failure layers", "", "| config | ok | coverage | ordering | generation | stages | "
+            "answers holding a labelled span |", "|---|---|---|---|---|---|---|"]
     for name in names:
         d = configs[name].get("diagnosis") or {}
         o = d.get("overall", {})
         stages = ", ".join(f"{k} {v}" for k, v in (d.get("stages") or {}).items()) or "—"
+        spans = d.get("answer_spans") or {}
+        held = f"{spans['held']} of {spans['checked']}" if spans.get("checked") else "—"
         out.append(f"| {_cell(name)} | {o.get('ok', '—')} | {o.get('coverage', '—')} | {o.get('ordering', '—')} | "
-                   f"{o.get('generation', '—')} | {stages} |")
+                   f"{o.get('generation', '—')} | {stages} | {held} |")
+    out.append("")
+    out.append("A generation failure at stage `span` cites a relevant chunk with an answer that holds none of the "
+               "question's labelled spans (compared case- and accent-folded, numbers without thousands separators).")
     ev = report.get("evidence_check")
     if ev:
         out += ["", f"Evidence check: {ev['checked']} gold spans of {ev['questions']} questions; {ev['whole']} "

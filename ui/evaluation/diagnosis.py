@@ -19,7 +19,10 @@ def panel(run: Evaluated) -> None:
     layer_rows = []
     for name, cfg in configs.items():
         d = cfg["diagnosis"]
-        layer_rows.append({"config": name, "group": t("ev_all_groups", lang), **d["overall"]})
+        spans = d.get("answer_spans") or {}
+        held = f"{spans['held']} / {spans['checked']}" if spans.get("checked") else "—"
+        layer_rows.append({"config": name, "group": t("ev_all_groups", lang), **d["overall"],
+                           t("ev_spans_held", lang): held})
         for g, counts in d["groups"].items():
             layer_rows.append({"config": name, "group": g, **counts})
     table(pd.DataFrame(layer_rows), lang)

@@ -205,11 +205,16 @@ TEXTS: dict[str, dict[str, str]] = {
     "ev_layers": {"en": "Failure layers", "pt": "Camadas de falha"},
     "ev_layers_caption": {"en": "coverage: no relevant chunk among any generator's candidates (query, representation or "
                                 "index) · ordering: a candidate that fell out at fusion, reranker or gate · generation: "
-                                "in the context but not cited, or an abstention; for an unanswerable question, an answer.",
+                                "in the context but not cited, or an abstention; for an unanswerable question, an answer; "
+                                "with labelled answer spans, a cited right document whose answer holds none of them "
+                                "(span). The last column: answers holding a labelled span.",
                           "pt": "cobertura: nenhum trecho relevante entre os candidatos de algum gerador (consulta, "
                                 "representação ou índice) · ordenação: um candidato que caiu na fusão, no "
                                 "reranqueador ou no portão · geração: no contexto mas não citado, ou uma abstenção; "
-                                "para uma pergunta sem resposta, uma resposta."},
+                                "para uma pergunta sem resposta, uma resposta; com trechos de resposta rotulados, o "
+                                "documento certo citado numa resposta que não traz nenhum deles (span). A última "
+                                "coluna: respostas que trazem um trecho rotulado."},
+    "ev_spans_held": {"en": "answers holding a span", "pt": "respostas com o trecho"},
     "ev_all_groups": {"en": "(all)", "pt": "(todos)"},
     "ev_axis_questions": {"en": "questions", "pt": "perguntas"},
     "ev_axis_config": {"en": "configuration", "pt": "configuração"},

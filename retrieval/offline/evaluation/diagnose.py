@@ -3,6 +3,7 @@ and the evidence check (gold spans cut by the chunking)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
@@ -10,6 +11,7 @@ from ...ingest.corpus import document_text
 from ...core.errors import RetrievalError
 from ...core.filters import build_filters, field_types, typed
 from ...core.tenants import may_open
+from ...core.text import fold
 from ...core.types import Chunk, Document, Question
 from ...pipeline.trace import Trace
 from ...stages.select import dedup
@@ -22,6 +24,28 @@ PROBLEMS = ("tenant_not_in_corpus", "relevant_not_in_corpus", "relevant_in_other
 LAYERS = ("ok", "coverage", "ordering", "generation")
 
 
+_MARKER = re.compile(r"\[\d+\]")
+_THOUSANDS = re.compile(r"(?<=\d)[.\u00a0\u202f ](?=\d{3}(?!\d))")   # 1.200,00 and 1 200,00 as 1200,00
+_EDGE = re.compile("^[\\s.,;:!?\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u2014\u2013-]+|[\\s.,;:!?\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u2014\u2013-]+$")
+
+
+def span_key(text: str) -> str:
+    """``text`` as an answer span is compared: citation markers removed, case and accents folded, thousands
+    separators dropped from numbers, whitespace collapsed, punctuation stripped from both ends."""
+    folded = fold(_MARKER.sub(" ", text))
+    return _EDGE.sub("", " ".join(_THOUSANDS.sub("", folded).split()))
+
+
+def answer_holds_span(answer: str, spans: Iterable[str]) -> bool | None:
+    """Whether the answer's text holds one of the question's labelled answer spans (:func:`span_key` on both);
+    ``None`` when the question has no span."""
+    keys = [k for k in (span_key(a) for a in spans if a) if k]
+    if not keys:
+        return None
+    text = span_key(answer)
+    return any(k in text for k in keys)
+
+
 def diagnose(q: Question, trace: Trace, mode: str, top_k: int) -> tuple[str, str | None]:
     """The layer of a question's outcome: ``ok``, ``coverage``, ``ordering`` or ``generation``, and a stage.
 
@@ -29,7 +53,9 @@ def diagnose(q: Question, trace: Trace, mode: str, top_k: int) -> tuple[str, str
     * ordering: a relevant chunk was a candidate but is not in the final list; stage ``fusion``,
       ``reranker`` or ``gate``.
     * generation: a relevant chunk was in the context but the answer did not cite it or abstained; for an
-      unanswerable question, an answer was given (stage ``gate``).
+      unanswerable question, an answer was given (stage ``gate``); where the question carries ``answers``,
+      an answer that cites a relevant chunk but holds none of the spans (:func:`answer_holds_span`) is a
+      generation failure too (stage ``span``: the right document, not the fact).
     """
     relevant = set(q.relevant)
     answer = trace.answer
@@ -40,7 +66,7 @@ def diagnose(q: Question, trace: Trace, mode: str, top_k: int) -> tuple[str, str
         cited = {trace.final[[f.chunk_id for f in trace.final].index(c)].parent_id for c in answer.citations
                  if c in trace.context_chunk_ids}
         if cited & relevant:
-            return "ok", None
+            return ("generation", "span") if answer_holds_span(answer.text, q.answers) is False else ("ok", None)
         return "generation", "abstained" if answer.abstained else "answer"
     candidates = {i.parent_id for lst in (trace.lexical, trace.dense) for i in lst.items}
     for variant in trace.variants:
@@ -165,8 +191,14 @@ def first_ranks(items: Iterable[Any], wanted: set[str]) -> dict[str, int]:
     return out
 
 
+def span_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Answerable questions with labelled spans (``checked``) and those whose answer holds one (``held``)."""
+    checked = [r for r in rows if r.get("answer_span") is not None]
+    return {"checked": len(checked), "held": sum(1 for r in checked if r["answer_span"])}
+
+
 def layer_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Counts per layer (and per layer:stage), overall and per group."""
+    """Counts per layer (and per layer:stage), overall and per group, and the answers that hold a span."""
     def count(part: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         out = {layer: 0 for layer in LAYERS}
         for r in part:
@@ -179,5 +211,5 @@ def layer_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             key = f"{r['layer']}:{r['stage']}"
             stages[key] = stages.get(key, 0) + 1
     groups = sorted({r["group"] for r in rows})
-    return {"overall": count(rows), "stages": dict(sorted(stages.items())),
+    return {"overall": count(rows), "stages": dict(sorted(stages.items())), "answer_spans": span_counts(rows),
             "groups": {g: count([r for r in rows if r["group"] == g]) for g in groups}}

@@ -24,7 +24,7 @@ from ...pipeline.workbench import Workbench
 from ...settings import Settings
 from .compare import compare, observed
 from .configs import Config, select_split
-from .diagnose import diagnose, evidence_check, first_ranks, layer_counts, question_problems, visible_corpus
+from .diagnose import answer_holds_span, diagnose, evidence_check, first_ranks, layer_counts, question_problems, visible_corpus
 from .labels import resolve_labels
 from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
 from ..runs import ImportedRun, parent_rankings
@@ -254,6 +254,7 @@ def _row(q: Question, trace: Trace, settings: Settings, ranked: list[str], ranke
         "first_relevant_rank": next((i for i, p in enumerate(ranked, start=1) if p in set(q.relevant)), None),
         "abstained": trace.answer.abstained, "context": trace.context_chunk_ids,
         "citations": trace.answer.citations, "answer": trace.answer.text[:500],
+        "answer_span": answer_holds_span(trace.answer.text, q.answers) if q.relevant else None,
         "tier": trace.tier, "layer": layer, "stage": stage, "evidence_cut": evidence_cut,
         "candidates": {"bm25": [i.parent_id for i in trace.lexical.items],
                        "dense": [i.parent_id for i in trace.dense.items]},

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from retrieval.core.errors import CorpusError, InvalidId
+from retrieval.ingest.corpus import id_problem
 from retrieval.offline import judgments
 from retrieval.offline import report as rep
 
@@ -95,7 +96,8 @@ def test_qrels_round_trip_or_one_line_refusal(qid, grades) -> None:
         path = Path(tmp) / "judged.qrels"
         path.write_text("t9 0 d9 3\n", encoding="utf-8")
         qid = qid or judgments.question_id("q")  # no id given: the generated one
-        bad = [v for v in [qid, *grades] if judgments.trec_field_problem(v)] or (
+        # refused: what one TREC field cannot carry, and what no id may hold (format characters print alike)
+        bad = [v for v in [qid, *grades] if judgments.trec_field_problem(v) or id_problem(v)] or (
             [qid] if qid.startswith("#") else [])
         if bad:
             with pytest.raises(InvalidId) as exc:

@@ -66,3 +66,31 @@ def test_unanswerable_question_answered_is_a_gate_failure():
     q = Question("u", "pergunta", "unanswerable", ())
     assert diagnose(q, trace(["a"], ["a"], ["a"], answered("a#0")), "parent", 1) == ("generation", "gate")
     assert diagnose(q, trace(["a"], ["a"], [], abstention("test", "none")), "parent", 1) == ("ok", None)
+
+
+def test_the_right_document_without_the_labelled_fact_is_a_generation_failure_at_span():
+    q = Question("z", "Qual o auxílio-moradia?", "g", ("gold",), answers=("R$ 1.200,00",))
+    cited = trace(["gold"], ["gold"], ["gold"], Answer("O auxílio-alimentação é de R$ 371,00 [1].", [], ["gold#0"],
+                                                       False, "test"))
+    assert diagnose(q, cited, "parent", 1) == ("generation", "span")
+    right = trace(["gold"], ["gold"], ["gold"], Answer("O auxílio-moradia é de R$ 1200,00 [1].", [], ["gold#0"],
+                                                       False, "test"))
+    assert diagnose(q, right, "parent", 1) == ("ok", None)
+    no_spans = Question("z", "Qual o auxílio-moradia?", "g", ("gold",))
+    assert diagnose(no_spans, cited, "parent", 1) == ("ok", None)   # nothing labelled to read the answer against
+
+
+def test_span_check_folds_case_accents_markers_and_thousands_separators():
+    from retrieval.offline.evaluation.diagnose import answer_holds_span, span_key, span_counts
+
+    assert span_key("  Até 2 (DUAS) horas. ") == "ate 2 (duas) horas"
+    assert span_key("R$ 1.200.000,50") == "r$ 1200000,50" and span_key("1 200 m²") == "1200 m2"
+    assert span_key("Art. 3º [2] da Lei") == "art. 3o da lei"
+    assert answer_holds_span("O estacionamento vale até 2 (duas) horas [1].", ["até 2 (duas) horas"]) is True
+    assert answer_holds_span("Estacionar [1] até 2 (duas) [2] horas", ["até 2 (duas) horas"]) is True  # markers out
+    assert answer_holds_span("Estacionar até 2 (duas) vezes por dia [1].", ["até 2 (duas) horas"]) is False
+    assert answer_holds_span("A alíquota é de 5% [1].", ["3%", "5 %"]) is False
+    assert answer_holds_span("A alíquota é de 5% [1].", ["5%"]) is True
+    assert answer_holds_span("qualquer coisa", ["", "  "]) is None and answer_holds_span("x", []) is None
+    rows = [{"answer_span": True}, {"answer_span": False}, {"answer_span": None}, {}]
+    assert span_counts(rows) == {"checked": 2, "held": 1}
