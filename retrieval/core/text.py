@@ -148,10 +148,49 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 
-_WHOLE_SENTENCE_RE = re.compile(r"(?<=[.!?])" + _NOT_AN_END + r"\s+(?=[^\s])|\n+")
+_WHOLE_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[^\s])|\n+")
+#: Words that a period abbreviates rather than ends a sentence after, case and accents folded: legal references
+#: (Art., inc., al., par., n., cap., fl.), titles (Sr., Dra., Prof.), and common ones (p., pp., vol., ex., cf.).
+ABBREVIATIONS = frozenset({
+    "art", "arts", "inc", "incs", "al", "alin", "par", "paragr", "n", "no", "nos", "num", "cap", "caps", "tit",
+    "sec", "fl", "fls", "p", "pp", "pag", "pags", "vol", "vols", "ed", "obs", "cf", "ex", "v", "vs", "sr", "sra",
+    "srs", "sras", "srta", "dr", "dra", "drs", "dras", "prof", "profa", "profs", "exmo", "exma", "ilmo", "ilma",
+    "sto", "sta", "av", "r", "tel", "cel", "gen", "maj", "des", "eng", "adv", "lda", "ltda",
+    "cia", "dec", "port", "mr", "mrs", "ms", "st", "jr", "fig", "figs", "approx", "aprox", "e.g", "i.e",
+    "sec", "ref", "refs", "ibid", "op", "cit"})
+_LAST_WORD_RE = re.compile(r"([^\W\d_][\w.]*|\d+|[IVXLCDM]+)\.$", re.UNICODE)
+#: A list marker a period follows at a sentence's start or after ":" or ";": ``1.``, ``IV.``, ``a.`` (no end).
+_MARKER_ONLY_RE = re.compile(r"(?:^|[:;]\s*)(?:\d{1,3}|[IVXLCDM]{1,6}|[a-zA-Z])\.$")
+
+
+def _ends_here(piece: str) -> bool:
+    """Whether the period that ends ``piece`` (the text since the last boundary) ends a sentence: not after an
+    abbreviation (:data:`ABBREVIATIONS`), a single capital letter (an initial: ``J. Silva``), or a list marker
+    (``1.``, ``IV.`` opening the sentence or after ``:`` / ``;``)."""
+    if not piece.endswith("."):
+        return True
+    if _MARKER_ONLY_RE.search(piece.strip()):
+        return False
+    found = _LAST_WORD_RE.search(piece)
+    if found is None:
+        return True
+    word = found.group(1)
+    if len(word) == 1 and word.isupper():
+        return False
+    return fold(word.rstrip(".")) not in ABBREVIATIONS
 
 
 def whole_sentences(text: str) -> list[str]:
     """Split ``text`` at sentence ends only (``.!?`` followed by space) and line breaks; drop empties: a
-    clause after ";" or ":" stays with its sentence (an answer never quotes half of one)."""
-    return [s.strip() for s in _WHOLE_SENTENCE_RE.split(text) if s and s.strip()]
+    clause after ";" or ":" stays with its sentence (an answer never quotes half of one), and a period after an
+    abbreviation (``Art.``, ``inc.``, ``n.``, ``Sr.``, ``Dra.``), an initial or a list marker ends nothing
+    (:func:`_ends_here`)."""
+    out: list[str] = []
+    start = 0   # each sentence is a slice of ``text`` (the reader finds it in the passage it read)
+    for match in _WHOLE_SENTENCE_RE.finditer(text):
+        piece = text[start:match.start()]
+        if "\n" in match.group(0) or _ends_here(piece):
+            out.append(piece)
+            start = match.end()
+    out.append(text[start:])
+    return [s.strip() for s in out if s and s.strip()]

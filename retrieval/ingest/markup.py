@@ -104,6 +104,47 @@ def strip_esm(text: str) -> str:
     return "\n".join(out)
 
 
+# -- admonitions -------------------------------------------------------------------------------------------
+#: A MkDocs / Python-Markdown admonition or collapsible block: ``!!! warning "Title"`` or ``??? note``, its body
+#: indented by four spaces below it.
+_ADMONITION = re.compile(r'^(?P<indent>[ ]{0,3})(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+[\w-]+)*'
+                         r'(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
+
+
+def admonitions(text: str) -> str:
+    """``text`` with each admonition read as what it shows: its title (if it has one) as a paragraph, then its
+    body dedented as ordinary blocks. Written as is, ``!!! warning "Atenção"`` was the start of its body's
+    paragraph (the body's indent is a lazy continuation), and an answer quoted ``!!! warning`` as text."""
+    if "!!!" not in text and "???" not in text:
+        return text
+    out: list[str] = []
+    fence: str | None = None
+    body = False
+    for line in text.split("\n"):
+        if body:
+            if not line.strip():
+                out.append("")
+                continue
+            if line.startswith("    ") or line.startswith("\t"):
+                out.append(line[4:] if line.startswith("    ") else line[1:])
+                continue
+            body = False
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line.strip().lstrip(fence[0]):
+                fence = None
+        elif opened:
+            fence = opened.group(1)
+        elif (found := _ADMONITION.match(line)) is not None:
+            title = (found.group("title") or "").strip()
+            out += [title, ""] if title else [""]
+            body = True
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 # -- deep quotes ---------------------------------------------------------------------------------------------
 #: The deepest block quote read as written; a line quoted deeper reads as quoted this deep. markdown-it stops
 #: reading a document where its blocks nest :data:`_parser`'s ``maxNesting`` (20) levels deep and drops the rest
@@ -200,7 +241,7 @@ def parse(text: str, mdx: bool = False) -> tuple[Section, ...]:
     are left out. A source whose only content is headings gives their texts as the blocks of one section."""
     if mdx:
         text = strip_esm(text)
-    tokens = _parser().parse(flatten_quotes(text))
+    tokens = _parser().parse(flatten_quotes(admonitions(text)))
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     headings: list[str] = []

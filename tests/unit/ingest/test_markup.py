@@ -190,3 +190,15 @@ def test_headings_alone_are_the_text_and_code_alone_is_kept() -> None:
     assert (only.text, only.code) == ("Um\nDois", "")
     (code,) = chunk_documents([Document("c", "C", "## Exemplo\n\n```\nlince deploy\n```\n", {}, "markdown")], 120, 30)
     assert (code.text, code.code, code.metadata[SECTION_KEY]) == ("", "lince deploy", "Exemplo")
+
+
+def test_an_admonition_is_its_title_and_its_body_never_the_marker() -> None:
+    """MkDocs' ``!!! warning "Atenção"`` with its indented body: the title a block, the body its own blocks; inside
+    a code fence nothing changes."""
+    from retrieval.ingest.markup import plain_text
+
+    src = ('# Guia\n\nAntes.\n\n!!! warning "Atenção"\n    Não desligue o servidor.\n\n    Segundo parágrafo.\n\n'
+           '??? note\n    Corpo recolhido.\n\nDepois.\n\n```\n!!! dentro de código\n```\n')
+    assert plain_text(src).splitlines() == ["Guia", "Antes.", "Atenção", "Não desligue o servidor.",
+                                            "Segundo parágrafo.", "Corpo recolhido.", "Depois.",
+                                            "!!! dentro de código"]
