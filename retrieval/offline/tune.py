@@ -115,7 +115,7 @@ class Search:
 def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Sequence[Question], *,
            budget_s: float, metric: str = "ndcg@10", ks: Sequence[int] = (1, 3, 5, 10), templates: bool = True,
            progress: Progress | None = None, clock: Callable[[], float] = time.monotonic,
-           steps: Sequence[Step] | None = None) -> Search:
+           steps: Sequence[Step] | None = None, embed_s: Callable[[Settings], float] | None = None) -> Search:
     """The coordinate search on the dev split (see the module's docstring).
 
     Args:
@@ -126,6 +126,9 @@ def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Seq
             the next candidates reuse) and records ``stopped_by_budget``. The default always runs.
         metric: the dev metric that orders candidates (``ndcg@10``).
         steps: the coordinates to search (default: :func:`dimensions`).
+        embed_s: seconds a candidate's index would take to embed before it can run (0 where its vectors are
+            stored; :func:`embedding_seconds`): counted in the whole search's estimate, and a candidate whose
+            embedding does not fit the budget left is left out, said so in ``not_run``.
 
     Raises:
         ValueError: no question of the dev split has a relevant document.
@@ -175,7 +178,9 @@ def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Seq
     current = base
     # The next candidate's time, estimated by the previous one's; after the default, without the work it shares.
     last = max(0.0, best["seconds"] - best["shared_s"])
-    result.estimate_s = round(best["seconds"] + (result.planned - 1) * last, 1)
+    embedding = {json.dumps(v, sort_keys=True): embed_s(base.with_overrides(**v))
+                 for step in steps if step.name == "passage_template" for v in step.values} if embed_s else {}
+    result.estimate_s = round(best["seconds"] + (result.planned - 1) * last + sum(embedding.values()), 1)
     if progress:  # said before the rest runs: what the whole search would take
         progress(done["n"], result.planned * n_dev, f"estimated whole search: {result.estimate_s:.0f} s")
     seen = {json.dumps(best["overrides"], sort_keys=True)}
@@ -195,14 +200,58 @@ def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Seq
                 result.stopped_by_budget = True
                 result.not_run.append(f"{step.name}: {name_of(values)}")
                 continue
+            extra = embedding.get(json.dumps(dict(values), sort_keys=True), 0.0)
+            if extra and clock() - started + last + extra > budget_s:   # the others may still fit: go on
+                result.not_run.append(f"{step.name}: {name_of(values)} (its index must be embedded first, about "
+                                      f"{extra:.0f} s: more than the budget leaves)")
+                continue
             seen.add(key)
             record = run(candidate, step.name)
-            last = record["seconds"]
+            last = max(0.0, record["seconds"] - extra) if extra else record["seconds"]
             if score(record) > score(best):
                 best = record
         current = base.with_overrides(**best["overrides"])
     result.seconds = round(clock() - started, 1)
     return result
+
+
+def embedding_seconds(open_bench: Callable[[Settings], Any], base: Settings, probe: int = 16,
+                      clock: Callable[[], float] = time.perf_counter) -> Callable[[Settings], float]:
+    """``settings → seconds`` its index would take to embed before a candidate can run: 0 where the store
+    already holds every chunk under that passage template, else the corpus' chunks at the rate of the default's
+    embedder, timed once on ``probe`` chunks of this corpus (a store that cannot say what it holds counts as
+    needing all of them)."""
+    from ..backends.store import VectorStore, index_variant
+
+    bench = open_bench(base)
+    state, embedder = bench.state, getattr(bench, "embedder", None)
+    chunks = list(state.chunks)
+    rate: dict[str, float] = {}
+
+    def seconds_per_chunk(template: str) -> float:
+        if "s" not in rate:
+            sample = [c.passage(template) for c in chunks[:probe]] or ["passage: x"]
+            t0 = clock()
+            embedder.embed_passages(sample)
+            rate["s"] = max(1e-6, (clock() - t0) / len(sample))
+        return rate["s"]
+
+    def cost(settings: Settings) -> float:
+        if embedder is None or not chunks:
+            return 0.0
+        store = state.store
+        if isinstance(store, VectorStore):
+            variant = index_variant(settings.chunk_tokens, settings.chunk_overlap, settings.contextual,
+                                    settings.passage_template)
+            other = VectorStore(store.client, store.corpus_key, store.model_name, variant)
+            try:
+                if sum(col.count() for col in other.owned().values()) >= len(chunks):
+                    return 0.0
+            except Exception:  # noqa: BLE001 - an estimate: a store that cannot say counts as empty
+                pass
+        return round(len(chunks) * seconds_per_chunk(settings.passage_template), 1)
+
+    return cost
 
 
 def ranked(candidates: Sequence[Mapping[str, Any]], metric: str = "ndcg@10") -> list[Mapping[str, Any]]:
@@ -257,8 +306,9 @@ def tune(open_bench: Callable[[Settings], Any], base: Settings, questions: Seque
     Raises:
         ValueError: no answerable dev question, or no question in the held-out split.
     """
+    embed_s = embedding_seconds(open_bench, base) if templates else None
     found = search(open_bench, base, questions, budget_s=budget_s, metric=metric, templates=templates,
-                   progress=progress, clock=clock, steps=steps)
+                   progress=progress, clock=clock, steps=steps, embed_s=embed_s)
     best = ranked(found.candidates, metric)[0]
     heldout_qs = select_split(questions, "heldout")
     record: dict[str, Any] = {

@@ -190,6 +190,31 @@ def test_the_budget_stops_the_search(pairs):
                                                "again.")
 
 
+def test_a_template_whose_index_must_be_embedded_is_estimated_with_it_and_left_out_when_it_does_not_fit(pairs):
+    """The passage template's candidate needs its corpus embedded again: the whole search's estimate counts
+    that, and with too little budget left it alone is left out, saying why, while the others still run."""
+    from retrieval.offline import tune as tuning
+
+    folder, corpus, questions = pairs
+    open_bench = _factory(corpus, _embedder(0.3))
+    base = _base(folder)
+    cost = tuning.embedding_seconds(open_bench, base, clock=iter(float(x) for x in range(0, 100, 1)).__next__)
+    chunks = len(open_bench(base).state.chunks)
+    assert cost(base) == 0.0                                        # the default's vectors are stored
+    assert cost(base.with_overrides(passage_template="text")) == pytest.approx(chunks / 16, abs=0.1)  # 1 s/16
+
+    ticks = iter(range(0, 10_000, 10))
+    steps = [Step("passage_template", ({"passage_template": "text"},)), Step("rrf_k", ({"rrf_k": 30},))]
+    found = tuning.search(open_bench, base, questions, budget_s=100, steps=steps, clock=lambda: float(next(ticks)),
+                          embed_s=lambda s: 500.0 if s.passage_template == "text" else 0.0)
+    assert [c["name"] for c in found.candidates] == ["default", "rrf_k=30"]
+    assert found.not_run == ["passage_template: passage_template=text (its index must be embedded first, about "
+                             "500 s: more than the budget leaves)"]
+    assert not found.stopped_by_budget
+    # the default's 10 s (two clock readings), then two candidates at 10 s each, plus 500 s of embedding
+    assert found.estimate_s == pytest.approx(10 + 2 * 10 + 500, abs=1.0)
+
+
 def _row(delta, p, lost=()):
     return {"metric": "ndcg@10", "delta": delta, "p_value": p, "lost_relevant": [{"id": i} for i in lost]}
 
