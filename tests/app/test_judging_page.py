@@ -48,3 +48,42 @@ def test_two_raters_grade_one_candidate_at_a_time_and_see_their_agreement(tmp_pa
     queue = [f.value for f in at.dataframe if "spread" in f.value.columns]
     assert len(queue) == 1 and len(queue[0]) == 1 and queue[0]["grades"][0] == "ana 0, bruno 1"
     assert "bruno: bruno deu 1" in queue[0]["notes"][0]
+
+
+def test_the_candidates_come_from_the_corpus_chosen_and_a_question_it_cannot_ask_is_one_line(tmp_path,
+                                                                                             monkeypatch) -> None:
+    """A folder corpus of the user's (inside the data roots) with its own questions: the candidate shown is one
+    of its documents; a question without a tenant on the multi-tenant lab corpus is refused in one line, and
+    the next question can still be judged."""
+    import json
+
+    folder = tmp_path / "leis"
+    folder.mkdir()
+    (folder / "zona-azul.md").write_text("---\ntitle: Zona Azul\n---\nO estacionamento na Zona Azul vale por até "
+                                         "2 (duas) horas.\n", encoding="utf-8")
+    (folder / "iss.md").write_text("---\ntitle: ISS\n---\nA alíquota do ISS é de 5% sobre o serviço.\n",
+                                   encoding="utf-8")
+    questions = tmp_path / "perguntas.jsonl"
+    questions.write_text(json.dumps({"id": "z1", "question": "Quanto tempo vale a Zona Azul?",
+                                     "relevant": ["zona-azul"]}, ensure_ascii=False) + "\n", encoding="utf-8")
+    monkeypatch.setenv("RETRIEVAL_DATA_ROOTS", str(tmp_path))
+    monkeypatch.setenv("RETRIEVAL_WRITE_ROOTS", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.run()
+    at.text_input(key="jd_rater").set_value("ana")
+    at.text_input(key="jd_ratings").set_value(str(tmp_path / "ratings.jsonl"))
+    at.text_input(key="jd_corpus").set_value(str(folder))
+    at.text_input(key="jd_questions").set_value(str(questions)).run()
+    assert_ok(at)
+    shown = " ".join(m.value for m in at.markdown)
+    assert "zona-azul" in shown and "Quanto tempo vale a Zona Azul?" in shown, shown[-2000:]
+
+    lab_questions = tmp_path / "sem-inquilino.jsonl"
+    lab_questions.write_text(json.dumps({"id": "t1", "question": "Quanto tempo leva a ativação do PX-17?",
+                                         "relevant": ["lumen-px17-ativacao"]}) + "\n", encoding="utf-8")
+    at.text_input(key="jd_corpus").set_value("")
+    at.text_input(key="jd_questions").set_value(str(lab_questions)).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("This question cannot be pooled on this corpus: "), errors
+    assert "tenant" in errors[0] and "\n" not in errors[0]

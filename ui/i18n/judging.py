@@ -22,6 +22,14 @@ TEXTS: dict[str, dict[str, str]] = {
                               "das pastas de escrita."},
     "jd_questions": {"en": "Question set (JSONL, BEIR or SQuAD)", "pt": "Conjunto de perguntas (JSONL, BEIR ou SQuAD)"},
     "jd_questions_ph": {"en": "the lab questions", "pt": "as perguntas do laboratório"},
+    "jd_corpus": {"en": "Corpus file or folder", "pt": "Arquivo ou pasta do corpus"},
+    "jd_corpus_ph": {"en": "the lab corpus", "pt": "o corpus do laboratório"},
+    "jd_corpus_help": {"en": "The candidates are pooled from this corpus, as the Ask page searches it (inside the "
+                             "data roots).",
+                       "pt": "Os candidatos vêm deste corpus, como a página Perguntar o busca (dentro das pastas de "
+                             "dados)."},
+    "jd_cannot_pool": {"en": "This question cannot be pooled on this corpus: {error}",
+                       "pt": "Esta pergunta não pode ser buscada neste corpus: {error}"},
     "jd_no_questions": {"en": "No question to judge in this set.", "pt": "Nenhuma pergunta para julgar neste conjunto."},
     "jd_need_rater": {"en": "Type your name in the sidebar: every grade is saved with its rater.",
                       "pt": "Escreva seu nome na barra lateral: cada nota é salva com quem a deu."},

@@ -9,7 +9,7 @@ import json
 
 import streamlit as st
 
-from retrieval.core.errors import CorpusError
+from retrieval.core.errors import CorpusError, RetrievalError
 from retrieval.explain import tables
 from retrieval.ingest.location import location_label
 from retrieval.offline.raters import Rating, latest, save_ratings
@@ -33,7 +33,13 @@ def panel(page: JudgingPage) -> None:
         return
     qi = min(ss.get("jd_q", 0), len(page.questions) - 1)
     question = page.questions[qi]
-    pooled = page.pooled(question)
+    try:
+        pooled = page.pooled(question)
+    except RetrievalError as exc:   # e.g. a question with no tenant on a multi-tenant corpus: one line, move on
+        st.markdown(f"**{md(question.question)}** · {code(question.id)}")
+        st.error(t("jd_cannot_pool", lang, error=reason(str(exc), lang)))
+        _moves(page, qi, 0, 0)
+        return
     ci = min(ss.get("jd_c", 0), max(0, len(pooled) - 1))
     key = page.key(question)  # (set, id, tenant): another set's or tenant's q1 is another question
     try:

@@ -12,8 +12,8 @@ from typing import Any, Sequence
 
 import streamlit as st
 
-from retrieval.core.errors import CorpusError, PathRefused
-from retrieval.core.paths import LAB_QUESTIONS
+from retrieval.core.errors import CorpusError, PathRefused, RetrievalError
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions
 from retrieval.core.types import Question
 from retrieval.explain import links
@@ -44,6 +44,7 @@ class JudgingPage:
     questions: Sequence[Question]
     ratings_path: Any  # the confined ratings file, or None when the name given was refused
     question_set: str = ""  # the set's name in a rating's key (retrieval.offline.judgments.set_name)
+    corpus: str = ""  # the corpus the candidates are pooled from ('' = the lab corpus: the app's cache key)
 
     def key(self, question: Question) -> raters.QuestionKey:
         """The question's key in a rating: this set, its id, its tenant (two sets' ``q1`` are two questions)."""
@@ -61,10 +62,19 @@ class JudgingPage:
         return raters.ratings_for(raters.load_ratings(self.ratings_path), self.questions, self.question_set,
                                   self.base.tenant_field, self.access.allowed)
 
+    def bench(self) -> Any:
+        """The chosen corpus' Workbench (the one the Ask page opens for it)."""
+        return resources.open_workbench_cached(self.corpus, resources.index_key(self.base))
+
     def pooled(self, question: Question) -> list[dict[str, Any]]:
         """The question's pooled parents (every list's, best rank first), asked with the app's settings on the
-        lab corpus' Workbench, and their texts."""
-        bench = resources.open_workbench_cached("", resources.index_key(self.base))
+        chosen corpus' Workbench, and their texts.
+
+        Raises:
+            RetrievalError: the question's request is refused (no tenant on a multi-tenant corpus, a filter on
+                a field the corpus does not have): one line.
+        """
+        bench = self.bench()
         trace = bench.ask(question.question, question.filters, settings=self.base).to_dict()
         texts = {c.chunk_id: c.text for c in bench.state.chunks}
         titles = {d.id: d.title for d in bench.state.documents}
@@ -98,18 +108,24 @@ def start() -> JudgingPage:
         except (PathRefused, OSError) as exc:
             st.error(reason(str(exc), lang))
             ratings_path = None
+        craw = st.text_input(t("jd_corpus", lang), key="jd_corpus", placeholder=t("jd_corpus_ph", lang),
+                             help=t("jd_corpus_help", lang))
         qraw = st.text_input(t("jd_questions", lang), key="jd_questions", placeholder=t("jd_questions_ph", lang))
     ss._kept_lang = lang
     st.title(t("jd_title", lang))
     st.caption(t("jd_caption", lang))
-    qset = ""
+    qset, corpus = "", ""
     try:
+        corpus = str(roots.confine_input(craw.strip(), base)) if craw.strip() else ""
+        corpus = "" if corpus == str(LAB_CORPUS.resolve()) else corpus
         qpath = str(roots.confine_input(qraw, base, want="file")) if qraw.strip() else str(LAB_QUESTIONS)
         questions = resources.get_questions(qpath, resources.file_mtime(qpath))
         qset = judgments.set_name(qpath)
-    except (PathRefused, CorpusError, OSError) as exc:
+        if access.restricted:  # only the questions of the user's tenants (a tenantless corpus keeps them all)
+            tenants_here = resources.open_workbench_cached(corpus, resources.index_key(base)).state.tenants
+            questions = visible_questions(questions, base.tenant_field, access.allowed, bool(tenants_here))
+    except (PathRefused, RetrievalError, OSError) as exc:
         st.error(reason(str(exc), lang))
         questions = []
-    if access.restricted:  # only the questions of the user's tenants
-        questions = visible_questions(questions, base.tenant_field, access.allowed, True)
-    return JudgingPage(lang, base, access, rater, [q for q in questions if q.question.strip()], ratings_path, qset)
+    return JudgingPage(lang, base, access, rater, [q for q in questions if q.question.strip()], ratings_path, qset,
+                       corpus)
