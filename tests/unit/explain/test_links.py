@@ -245,8 +245,11 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     assert support.support_summary(trace).text("pt") == ("P(suporte) 0,12 < limiar 0,15: o portão aprendido se abstém — "
                                                   "nenhum trecho selecionado menciona 'zulu', 'alfa'.")
     passing = {"gate": {"support": {"best": 0.2, "threshold": 0.15, "passes": True, "missing_tokens": ["rate"]}}}
-    assert support.support_summary(passing).text() == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers, although "
-                                              "no selected chunk mentions 'rate'.")
+    # an answer beside "no selected chunk mentions…" read as a contradiction: the words are said as what they are
+    assert support.support_summary(passing).text() == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers; the "
+                                                       "question's words 'rate' are in no selected chunk (they lower "
+                                                       "P(support), not below the threshold: the chunks may say it in "
+                                                       "other words).")
     close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
     assert support.support_summary(close).text() == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
     assert support.support_summary({"gate": {"support": {"note": "not applied: off"}}}).text() == "not applied: off"
