@@ -585,7 +585,7 @@ def tune(
         return
     from .ingest.corpus import load_questions
     from .offline.evaluation import TqdmProgress, bench_factory
-    from .offline.tune import adoption_record, write_outputs
+    from .offline.tune import adoptable, adoption_record, write_outputs
     from .offline.tune import tune as run_tune
 
     qpath = (questions or LAB_QUESTIONS).resolve()
@@ -609,8 +609,13 @@ def tune(
     best = record["best"]
     typer.echo(f"best on dev: {best['name']} ({record['metric']} {best['dev'].get(record['metric'])})")
     typer.echo(("recommended: " if record["recommended"] else "") + record["why"])
+    abstention = record.get("abstention") or {}
+    if abstention:
+        typer.echo(("abstention thresholds recommended: " if abstention.get("recommended") else "abstention: ")
+                   + abstention["why"] + (f" ({', '.join(f'{k}={v}' for k, v in abstention['overrides'].items())})"
+                                          if abstention.get("recommended") else ""))
     if adopt:
-        if not record["recommended"]:
+        if not adoptable(record):
             typer.echo("not adopted: the held-out check did not recommend a change")
         else:
             try:

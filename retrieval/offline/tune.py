@@ -322,7 +322,7 @@ def tune(open_bench: Callable[[Settings], Any], base: Settings, questions: Seque
         "best": best, "heldout": None}
     row = None
     if found.stopped_by_budget:  # a search the budget cut short concludes nothing, whatever it saw
-        record.update(recommended=False, overrides={}, comparison=None,
+        record.update(recommended=False, overrides={}, comparison=None, abstention=None,
                       why=(f"default kept: the budget of {budget_s:.0f} s covered {len(found.candidates)} of "
                            f"{found.planned} candidates; the whole search needs about {found.estimate_s:.0f} s"))
         return record
@@ -347,17 +347,45 @@ def tune(open_bench: Callable[[Settings], Any], base: Settings, questions: Seque
                   overrides=dict(best["overrides"]) if recommended else {},
                   comparison=row and {k: row[k] for k in ("delta", "p_value", "lost_relevant", "improved",
                                                           "worsened")})
+    record["abstention"] = abstention_check(open_bench, base.with_overrides(**record["overrides"]), questions)
     return record
 
 
+def abstention_check(open_bench: Callable[[Settings], Any], settings: Settings,
+                     questions: Sequence[Question]) -> dict[str, Any]:
+    """The corpus' abstention thresholds calibrated on dev and checked on held-out
+    (:func:`~.evaluation.calibrate.calibrate_abstention`), or why not (a set without unanswerable questions in
+    both splits: ``{"recommended": False, "why": …, "overrides": {}}``)."""
+    from .evaluation.calibrate import calibrate_abstention
+
+    try:
+        return calibrate_abstention(open_bench, settings, questions)
+    except ValueError as exc:
+        return {"recommended": False, "why": f"not calibrated: {exc}", "overrides": {}}
+
+
+def adoptable(record: Mapping[str, Any]) -> bool:
+    """Whether the held-out checks recommend anything: the ranking's, the abstention thresholds', or both."""
+    return bool(record.get("recommended") or (record.get("abstention") or {}).get("recommended"))
+
+
 def adoption_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``tune --adopt`` stores (:func:`retrieval.offline.tuned.adopt`): the overrides and their justification."""
-    row = record["comparison"]
-    return {"overrides": dict(record["overrides"]), "questions": record["questions"]["all"],
-            "heldout": {"metric": record["metric"], "delta": row["delta"], "p_value": row["p_value"],
-                        "questions": record["questions"]["heldout"]},
-            "dev": {"questions": record["questions"]["dev"], "candidates": record["search"]["evaluated"]},
-            "adopted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    """What ``tune --adopt`` stores (:func:`retrieval.offline.tuned.adopt`): the overrides the held-out checks
+    recommend and their justification (``heldout``: the ranking's; ``abstention``: the thresholds')."""
+    abstention = record.get("abstention") or {}
+    out: dict[str, Any] = {
+        "overrides": {**(record["overrides"] if record["recommended"] else {}),
+                      **(abstention.get("overrides") or {} if abstention.get("recommended") else {})},
+        "questions": record["questions"]["all"],
+        "dev": {"questions": record["questions"]["dev"], "candidates": record["search"]["evaluated"]},
+        "adopted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if record["recommended"]:
+        row = record["comparison"]
+        out["heldout"] = {"metric": record["metric"], "delta": row["delta"], "p_value": row["p_value"],
+                          "questions": record["questions"]["heldout"]}
+    if abstention.get("recommended"):
+        out["abstention"] = {"heldout": dict(abstention["heldout"]), "dev": dict(abstention["dev"])}
+    return out
 
 
 def _within(name: str, value: int) -> bool:
@@ -438,7 +466,25 @@ def markdown(record: Mapping[str, Any], corpus: str, questions: str, top: int = 
         lines.append("Overrides: `" + json.dumps(record["overrides"]) + "` (adopt with `tune --adopt`).")
     else:
         lines.append(f"Best on dev: `{record['best']['name']}` (not adopted).")
+    ab = record.get("abstention")
+    if ab:
+        lines += ["", "## Abstention thresholds", ""]
+        if "heldout" in ab:
+            sup = ab.get("support") or {}
+            lines += ["| | cosine gate | support threshold | dev accuracy | held-out accuracy |", "|---|---|---|---|---|",
+                      f"| current | {ab['cosine']['current']:.4f} | {_num(sup.get('current'))} | "
+                      f"{ab['dev']['current']:.4f} | {ab['heldout']['current']:.4f} |",
+                      f"| calibrated on dev | {ab['cosine']['chosen']:.4f} | {_num(sup.get('chosen'))} | "
+                      f"{ab['dev']['chosen']:.4f} | {ab['heldout']['chosen']:.4f} |", "",
+                      f"Held-out ({ab['heldout']['questions']} questions): {ab['heldout']['gained']} gained, "
+                      f"{ab['heldout']['lost']} lost (exact McNemar test, {p_text(ab['heldout']['p_value'])}).", ""]
+        lines.append(("**Recommended**: " if ab["recommended"] else "**Kept**: ") + ab["why"] + "."
+                     + (" Overrides: `" + json.dumps(ab["overrides"]) + "`." if ab["recommended"] else ""))
     return "\n".join(lines) + "\n"
+
+
+def _num(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.4f}"
 
 
 def write_outputs(record: Mapping[str, Any], out: Path, base: Settings, corpus: str, questions: str,

@@ -32,9 +32,10 @@ from .evaluation.compare import p_text
 
 log = logging.getLogger(__name__)
 
-#: The settings a tuned configuration may hold: those that change rankings (and the passage template).
+#: The settings a tuned configuration may hold: those that change rankings (and the passage template), and the
+#: abstention thresholds calibrated on the corpus' own unanswerable questions.
 TUNABLE = ("overfetch", "rrf_k", "fusion", "fusion_weights", "reranker_model", "reranker_max_input",
-           "passage_template")
+           "passage_template", "min_similarity", "support_threshold")
 
 
 @dataclass(frozen=True)
@@ -52,18 +53,27 @@ class Adopted:
 
     overrides: Mapping[str, Any]
     questions: int
-    heldout_delta: float
+    heldout_delta: float | None
     p_value: float | None
     metric: str
     path: Path
+    #: Held-out abstention accuracy of the adopted thresholds: questions gained net, and McNemar's p (``None``:
+    #: no threshold adopted).
+    abstention_gain: int | None = None
+    abstention_p: float | None = None
 
     def note(self) -> str:
         """One line for the trace: ``tuned for this corpus on 44 questions, held-out ndcg@10 +0.031 (p=0.012):
-        rrf_k=30, reranker_max_input=50``."""
+        rrf_k=30, reranker_max_input=50`` (and ``held-out abstention +12 questions (p=0.004)`` where thresholds
+        were adopted)."""
 
         shown = ", ".join(f"{k}={v}" for k, v in self.overrides.items())
-        return (f"tuned for this corpus on {self.questions} questions, held-out {self.metric} "
-                f"{self.heldout_delta:+.3f} ({p_text(self.p_value)}): {shown}")
+        figures = []
+        if self.heldout_delta is not None:
+            figures.append(f"held-out {self.metric} {self.heldout_delta:+.3f} ({p_text(self.p_value)})")
+        if self.abstention_gain is not None:
+            figures.append(f"held-out abstention {self.abstention_gain:+d} questions ({p_text(self.abstention_p)})")
+        return f"tuned for this corpus on {self.questions} questions, {', '.join(figures)}: {shown}"
 
 
 def tuned_dir(settings: Settings) -> Path:
@@ -103,8 +113,15 @@ def load_adopted(settings: Settings, corpus: str | Path | None) -> Adopted | Non
         if unknown:
             raise ValueError(f"settings that are not tunable: {', '.join(unknown)}")
         settings.with_overrides(**overrides)
-        adopted = Adopted(overrides, int(data["questions"]), float(data["heldout"]["delta"]),
-                          data["heldout"].get("p_value"), str(data["heldout"].get("metric", "ndcg@10")), path)
+        ranking, abstention = data.get("heldout"), data.get("abstention")
+        if ranking is None and abstention is None:
+            raise ValueError("neither a held-out ranking check nor an abstention check justifies it")
+        gain = None if abstention is None else int(abstention["heldout"]["gained"]) - int(abstention["heldout"]["lost"])
+        adopted = Adopted(overrides, int(data["questions"]),
+                          None if ranking is None else float(ranking["delta"]),
+                          None if ranking is None else ranking.get("p_value"),
+                          "ndcg@10" if ranking is None else str(ranking.get("metric", "ndcg@10")), path,
+                          gain, None if abstention is None else abstention["heldout"].get("p_value"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RetrievalError) as exc:
         _warn_damaged(path, exc)
         return None

@@ -138,8 +138,23 @@ def _run(lang: str, base: Settings, corpus: str, questions_path: str, qrels: str
     ss.tu_result = {"corpus": corpus or str(LAB_CORPUS), "record": record}
 
 
+def abstention_sentence(record: Mapping[str, Any], lang: str) -> str | None:
+    """The abstention thresholds' calibration in one sentence of ``lang`` (``None``: the search stopped first)."""
+    ab = record.get("abstention")
+    if not ab:
+        return None
+    if "heldout" not in ab:
+        return t("tu_abst_none", lang)
+    sup = (ab.get("support") or {}).get("chosen")
+    held = ab["heldout"]
+    return t("tu_abst_recommended" if ab["recommended"] else "tu_abst_kept", lang,
+             cos=num(ab["cosine"]["chosen"], ".4f", lang), sup="—" if sup is None else num(sup, ".4f", lang),
+             cur=num(held["current"], ".3f", lang), new=num(held["chosen"], ".3f", lang), gained=held["gained"],
+             lost=held["lost"], p=reason(p_reason(held["p_value"]), lang))
+
+
 def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -> None:
-    from retrieval.offline.tune import adoption_record, ranked
+    from retrieval.offline.tune import adoptable, adoption_record, ranked
 
     s = record["search"]
     st.markdown(t("tu_searched", lang, evaluated=s["evaluated"], planned=s["planned"],
@@ -165,10 +180,13 @@ def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -
                          lost=len(row["lost_relevant"])))
     sentence = decision_sentence(record, lang)
     (st.success if record["recommended"] else st.info)(sentence)
+    abstention = abstention_sentence(record, lang)
+    if abstention:
+        (st.success if (record.get("abstention") or {}).get("recommended") else st.caption)(abstention)
     d1, d2 = st.columns(2)
     d1.download_button(t("tu_download", lang), _configs_json(record), "configs.json", "application/json",
                        on_click="ignore", key="tu_download", help=t("tu_download_help", lang))
-    if d2.button(t("tu_adopt", lang), key="tu_adopt", disabled=not record["recommended"],
+    if d2.button(t("tu_adopt", lang), key="tu_adopt", disabled=not adoptable(record),
                  help=t("tu_adopt_help", lang)):
         try:
             path = tuned.adopt(base, target, adoption_record(record))

@@ -78,6 +78,22 @@ TEXTS: dict[str, dict[str, str]] = {
                          "pt": "O padrão e a melhor candidata em desenvolvimento, para "
                                "`python -m retrieval eval --config-file`."},
     "tu_adopt": {"en": "Adopt for this corpus", "pt": "Adotar neste corpus"},
+    "tu_abst_recommended": {"en": "Abstention thresholds calibrated on dev (cosine gate {cos}, support threshold {sup}): "
+                                  "held-out abstention accuracy {cur} → {new} ({gained} gained, {lost} lost; {p}). "
+                                  "Adopting stores them too.",
+                            "pt": "Limiares de abstenção calibrados em desenvolvimento (portão de cosseno {cos}, limiar de suporte "
+                                  "{sup}): acurácia de abstenção na parte reservada {cur} → {new} ({gained} ganhas, {lost} "
+                                  "perdidas; {p}). Adotar guarda-os também."},
+    "tu_abst_kept": {"en": "Abstention thresholds kept: calibrated on dev (cosine gate {cos}, support threshold {sup}), "
+                           "held-out abstention accuracy {cur} → {new} ({gained} gained, {lost} lost; {p}): not enough "
+                           "to change them.",
+                     "pt": "Limiares de abstenção mantidos: calibrados em desenvolvimento (portão de cosseno {cos}, limiar de "
+                           "suporte {sup}), acurácia de abstenção na parte reservada {cur} → {new} ({gained} ganhas, {lost} "
+                           "perdidas; {p}): não basta para mudá-los."},
+    "tu_abst_none": {"en": "Abstention thresholds not calibrated: the question set needs unanswerable questions (empty "
+                           "'relevant') and answerable ones in both splits.",
+                     "pt": "Limiares de abstenção não calibrados: o conjunto precisa de perguntas sem resposta "
+                           "('relevant' vazio) e com resposta nas duas partes."},
     "tu_adopt_help": {"en": "Enabled only when the held-out check recommends the change; stored beside the index "
                             "(`.retrieval/tuned/`), read by ask, eval and the app.",
                       "pt": "Ativo só quando a verificação na parte reservada recomenda a mudança; guardado ao lado do "
