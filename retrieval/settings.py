@@ -155,7 +155,8 @@ class Settings(BaseSettings):
                                    "at most this many chunks, so a question gets the same dense list in every "
                                    "process and every evaluation repeats; a larger corpus is searched by HNSW "
                                    "(approximate, and Chroma's graph may differ between processes). Memory: 1.5 KB "
-                                   "per chunk (e5-small). 0 = always HNSW. Local backend only.")
+                                   "per chunk (e5-small). 0 = always HNSW. Local backend only: the milvus backend searches its own index "
+                                   "(any value but 0 and this default is refused there).")
     tenant_field: str = Field("tenant", description="The metadata field that names a chunk's tenant (a request "
                               "of a multi-tenant corpus must filter on it).")
     tenant_buckets: int = Field(0, ge=0, le=MAX_TENANT_BUCKETS, description="The local backend's dense layout "
@@ -358,7 +359,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _backend_settings_take_effect(self) -> "Settings":
-        if self.backend == "milvus" and "dense_exact_up_to" in self.model_fields_set and self.dense_exact_up_to:
+        exact_default = type(self).model_fields["dense_exact_up_to"].default
+        if self.backend == "milvus" and self.dense_exact_up_to not in (0, exact_default):
             raise ValueError(f"dense_exact_up_to={self.dense_exact_up_to}: the milvus backend searches its own "
                              "HNSW index on the server; use dense_exact_up_to=0 or backend=local")
         if self.bm25_analyzer != "fold" and self.backend == "milvus":

@@ -24,10 +24,13 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlencode
 
 from ..core.listcache import ListCache
+from ..backends.store import VectorStore, index_variant
 from ..core.types import Question
+from ..stages.fusion import METHODS
 from ..explain.links import ViewParams, canonical_reranker, params_to_query
 from ..settings import Settings, bounds
 from .evaluation.compare import p_text
+from .evaluation.calibrate import calibrate_abstention
 from .evaluation.configs import Config, select_split
 from .evaluation.runner import evaluate_configs
 
@@ -50,21 +53,17 @@ def dimensions(base: Settings, templates: bool = True) -> list[Step]:
     """The settings that change rankings, in the order the search visits them, each with the values it tries
     (the base's own value is the starting point, so it is not listed).
 
-    Reranker on/off (``ltr`` vs ``none``), fusion (weighted RRF either way, the convex combination at
-    w = 0.3 / 0.5 / 0.7), ``rrf_k``, the generator window (``overfetch``), the rerank depth
+    Reranker on/off (``ltr`` vs ``none``), fusion (every declared method with the weights its declaration
+    lists for the tuner, :attr:`~retrieval.stages.fusion.base.FusionMethod.tuned_weights`: RRF, weighted RRF
+    either way, the convex combination at w = 0.3 / 0.5 / 0.7, ranx's CombMNZ and ISR, the weighted sums over
+    min-max, z-score and sum normalised scores, plain and weighted either way), ``rrf_k``, the generator window (``overfetch``), the rerank depth
     (``reranker_max_input``) and, with ``templates``, the passage template (index-level: one vector collection
     per template, built once when it does not exist yet, never re-embedded when it does).
     """
     steps = [
         Step("reranker", ({"reranker_model": "none"},) if base.reranker_model != "none" else ({"reranker_model": "ltr"},)),
-        Step("fusion", tuple(v for v in (
-            {"fusion": "weighted_rrf", "fusion_weights": "bm25=1.0,dense=0.5"},
-            {"fusion": "weighted_rrf", "fusion_weights": "bm25=0.5,dense=1.0"},
-            {"fusion": "convex", "fusion_weights": "bm25=0.3"},
-            {"fusion": "convex", "fusion_weights": "bm25=0.5"},
-            {"fusion": "convex", "fusion_weights": "bm25=0.7"},
-            {"fusion": "rrf", "fusion_weights": ""},
-        ) if (v["fusion"], v["fusion_weights"]) != (base.fusion, base.fusion_weights))),
+        Step("fusion", tuple({"fusion": m.name, "fusion_weights": w} for m in METHODS for w in m.tuned_weights
+                             if (m.name, w) != (base.fusion, base.fusion_weights))),
         Step("rrf_k", tuple({"rrf_k": k} for k in (10, 30, 100) if k != base.rrf_k)),
         Step("overfetch", tuple({"overfetch": n} for n in (2, 8, 16) if n != base.overfetch)),
         Step("reranker_max_input", tuple({"reranker_max_input": n} for n in (10, 20, 50)
@@ -221,8 +220,6 @@ def embedding_seconds(open_bench: Callable[[Settings], Any], base: Settings, pro
     already holds every chunk under that passage template, else the corpus' chunks at the rate of the default's
     embedder, timed once on ``probe`` chunks of this corpus (a store that cannot say what it holds counts as
     needing all of them)."""
-    from ..backends.store import VectorStore, index_variant
-
     bench = open_bench(base)
     state, embedder = bench.state, getattr(bench, "embedder", None)
     chunks = list(state.chunks)
@@ -356,8 +353,6 @@ def abstention_check(open_bench: Callable[[Settings], Any], settings: Settings,
     """The corpus' abstention thresholds calibrated on dev and checked on held-out
     (:func:`~.evaluation.calibrate.calibrate_abstention`), or why not (a set without unanswerable questions in
     both splits: ``{"recommended": False, "why": …, "overrides": {}}``)."""
-    from .evaluation.calibrate import calibrate_abstention
-
     try:
         return calibrate_abstention(open_bench, settings, questions)
     except ValueError as exc:
