@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..core.analysis import stem_groups
 from ..stages.fusion import METHODS, Term, parse_weights
 from ..stages.gate import BM25, COSINE
 from .grid import by_id, grid_rows, movement
@@ -67,6 +68,17 @@ def term_formula(trace: Mapping[str, Any], term: Mapping[str, Any], lang: str = 
     return method.formula(t, lang) if method is not None else str(term["recorded"])
 
 
+def written_term(term: str, settings: Mapping[str, Any], question: str) -> str:
+    """A BM25 term as the card shows it: under a stemming analyser (``bm25_analyzer``) the stem and the question's
+    words that reduce to it, ``praz (prazo, prazos)``; the term itself otherwise, or where it is a word as
+    written (a code, a number, a word the stemmer leaves whole)."""
+    analyzer = settings.get("bm25_analyzer") or "fold"
+    if analyzer == "fold":
+        return term
+    words = [w for w in stem_groups(question, analyzer).get(term, []) if w != term]
+    return f"{term} ({', '.join(words)})" if words else term
+
+
 def provenance(trace: Mapping[str, Any], chunk_id: str, relevant: Sequence[str] | None = None,
                graded: Mapping[str, int] | None = None) -> dict[str, Any]:
     """Every signal the trace holds for one chunk, for its provenance card.
@@ -92,7 +104,8 @@ def provenance(trace: Mapping[str, Any], chunk_id: str, relevant: Sequence[str] 
     rer = by_id(trace, "reranked").get(chunk_id)
     bm25 = None if lex is None else {
         "rank": lex["rank"], "score": lex["score"],
-        "terms": sorted((lex.get("terms") or {}).items(), key=lambda kv: (-kv[1], kv[0]))}
+        "terms": [(written_term(term, settings, trace.get("question") or ""), value) for term, value in
+                  sorted((lex.get("terms") or {}).items(), key=lambda kv: (-kv[1], kv[0]))]}
     method = _method(trace)
     fusion = None if fus is None else {
         "method": settings.get("fusion") or "rrf", "rank_based": bool(method and method.rank_based),

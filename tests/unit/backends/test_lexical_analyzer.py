@@ -103,3 +103,23 @@ def test_an_index_built_twice_with_different_analysers_keeps_separate_bm25(tmp_p
     assert built == ["fold", "portuguese"] and fold is not pt
     ask = lambda b: [i.chunk_id for i in b.inner.state.lexical.search("prazo", Filters(), 5).items]  # noqa: E731
     assert ask(fold) == [] and len(ask(pt)) == 1
+
+
+def test_the_card_shows_each_stem_with_the_question_words_behind_it(tmp_path):
+    """The chunk's card (and the grid's BM25 column it feeds) names a stemmed term with the words it stands for;
+    a code stays as written, and under ``fold`` every term is shown as it is."""
+    from retrieval.explain.card import provenance
+    from retrieval.pipeline.workbench import Workbench
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": "", "text": t}, ensure_ascii=False) + "\n"
+                              for i, t, _ in DOCS), encoding="utf-8")
+    for analyzer, expected in (("portuguese", ["7", "pagament (pagamento, pagamentos)", "px", "px-7"]),
+                               ("fold", ["7", "pagamento", "px", "px-7"])):
+        settings = Settings(_env_file=None, chroma_path=tmp_path / "chroma", dense_enabled=False,
+                            bm25_analyzer=analyzer, reranker_model="none", support_gate=False, evidence_model=False)
+        bench = Workbench(settings, embedder=None, progress=False)
+        bench.load_corpus(corpus)
+        trace = bench.ask("PX-7 e o pagamento dos pagamentos?").to_dict()
+        terms = provenance(trace, "px7#0")["bm25"]["terms"]
+        assert sorted(t for t, _ in terms) == expected, terms
