@@ -77,6 +77,17 @@ _JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s+(?:[^<>{}\"']|\"[^\"]*\"|'[^']*
 _JSX_EXPRESSION = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 
 
+def _fenced(line: str, fence: str | None) -> tuple[str | None, bool]:
+    """The code fence open after ``line`` (``fence``: the one open before it), and whether ``line`` is a fence's
+    opening, body or closing line (left as written by every pass over the source's lines)."""
+    opened = _FENCE.match(line)
+    if fence is not None:
+        closes = opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+            and not line.strip().lstrip(fence[0])
+        return (None if closes else fence), True
+    return (opened.group(1), True) if opened else (None, False)
+
+
 def strip_esm(text: str) -> str:
     """An MDX source without its ``import`` / ``export`` blocks (outside code fences): a line starting with
     either word opens a block that runs to the next blank line, as MDX reads them."""
@@ -84,12 +95,9 @@ def strip_esm(text: str) -> str:
     fence: str | None = None
     in_esm = False
     for line in text.split("\n"):
-        opened = _FENCE.match(line)
         if fence is not None:
+            fence, _ = _fenced(line, fence)
             out.append(line)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line.strip().lstrip(fence[0]):
-                fence = None
             continue
         if in_esm:
             if line.strip():
@@ -98,8 +106,7 @@ def strip_esm(text: str) -> str:
         if _ESM.match(line):
             in_esm = True
             continue
-        if opened:
-            fence = opened.group(1)
+        fence, _ = _fenced(line, None)
         out.append(line)
     return "\n".join(out)
 
@@ -129,14 +136,8 @@ def admonitions(text: str) -> str:
                 out.append(line[4:] if line.startswith("    ") else line[1:])
                 continue
             body = False
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line.strip().lstrip(fence[0]):
-                fence = None
-        elif opened:
-            fence = opened.group(1)
-        elif (found := _ADMONITION.match(line)) is not None:
+        fence, in_code = _fenced(line, fence)
+        if not in_code and (found := _ADMONITION.match(line)) is not None:
             title = (found.group("title") or "").strip()
             out += [title, ""] if title else [""]
             body = True
@@ -166,14 +167,9 @@ def flatten_quotes(text: str) -> str:
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line.strip().lstrip(fence[0]):
-                fence = None
-        elif opened:
-            fence = opened.group(1)
-        elif (whole := _QUOTE_PREFIX.match(line)) is not None and whole.group().count(">") > MAX_QUOTE_DEPTH:
+        fence, in_code = _fenced(line, fence)
+        if not in_code and (whole := _QUOTE_PREFIX.match(line)) is not None \
+                and whole.group().count(">") > MAX_QUOTE_DEPTH:
             head = _QUOTE_HEAD.match(line)
             assert head is not None  # the prefix holds more markers than the head takes
             line = head.group() + line[whole.group().rfind(">"):]
