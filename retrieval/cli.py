@@ -507,7 +507,8 @@ def _print_report(report: dict[str, Any], split: str) -> None:
     from .offline.report import problem_lines
 
     kmax = report["k"][-1]
-    cols = [f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}", "abstention_accuracy"]
+    cols = list(dict.fromkeys([f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}",
+                               "abstention_accuracy"]))   # one --k: recall@k once
     if report.get("tuned"):
         _echo(f"settings: {report['tuned']} (every configuration starts from it)")
     _echo(f"{report['questions']} questions, split {split}\n")

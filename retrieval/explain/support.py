@@ -28,6 +28,10 @@ ALTHOUGH = declare("support.verdict_although", en="{verdict}; the question's wor
                    "(they lower P(support), not below the threshold: the chunks may say it in other words).",
                    pt="{verdict}; as palavras da pergunta {words} não estão em nenhum trecho selecionado (baixam o "
                    "P(suporte), não abaixo do limiar: os trechos podem dizê-lo com outras palavras).")
+ALTHOUGH_ONE = declare("support.verdict_although_one", en="{verdict}; the question's word {words} is in no selected "
+                       "chunk (it lowers P(support), not below the threshold: the chunks may say it in other words).",
+                       pt="{verdict}; a palavra da pergunta {words} não está em nenhum trecho selecionado (baixa o "
+                       "P(suporte), não abaixo do limiar: os trechos podem dizê-lo com outras palavras).")
 NOTHING = declare("support.verdict_nothing", en="{verdict} — the question names nothing to look for.",
                   pt="{verdict} — a pergunta não nomeia nada a procurar.")
 PLAIN = declare("support.verdict", en="{verdict}.", pt="{verdict}.")
@@ -67,7 +71,8 @@ def support_summary(trace: Mapping[str, Any]) -> Reason | None:
     verdict = (ANSWERS if passes else ABSTAINS)(p=p, threshold=threshold, digits=readable_digits(p, threshold))
     missing = support.get("missing_tokens") or []
     if missing:
-        return (ALTHOUGH if passes else MISSING)(verdict=verdict, words=named(missing))
+        although = ALTHOUGH_ONE if len(missing) == 1 else ALTHOUGH
+        return (although if passes else MISSING)(verdict=verdict, words=named(missing))
     reason = Reason.from_dict(support.get("reason_code"))
     if not passes and reason is not None and reason.code == "support.nothing_named":
         return NOTHING(verdict=verdict)

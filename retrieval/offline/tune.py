@@ -36,6 +36,8 @@ from .evaluation.runner import evaluate_configs
 
 #: The decision's significance level (paired Fisher randomization test on held-out nDCG@10).
 ALPHA = 0.05
+#: Fewer answerable dev questions than this and the search is refused (its choice would be chance).
+MIN_DEV_QUESTIONS = 5
 
 #: ``(done, total, candidate name)`` after each request of the search.
 Progress = Callable[[int, int, str], None]
@@ -130,11 +132,15 @@ def search(open_bench: Callable[[Settings], Any], base: Settings, questions: Seq
             embedding does not fit the budget left is left out, said so in ``not_run``.
 
     Raises:
-        ValueError: no question of the dev split has a relevant document.
+        ValueError: fewer than :data:`MIN_DEV_QUESTIONS` questions of the dev split have a relevant document.
     """
     dev = [q for q in select_split(questions, "dev") if q.relevant]
     if not dev:
         raise ValueError("no answerable question in the dev split: nothing to tune on")
+    if len(dev) < MIN_DEV_QUESTIONS:
+        raise ValueError(f"tuning needs at least {MIN_DEV_QUESTIONS} answerable questions in the dev split; this set "
+                         f"has {len(dev)} (of {len(questions)} questions, about 70 % fall in dev): a search on so few "
+                         "would choose by chance")
     steps = list(steps) if steps is not None else dimensions(base, templates)
     names = [n for s in steps for v in s.values for n in v]
     names = list(dict.fromkeys(names))

@@ -20,6 +20,8 @@ TEXTS: dict[str, dict[str, str]] = {
                         "pt": "Uma linha por pergunta, candidato e avaliador, guardada com o conjunto, o id da "
                               "pergunta e seu inquilino: o q1 de outro conjunto ou inquilino é outra pergunta. Dentro "
                               "das pastas de escrita."},
+    "jd_ratings_name_one": {"en": "Name a ratings file inside the write roots to save grades.",
+                            "pt": "Indique um arquivo de avaliações dentro das pastas de escrita para salvar notas."},
     "jd_questions": {"en": "Question set (JSONL, BEIR or SQuAD)", "pt": "Conjunto de perguntas (JSONL, BEIR ou SQuAD)"},
     "jd_questions_ph": {"en": "the lab questions", "pt": "as perguntas do laboratório"},
     "jd_corpus": {"en": "Corpus file or folder", "pt": "Arquivo ou pasta do corpus"},

@@ -99,14 +99,18 @@ def start() -> JudgingPage:
             st.caption(t("jd_rater_is", lang, rater=code(rater)))
         else:
             rater = st.text_input(t("jd_rater", lang), key="jd_rater", help=t("jd_rater_help", lang)).strip()
-        raw = st.text_input(t("jd_ratings", lang), key="jd_ratings", placeholder=str(DEFAULT_RATINGS),
-                            help=t("jd_ratings_help", lang)).strip() or str(DEFAULT_RATINGS)
+        typed = st.text_input(t("jd_ratings", lang), key="jd_ratings", placeholder=str(DEFAULT_RATINGS),
+                              help=t("jd_ratings_help", lang)).strip()
+        raw = typed or str(DEFAULT_RATINGS)
         try:
             if raw == str(DEFAULT_RATINGS) and roots.JUDGMENTS_DIR in roots.write_roots(base):
                 roots.JUDGMENTS_DIR.mkdir(exist_ok=True)
             ratings_path = roots.confine_output(raw, base)
         except (PathRefused, OSError) as exc:
-            st.error(reason(str(exc), lang))
+            if typed:   # the user's own path: why it is refused
+                st.error(reason(str(exc), lang))
+            else:       # the page's default lies outside this server's write roots: ask for one, no red line
+                st.info(t("jd_ratings_name_one", lang))
             ratings_path = None
         craw = st.text_input(t("jd_corpus", lang), key="jd_corpus", placeholder=t("jd_corpus_ph", lang),
                              help=t("jd_corpus_help", lang))

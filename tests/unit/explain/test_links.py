@@ -247,9 +247,13 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
     passing = {"gate": {"support": {"best": 0.2, "threshold": 0.15, "passes": True, "missing_tokens": ["rate"]}}}
     # an answer beside "no selected chunk mentions…" read as a contradiction: the words are said as what they are
     assert support.support_summary(passing).text() == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers; the "
-                                                       "question's words 'rate' are in no selected chunk (they lower "
+                                                       "question's word 'rate' is in no selected chunk (it lowers "
                                                        "P(support), not below the threshold: the chunks may say it in "
                                                        "other words).")
+    passing["gate"]["support"]["missing_tokens"] = ["rate", "fee"]
+    assert support.support_summary(passing).text("pt").endswith(
+        "as palavras da pergunta 'rate', 'fee' não estão em nenhum trecho selecionado (baixam o P(suporte), não abaixo "
+        "do limiar: os trechos podem dizê-lo com outras palavras).")
     close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
     assert support.support_summary(close).text() == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
     assert support.support_summary({"gate": {"support": {"note": "not applied: off"}}}).text() == "not applied: off"

@@ -298,3 +298,14 @@ def test_app_query_carries_what_a_link_can():
                                 "fusion_weights": "bm25=0.7"}, Settings(_env_file=None), "data/x.jsonl")
     assert query == "corpus=data%2Fx.jsonl&rrf_k=30&reranker=none"
     assert outside == ["fusion=convex", "fusion_weights=bm25=0.7"]
+
+
+def test_a_set_with_too_few_answerable_dev_questions_is_refused_in_one_line(pairs):
+    from retrieval.offline.tune import MIN_DEV_QUESTIONS, search
+
+    folder, corpus, questions = pairs
+    few = [q for q in questions if split_of(q.id) == "dev"][: MIN_DEV_QUESTIONS - 1]
+    with pytest.raises(ValueError) as refused:
+        search(_factory(corpus, _embedder(0.3)), _base(folder), few, budget_s=60, steps=STEPS)
+    assert str(refused.value) == (f"tuning needs at least 5 answerable questions in the dev split; this set has 4 (of "
+                                  f"4 questions, about 70 % fall in dev): a search on so few would choose by chance")
