@@ -784,8 +784,8 @@ class VectorStore:
         """
         catalog = self.catalog
         targets, sent = self._targets(filters)
-        exact = self.exact
-        if exact is not None and catalog is not None:
+        exact = self.exact   # set by a sync, with the catalog, where the corpus is small enough
+        if exact is not None:
             return exact.query(vector, [name for name, col in self.collections.items() if col in targets], filters,
                                window)
         where = sent.chroma_where()
@@ -862,7 +862,8 @@ class ExactSearch:
     collection (its recent writes are inserted again, by several threads), so the same query vector can get a
     different list in another process; ``hnsw_ef_search`` raises the approximate search's recall, not its
     reproducibility. Exact search costs memory (4 bytes × dimensions × chunks: 77 MB at 50,000 chunks of e5-small)
-    and a matrix product per query (about 5 ms at 50,000 on one core).
+    and a matrix product per query (measured 2.1 ms at 12,000 chunks, 1.6 ms of product at 50,000, one core:
+    docs/evaluation.md, "Numbers that repeat").
 
     The vectors are read from the collections (``page`` rows a request) on the first query after a sync; the
     filter masks of the last 64 filters are kept.
@@ -884,13 +885,8 @@ class ExactSearch:
         with self._lock:
             if name in self._loaded:
                 return self._loaded[name]
-            col, found, offset = self.collections[name], {}, 0
-            while True:
-                got = col.get(include=["embeddings"], limit=self.page, offset=offset)
-                found.update((cid, vec) for cid, vec in zip(got["ids"], got["embeddings"]) if cid in self.catalog)
-                if len(got["ids"]) < self.page:
-                    break
-                offset += self.page
+            found = {cid: vec for got in _pages(self.collections[name], ["embeddings"], self.page)
+                     for cid, vec in zip(got["ids"], got["embeddings"]) if cid in self.catalog}
             ids = sorted(found)
             matrix = (np.asarray([found[cid] for cid in ids], dtype=np.float32) if ids
                       else np.zeros((0, 0), dtype=np.float32))
@@ -947,17 +943,23 @@ class ExactSearch:
                                                    for rank, (sim, cid) in enumerate(rows[:window], start=1)))
 
 
-def _stored_hashes(collection: Any, page: int) -> dict[str, str | None]:
-    """Chunk id → content hash of everything stored in ``collection``, read ``page`` rows at a time (one
-    unbounded ``get`` fails on large collections: Chroma's SQLite says "too many SQL variables" at 100k chunks)."""
-    stored: dict[str, str | None] = {}
+def _pages(collection: Any, include: list[str], page: int) -> Iterator[Mapping[str, Any]]:
+    """Everything stored in ``collection``, ``page`` rows a ``get`` (one unbounded ``get`` fails on large
+    collections: Chroma's SQLite says "too many SQL variables" at 100k chunks)."""
     offset = 0
     while True:
-        got = collection.get(include=["metadatas"], limit=page, offset=offset)
-        stored.update((cid, (meta or {}).get(_HASH)) for cid, meta in zip(got["ids"], got["metadatas"]))
+        got = collection.get(include=include, limit=page, offset=offset)
+        yield got
         if len(got["ids"]) < page:
-            return stored
+            return
         offset += page
+
+
+def _stored_hashes(collection: Any, page: int) -> dict[str, str | None]:
+    """Chunk id → content hash of everything stored in ``collection``, read ``page`` rows at a time
+    (:func:`_pages`)."""
+    return {cid: (meta or {}).get(_HASH) for got in _pages(collection, ["metadatas"], page)
+            for cid, meta in zip(got["ids"], got["metadatas"])}
 
 
 def _reusable(others: Mapping[str, Any], other_stored: Mapping[str, Mapping[str, str | None]],

@@ -68,15 +68,17 @@ def term_formula(trace: Mapping[str, Any], term: Mapping[str, Any], lang: str = 
     return method.formula(t, lang) if method is not None else str(term["recorded"])
 
 
-def written_term(term: str, settings: Mapping[str, Any], question: str) -> str:
-    """A BM25 term as the card shows it: under a stemming analyser (``bm25_analyzer``) the stem and the question's
-    words that reduce to it, ``praz (prazo, prazos)``; the term itself otherwise, or where it is a word as
-    written (a code, a number, a word the stemmer leaves whole)."""
+def written_terms(terms: Sequence[str], settings: Mapping[str, Any], question: str) -> list[str]:
+    """BM25 terms as the card shows them: under a stemming analyser (``bm25_analyzer``) each stem with the
+    question's words that reduce to it, ``praz (prazo, prazos)``; a term as it is otherwise, or where it is a
+    word as written (a code, a number, a word the stemmer leaves whole)."""
     analyzer = settings.get("bm25_analyzer") or "fold"
-    if analyzer == "fold":
-        return term
-    words = [w for w in stem_groups(question, analyzer).get(term, []) if w != term]
-    return f"{term} ({', '.join(words)})" if words else term
+    groups = stem_groups(question, analyzer)   # {} under fold: every term as it is
+    out = []
+    for term in terms:
+        words = [w for w in groups.get(term, []) if w != term]
+        out.append(f"{term} ({', '.join(words)})" if words else term)
+    return out
 
 
 def provenance(trace: Mapping[str, Any], chunk_id: str, relevant: Sequence[str] | None = None,
@@ -102,10 +104,12 @@ def provenance(trace: Mapping[str, Any], chunk_id: str, relevant: Sequence[str] 
     lex = by_id(trace, "lexical").get(chunk_id)
     fus = by_id(trace, "fused").get(chunk_id)
     rer = by_id(trace, "reranked").get(chunk_id)
-    bm25 = None if lex is None else {
-        "rank": lex["rank"], "score": lex["score"],
-        "terms": [(written_term(term, settings, trace.get("question") or ""), value) for term, value in
-                  sorted((lex.get("terms") or {}).items(), key=lambda kv: (-kv[1], kv[0]))]}
+    bm25 = None
+    if lex is not None:
+        scored = sorted((lex.get("terms") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = written_terms([term for term, _ in scored], settings, trace.get("question") or "")
+        bm25 = {"rank": lex["rank"], "score": lex["score"],
+                "terms": [(label, value) for label, (_, value) in zip(shown, scored)]}
     method = _method(trace)
     fusion = None if fus is None else {
         "method": settings.get("fusion") or "rrf", "rank_based": bool(method and method.rank_based),

@@ -24,9 +24,8 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
     s = (settings or bench.settings).with_overrides(min_similarity=-1.0)
     points = []
     for q in questions:
-        trace = bench.ask(q.question, q.filters, settings=s)
-        sims = [f.similarity for f in trace.final if f.similarity is not None]
-        points.append((q.id, split_of(q.id), max(sims) if sims else -1.0, bool(q.relevant)))
+        best = _best_cosine(bench.ask(q.question, q.filters, settings=s))
+        points.append((q.id, split_of(q.id), -1.0 if best is None else best, bool(q.relevant)))
 
     def accuracy(rows: list[tuple], t: float) -> float | None:
         return round(sum((p[2] >= t) == p[3] for p in rows) / len(rows), 4) if rows else None
@@ -36,8 +35,7 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
     if not any(p[3] for p in dev) or all(p[3] for p in dev):
         raise ValueError("calibrating the gate needs answerable and unanswerable questions (empty 'relevant') "
                          "in the dev split")
-    cuts = sorted({p[2] for p in dev})
-    candidates = [cuts[0] - 1e-3] + [(a + b) / 2 for a, b in zip(cuts, cuts[1:])] + [cuts[-1] + 1e-3]
+    candidates = _midpoints([p[2] for p in dev], None)
     best = max(accuracy(dev, t) for t in candidates)
     good = [t for t in candidates if accuracy(dev, t) == best]
     threshold = round(statistics.median(good), 4)
@@ -45,6 +43,12 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
             "dev": {"questions": len(dev), "abstention_accuracy": accuracy(dev, threshold)},
             "heldout": {"questions": len(held), "abstention_accuracy": accuracy(held, threshold)},
             "points": points}
+
+
+def _best_cosine(trace: Any) -> float | None:
+    """The best cosine among a trace's final chunks (``None``: no final chunk with a known cosine)."""
+    sims = [f.similarity for f in trace.final if f.similarity is not None]
+    return max(sims) if sims else None
 
 
 def _abstained_by(cosine: float | None, support: float | None, forced: bool, cos_t: float,
@@ -57,6 +61,8 @@ def _abstained_by(cosine: float | None, support: float | None, forced: bool, cos
 
 
 def _midpoints(values: Sequence[float], keep: float | None) -> list[float]:
+    """The thresholds worth trying on ``values``: just below the lowest, each midpoint, just above the highest
+    (and ``keep``, the current one)."""
     cuts = sorted(set(values))
     if not cuts:
         return [keep] if keep is not None else []
@@ -97,9 +103,8 @@ def calibrate_abstention(open_bench: Any, settings: Settings, questions: Sequenc
 
     def read(q: Question, s: Settings) -> tuple[float | None, float | None, bool, bool]:
         trace = bench.ask(q.question, q.filters, settings=s)
-        sims = [f.similarity for f in trace.final if f.similarity is not None]
         best = (trace.gate.get("support") or {}).get("best")
-        return (max(sims) if sims else None, None if best is None else float(best), trace.answer.abstained,
+        return (_best_cosine(trace), None if best is None else float(best), trace.answer.abstained,
                 bool(q.relevant))
 
     points = [read(q, open_gates) for q in dev]
