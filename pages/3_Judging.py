@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.judging import agreement, judge, page
+from ui.judging import agreement, judge, labels, page
 
 st.set_page_config(page_title="Team judging · hybrid retrieval workbench", page_icon=":material/rule:", layout="wide")
 
 judging = page.start()
 judge.panel(judging)
 agreement.panel(judging)
+labels.panel(judging)

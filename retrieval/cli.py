@@ -566,6 +566,15 @@ def tune(
     adopt: bool = typer.Option(False, "--adopt", help="Store the result as this corpus' default, only when the "
                                "held-out check recommends it."),
     remove: bool = typer.Option(False, "--remove", help="Remove this corpus' stored default and exit."),
+    learn_ranker: bool = typer.Option(False, "--learn-ranker", help="Instead of the settings search: train the "
+                                      "learned ranker on this corpus' labels (the question set, --labels and the "
+                                      "pages' judgments) with the shipped training data, on the training part "
+                                      "only, and check it on held-out beside the corpus' default; --adopt stores "
+                                      "it where that check recommends it."),
+    labels: list[Path] = typer.Option([], "--labels", help="With --learn-ranker: another labels file (a question "
+                                      "set or judgments JSONL, or a Team judging ratings file; repeatable). The "
+                                      "pages' judgments/judgments.jsonl and judgments/ratings.jsonl are read "
+                                      "when they exist."),
     sets: list[str] = SetOpt,
 ) -> None:
     """Tune the settings that change rankings to a corpus from its labels: a coordinate search on the dev split
@@ -574,6 +583,10 @@ def tune(
     settings = _settings(sets)
     from .core.paths import LAB_CORPUS, LAB_QUESTIONS, PROJECT_ROOT
     from .offline import tuned
+
+    if learn_ranker:
+        _learn_ranker(settings, corpus, questions or LAB_QUESTIONS, labels, adopt)
+        return
 
     path = (corpus or LAB_CORPUS).resolve()
     if remove:
@@ -626,6 +639,49 @@ def tune(
             typer.echo(f"adopted for {path}: {stored} (ask, eval and the app read it; remove with "
                        f"python -m retrieval tune --remove --corpus {corpus or path})")
     typer.echo(f"wrote {len(written)} files to {target} (report: {target / 'tune.md'})")
+
+
+def _learn_ranker(settings, corpus: Optional[Path], questions: Path, labels: list[Path], adopt: bool) -> None:
+    """``tune --learn-ranker``: read the labels, train, check on held-out, print the decision (and adopt)."""
+    from .core.paths import LAB_CORPUS
+    from .offline import learn
+    from .offline.evaluation import TqdmProgress, bench_factory
+    from .serving.roots import DEFAULT_JUDGMENTS, DEFAULT_RATINGS
+
+    path = (corpus or LAB_CORPUS).resolve()
+    for extra in labels:
+        if not extra.is_file():
+            _fail(f"--labels: {extra}: no such file")
+    files = [questions.resolve(), *labels, *(p for p in (DEFAULT_JUDGMENTS, DEFAULT_RATINGS) if p.is_file())]
+    factories: dict[Path, Any] = {}
+
+    def open_corpus(c: Path, s):
+        return factories.setdefault(Path(c).resolve(), bench_factory(Path(c).resolve()))(s)
+
+    bar = TqdmProgress("learning a ranker", postfix_width=40, close_at_total=False)
+    try:
+        found = learn.read_label_files(list(dict.fromkeys(files)), max_question_chars=settings.max_question_chars)
+        record = learn.learn_ranker(open_corpus, settings, path, found, progress=bar)
+    except (RetrievalError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write the learned ranker ({exc.strerror or exc.__class__.__name__})")
+    finally:
+        bar.close()
+    for source, n in record["sources"]:
+        typer.echo(f"labels: {source} ({n} questions)")
+    typer.echo(learn.summary(record))
+    typer.echo(f"model folder: {record['folder']} (model_card.md says what it was trained on)")
+    if adopt:
+        try:
+            stored = learn.adopt_ranker(settings, path, record)
+        except ValueError as exc:
+            typer.echo(str(exc))
+            return
+        except OSError as exc:
+            _fail(f"cannot store the tuned configuration ({exc.strerror or exc.__class__.__name__})")
+        typer.echo(f"adopted for {path}: {stored} (reranker_model=ltr:{record['folder']}; remove with "
+                   f"python -m retrieval tune --remove --corpus {corpus or path})")
 
 
 @app.command()

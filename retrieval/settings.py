@@ -67,8 +67,8 @@ class Settings(BaseSettings):
     fusion: str = Field(
         "rrf", description="The fusion method, one of those declared in retrieval/stages/fusion/ (shipped: 'rrf', "
         "'weighted_rrf' with per-ranker weights, 'combsum' over min-max normalized scores, 'convex' w·BM25 + "
-        "(1−w)·cosine with w from fusion_weights 'bm25=w', default 0.5; as ranx computes them: 'combmnz' and 'isr' "
-        "(no weights), 'wsum_minmax', 'wsum_zmuv', 'wsum_sum' weighted sums of min-max, z-score or sum normalized "
+        "(1−w)·cosine with w from fusion_weights 'bm25=w', default 0.5; as ranx computes them: 'combmnz', 'isr', "
+        "'combmax' and 'borda' (no weights), 'wsum_minmax', 'wsum_zmuv', 'wsum_sum' weighted sums of min-max, z-score or sum normalized "
         "scores).")
     fusion_weights: str = Field("", description="Per-ranker weights for weighted_rrf / combsum / wsum_*: 'bm25=1.0,dense=0.5' "
                                 "(each a finite number from 0 to 1,000,000); for convex one weight 'bm25=w', w in "

@@ -3,7 +3,8 @@
 BM25 per term, the cosine and dense rank, the fused score's terms as the fusion method declares them (RRF: ``w / (k
 + r)`` per list, Cormack, Clarke and Büttcher, 2009, ranks from 1, ``k`` the request's ``rrf_k``; CombSUM and the
 convex combination and ranx's weighted sums: each list's weighted normalized score; CombMNZ and ISR: the number of
-lists times each list's min-max score or 1/rank²), the reranker's score and, for a reranker whose
+lists times each list's min-max score or 1/rank²; CombMAX: the largest min-max score; BordaFuse: each list's
+rank points), the reranker's score and, for a reranker whose
 items carry them, each feature's contribution (raw LambdaMART units: they sum, with the bias, to the score; not a
 probability), and the gate's decision. Plain values; the page writes them in its language.
 """

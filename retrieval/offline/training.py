@@ -798,29 +798,3 @@ def fit_and_write(cases: Sequence[Case], sets: Sequence[Mapping[str, Any]], out:
                     "support_threshold": models.threshold}
         models.save(out, model_card(manifest))
     return TrainResult(models, metrics, seconds, list(cases))
-
-
-def train_and_compare(corpus: Path | str, questions: Path | str, out: Path, settings: Any,
-                      open_bench: Callable[[Any], Any], progress: Callable[[int, int, str], None] | None = None,
-                      ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, Any]:
-    """From judgments to a measured decision: train the judge on a question set (split by parent), then
-    evaluate the current default against the newly trained ranker on the set's held-out part.
-
-    Args:
-        corpus, questions: the corpus and its question set (JSONL with ``relevant`` / ``graded``).
-        out: the new model folder.
-        open_bench: a Workbench factory for the evaluation (``Settings → Workbench``).
-
-    Returns:
-        ``{"folder", "seconds", "metrics" (the training's own held-out figures), "report"}``: the report's
-        comparisons carry the paired significance test and the relevant documents lost.
-
-    Raises:
-        ValueError: too little to train on; CorpusError: a file cannot be read.
-    """
-
-    result = train([(Path(corpus), Path(questions))], Path(out), settings, progress=False, log=lambda m: None)
-    configs = [Config("default", {}), Config("trained", {"reranker_model": f"ltr:{Path(out).resolve()}"})]
-    report = evaluate_configs(open_bench, settings, load_questions(questions), configs, ks, "heldout", progress)
-    return {"folder": str(Path(out).resolve()), "seconds": result.seconds, "metrics": result.metrics,
-            "report": report}

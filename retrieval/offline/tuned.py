@@ -61,6 +61,11 @@ class Adopted:
     #: no threshold adopted).
     abstention_gain: int | None = None
     abstention_p: float | None = None
+    #: A ranker learned from the corpus' labels (:mod:`.learn`): its held-out nDCG@10 gain over the default it was
+    #: checked against, that test's p, and the answerable questions it was trained on (``None``: none adopted).
+    ranker_delta: float | None = None
+    ranker_p: float | None = None
+    ranker_trained_on: int | None = None
 
     def note(self) -> str:
         """One line for the trace: ``tuned for this corpus on 44 questions, held-out ndcg@10 +0.031 (p=0.012):
@@ -73,6 +78,9 @@ class Adopted:
             figures.append(f"held-out {self.metric} {self.heldout_delta:+.3f} ({p_text(self.p_value)})")
         if self.abstention_gain is not None:
             figures.append(f"held-out abstention {self.abstention_gain:+d} questions ({p_text(self.abstention_p)})")
+        if self.ranker_delta is not None:
+            figures.append(f"ranker learned from {self.ranker_trained_on} labeled questions, held-out {self.metric} "
+                           f"{self.ranker_delta:+.3f} ({p_text(self.ranker_p)})")
         return f"tuned for this corpus on {self.questions} questions, {', '.join(figures)}: {shown}"
 
 
@@ -113,15 +121,20 @@ def load_adopted(settings: Settings, corpus: str | Path | None) -> Adopted | Non
         if unknown:
             raise ValueError(f"settings that are not tunable: {', '.join(unknown)}")
         settings.with_overrides(**overrides)
-        ranking, abstention = data.get("heldout"), data.get("abstention")
-        if ranking is None and abstention is None:
+        ranking, abstention, ranker = data.get("heldout"), data.get("abstention"), data.get("ranker")
+        if ranking is None and abstention is None and ranker is None:
             raise ValueError("neither a held-out ranking check nor an abstention check justifies it")
+        if ranker is not None and not str(overrides.get("reranker_model", "")).startswith("ltr:"):
+            raise ValueError("a learned ranker's check without its reranker_model=ltr:FOLDER")
         gain = None if abstention is None else int(abstention["heldout"]["gained"]) - int(abstention["heldout"]["lost"])
         adopted = Adopted(overrides, int(data["questions"]),
                           None if ranking is None else float(ranking["delta"]),
                           None if ranking is None else ranking.get("p_value"),
                           "ndcg@10" if ranking is None else str(ranking.get("metric", "ndcg@10")), path,
-                          gain, None if abstention is None else abstention["heldout"].get("p_value"))
+                          gain, None if abstention is None else abstention["heldout"].get("p_value"),
+                          None if ranker is None else float(ranker["delta"]),
+                          None if ranker is None else ranker.get("p_value"),
+                          None if ranker is None else int(ranker["trained_on"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RetrievalError) as exc:
         _warn_damaged(path, exc)
         return None

@@ -30,6 +30,9 @@ Want = Literal["file", "folder", "either"]
 
 #: The project folder judgments are saved to by default (kept by ``make clean``).
 JUDGMENTS_DIR = PROJECT_ROOT / "judgments"
+#: The Ask page's judgments file (a question-set JSONL) and Team judging's ratings file, when none is named.
+DEFAULT_JUDGMENTS = JUDGMENTS_DIR / "judgments.jsonl"
+DEFAULT_RATINGS = JUDGMENTS_DIR / "ratings.jsonl"
 
 _NOUNS = {"file": "a file", "folder": "a folder", "either": "a file or folder"}
 #: Which roots a refusal names: (the words, the variable that sets them).

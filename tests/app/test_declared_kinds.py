@@ -30,7 +30,7 @@ def borda(lists, k, weights) -> RankedList:
             contributions.setdefault(item.chunk_id, {})[ranker] = weight_of(ranker, weights) * (n - item.rank + 1)
             ranks.setdefault(item.chunk_id, {})[ranker] = item.rank
             parents.setdefault(item.chunk_id, item.parent_id)
-    return RankedList("fused", "borda", fused_items(contributions, ranks, parents))
+    return RankedList("fused", "borda_count", fused_items(contributions, ranks, parents))
 
 
 class Reverse(PassageReranker):
@@ -44,10 +44,10 @@ class Reverse(PassageReranker):
         return [float(i) for i in range(len(passages))]  # the last candidate first
 
 
-BORDA = FusionMethod(name="borda", fuse=borda, label=Text("Borda count", "Contagem de Borda"), rank_based=False,
+BORDA = FusionMethod(name="borda_count", fuse=borda, label=Text("Borda count", "Contagem de Borda"), rank_based=False,
                      check_weights=check_weight_names, term_weight=lambda term: weight_of(term.ranker, term.weights),
                      formula=lambda term, lang: f"{term.recorded:g} points",
-                     evaluation=("borda", {"reranker_model": "none", "fusion": "borda"}))
+                     evaluation=("borda_count", {"reranker_model": "none", "fusion": "borda_count"}))
 REVERSE = RerankerKind(name="reverse", label=Text("Reverse (a test's kind)", "Ao contrário (tipo de teste)"),
                        described=Text("{name} (reversed)", "{name} (ao contrário)"), parse=prefixed("reverse"),
                        load=lambda spec, context: (Reverse(spec.text), LOADED(name=spec.text, kind="reverse")),
@@ -56,24 +56,24 @@ REVERSE = RerankerKind(name="reverse", label=Text("Reverse (a test's kind)", "Ao
 
 @pytest.fixture
 def declared():
-    with pytest.raises(ValueError, match="unknown fusion method .borda."):
-        Settings(fusion="borda", _env_file=None)
+    with pytest.raises(ValueError, match="unknown fusion method .borda_count."):
+        Settings(fusion="borda_count", _env_file=None)
     METHODS.declare(BORDA)
     KINDS.declare(REVERSE)
     try:
         yield
     finally:
-        METHODS.withdraw("borda")
+        METHODS.withdraw("borda_count")
         KINDS.withdraw("reverse")
-    with pytest.raises(ValueError, match="unknown fusion method .borda."):
-        Settings(fusion="borda", _env_file=None)
+    with pytest.raises(ValueError, match="unknown fusion method .borda_count."):
+        Settings(fusion="borda_count", _env_file=None)
 
 
 def test_the_settings_take_them_and_a_trace_runs_them(declared, lab_bench) -> None:
-    s = lab_bench.settings.with_overrides(fusion="borda", reranker_model="reverse", reranker_max_input=6)
-    assert s.fusion == "borda" and s.reranker_model == "reverse"
+    s = lab_bench.settings.with_overrides(fusion="borda_count", reranker_model="reverse", reranker_max_input=6)
+    assert s.fusion == "borda_count" and s.reranker_model == "reverse"
     trace = lab_bench.ask(PX7, {"tenant": "lumen"}, settings=s)
-    assert trace.fused.score_kind == "borda" and trace.tier == "full"
+    assert trace.fused.score_kind == "borda_count" and trace.tier == "full"
     assert trace.models["reranker_kind"] == "reverse"
     # Borda by hand from the trace's own windows.
     points: dict[str, int] = {}
@@ -85,14 +85,14 @@ def test_the_settings_take_them_and_a_trace_runs_them(declared, lab_bench) -> No
     # The reranker read the first six fused candidates and reversed them.
     assert [i.chunk_id for i in trace.reranked.items] == [i.chunk_id for i in trace.fused.items[:6]][::-1]
     assert [i.fused_rank for i in trace.reranked.items] == [6, 5, 4, 3, 2, 1]
-    assert "borda" in named_configs() and "hybrid+reverse" in named_configs()
+    assert "borda_count" in named_configs() and "hybrid+reverse" in named_configs()
 
 
 def test_the_app_offers_and_explains_them(declared) -> None:
-    at = page(q=PX7, tenant="lumen", fusion="borda", reranker="reverse")
+    at = page(q=PX7, tenant="lumen", fusion="borda_count", reranker="reverse")
     assert_ok(at)
     assert "Borda count" in at.selectbox(key="fusion").options
-    assert at.selectbox(key="fusion").value == "borda"
+    assert at.selectbox(key="fusion").value == "borda_count"
     assert at.radio(key="rerank_mode").value == "reverse"
     assert "Reverse (a test's kind)" in at.radio(key="rerank_mode").options
     cards = [m.value for m in at.markdown if m.value.startswith("Fused #") and "(Borda count): " in m.value]

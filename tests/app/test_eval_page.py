@@ -91,25 +91,44 @@ def test_faquad_is_offered_only_where_it_exists(monkeypatch) -> None:
     assert any(c.value.startswith("FaQuAD is not on this machine") for c in at.caption)
 
 
-def test_train_on_these_judgments_compares_the_new_ranker_on_held_out() -> None:
-    """C: from judgments to a measured decision without leaving the page (train, then compare on held-out)."""
+def test_a_ranker_learned_from_the_labels_is_checked_on_held_out_and_offered_for_adoption_only_when_it_wins(
+        tmp_path: Path, monkeypatch) -> None:
+    """C: from labels to a measured decision without leaving the page (train on the training part, check on
+    held-out beside the corpus' default); the lab set's learned ranker does not beat the shipped one there, so
+    no Adopt button is offered and nothing is stored for the corpus."""
+    from retrieval.core.paths import LAB_CORPUS
+    from retrieval.offline import tuned
+    from retrieval.serving import roots
+    from retrieval.settings import load_settings
+
+    monkeypatch.setattr(roots, "DEFAULT_JUDGMENTS", tmp_path / "none.jsonl")
+    monkeypatch.setattr(roots, "DEFAULT_RATINGS", tmp_path / "none-ratings.jsonl")
     at = AppTest.from_file(PAGE, default_timeout=600).run()
     at.button(key="ev_train").click().run()
     assert_ok(at)
-    done = [m.value for m in at.success if m.value.startswith("New model folder")]
-    assert len(done) == 1 and "judge-trained" in done[0]
-    table = next(d.value for d in at.dataframe if {"config", "metric", "p_value", "lost_relevant"} <= set(d.value.columns))
-    assert set(table["config"]) == {"default", "trained"} and set(table["split"]) == {"heldout"}
-    assert set(table["tier"]) == {"full"}  # both rerank: the shipped folder and the new one
-    trained = table[table["config"] == "trained"]
-    assert set(trained["metric"]) == {"ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"} and trained["p_value"].notna().all()
+    done = [c.value for c in at.caption if c.value.startswith("New ranker folder")]
+    assert len(done) == 1 and ".ranker/" in done[0]
+    figures = next(d.value for d in at.dataframe if list(d.value.columns) == ["config", "ndcg@10", "recall@10",
+                                                                              "mrr@10"])
+    assert list(figures["config"]) == ["default", "learned"]
+    record = at.session_state["ev_trained"]
+    assert record["labels"]["train"] == 24 and record["heldout"]["default"]["questions"] == 10
+    assert figures["ndcg@10"].tolist() == [record["heldout"]["default"]["ndcg@10"],
+                                           record["heldout"]["learned"]["ndcg@10"]]
+    assert not record["recommended"] and [i.value for i in at.info if i.value.startswith("Not recommended")]
+    assert not [b for b in at.button if b.key == "ev_train_adopt"]
+    assert not tuned.tuned_path(load_settings(), LAB_CORPUS).exists()
 
 
 def test_training_states_its_minimum_before_the_click(tmp_path: Path, monkeypatch) -> None:
     """The trainer's minimum is on the page before the button; a set below it leaves the button off."""
+    from retrieval.serving import roots
+
+    monkeypatch.setattr(roots, "DEFAULT_JUDGMENTS", tmp_path / "none.jsonl")
+    monkeypatch.setattr(roots, "DEFAULT_RATINGS", tmp_path / "none-ratings.jsonl")
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert_ok(at)
-    assert any(c.value.startswith("Needs at least 8 answerable judged questions") and "this set has 24 " in c.value
+    assert any(c.value.startswith("Needs at least 8 answerable labeled questions") and "these labels have 24 " in c.value
                for c in at.caption)
     assert not at.button(key="ev_train").disabled
     lab = (Path(PAGE).parents[1] / "data" / "lab" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
@@ -121,7 +140,7 @@ def test_training_states_its_minimum_before_the_click(tmp_path: Path, monkeypatc
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     (warning,) = [w.value for w in at.warning if w.value.startswith("Needs at least 8")]
-    assert "this set has " in warning and at.button(key="ev_train").disabled
+    assert "these labels have " in warning and at.button(key="ev_train").disabled
 
 
 def test_three_configurations_state_holms_correction_and_the_form_takes_other_engines_runs() -> None:

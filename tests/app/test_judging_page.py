@@ -87,3 +87,35 @@ def test_the_candidates_come_from_the_corpus_chosen_and_a_question_it_cannot_ask
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("This question cannot be pooled on this corpus: "), errors
     assert "tenant" in errors[0] and "\n" not in errors[0]
+
+
+def test_the_page_counts_the_corpus_labels_and_says_what_the_last_ranker_training_gained(tmp_path, monkeypatch) -> None:
+    """The lab set's 44 questions (33 answerable, 50 judged pairs) and a rater's grades of new pairs count as labels; the last training's held-out figures and its state are shown once a training is recorded."""
+    import json
+
+    from retrieval.core.paths import LAB_CORPUS
+    from retrieval.offline import learn
+    from retrieval.serving import roots
+    from retrieval.settings import load_settings
+
+    monkeypatch.setenv("RETRIEVAL_WRITE_ROOTS", str(tmp_path))
+    monkeypatch.setattr(roots, "DEFAULT_JUDGMENTS", tmp_path / "none.jsonl")
+    root = learn.ranker_root(load_settings(), LAB_CORPUS)
+    (root / learn.LAST).unlink(missing_ok=True)
+    at = judge(tmp_path, "ana", [3, 0])  # lab-001's relevant parent (judged in the set too), then a new parent
+    labels = next(c.value for c in at.caption if c.value.startswith("Labels for a learned ranker"))
+    # the question set's 50 judged pairs and the new one; the relevant parent's grade 3 is the set's own
+    assert "44 questions, 33 answerable, 51 judged pairs; 24 in the training part" in labels
+    assert any(c.value == "No ranker has been learned from this corpus' labels yet." for c in at.caption)
+
+    root.mkdir(parents=True, exist_ok=True)
+    (root / learn.LAST).write_text(json.dumps({
+        "trained_at": "20261206T150000Z", "folder": str(root / "x"), "labels": {"train": 24}, "recommended": False,
+        "heldout": {"default": {"ndcg@10": 0.932}, "learned": {"ndcg@10": 0.867}},
+        "comparison": {"delta": -0.065, "p_value": 0.1282}}), encoding="utf-8")
+    try:
+        at.run()
+        assert ("Last training (20261206T150000Z, 24 questions): held-out nDCG@10 0.932 → 0.867 (-0.0650, "
+                "p=0.1282); not recommended: the default is kept.") in [c.value for c in at.caption]
+    finally:
+        (root / learn.LAST).unlink()

@@ -155,3 +155,20 @@ def test_serve_refuses_what_it_cannot_run_before_starting_anything(tmp_path):
     assert result.stderr.strip() == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use; choose "
                                      "another --port or --address")
     assert not (tmp_path / "chroma").exists()
+
+
+def test_tune_learn_ranker_refuses_too_few_labels_in_one_line_and_writes_nothing(lab_bench, chroma_dir, tmp_path):
+    small = tmp_path / "small.jsonl"
+    lines = (ROOT / "data" / "lab" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    small.write_text("\n".join(lines[:6]) + "\n", encoding="utf-8")
+    tuned_dir = chroma_dir.parent / "tuned"
+    before = sorted(tuned_dir.rglob("*")) if tuned_dir.exists() else []
+    result = run("tune", "--learn-ranker", "--questions", str(small), "--adopt",
+                 env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    assert result.returncode == 2 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: too few labels to learn a ranker from: ") and "at least 8 are needed" in line
+    assert (sorted(tuned_dir.rglob("*")) if tuned_dir.exists() else []) == before  # nothing trained, nothing adopted
+    result = run("tune", "--learn-ranker", "--labels", str(tmp_path / "nope.jsonl"),
+                 env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    assert result.returncode == 2 and result.stderr.strip() == f"error: --labels: {tmp_path / 'nope.jsonl'}: no such file"

@@ -35,7 +35,7 @@ from ..reasons import reason
 NO_TENANT = ""
 #: The corpus a link names for the signed-in user's own uploaded collection (never a path).
 MINE = "@mine"
-DEFAULT_JUDGMENTS = roots.JUDGMENTS_DIR / "judgments.jsonl"
+DEFAULT_JUDGMENTS = roots.DEFAULT_JUDGMENTS
 #: Widgets whose values are kept across pages and runs that do not draw them (:mod:`ui.keep`).
 KEPT = ("question", "corpus_source", "corpus_input", "questions_input", "tenant", "top_k", "overfetch", "rrf_k", "min_similarity",
         "dense_only", "ab", "rows", "rerank_mode", "rerank_cross", "fusion", "fusion_weights", "transforms", "mmr_on",

@@ -1,19 +1,21 @@
-"""From judgments to a learned ranker: train the judge on the chosen question set (split by parent) into its own
-folder, and compare the current default with it on the set's held-out part. Off under an access policy."""
+"""From labels to a learned ranker for this corpus: train on the chosen question set and the pages' judgments (the
+training part only, with the shipped training data), check it on the held-out part beside the corpus' default,
+and adopt it for the corpus where that check recommends it (:mod:`retrieval.offline.learn`). Off under an access
+policy."""
 
 from __future__ import annotations
 
-import hashlib
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from retrieval.core.errors import RetrievalError
-from retrieval.core.paths import LAB_CORPUS, PROJECT_ROOT
-from retrieval.offline import report as rep
-from retrieval.offline.training import train_and_compare, training_readiness
+from retrieval.core.paths import LAB_CORPUS
+from retrieval.offline import learn
+from retrieval.offline.evaluation.compare import p_text
+from retrieval.serving import roots
 
-from .. import resources
 from ..escape import code
 from ..format import num
 from ..i18n import t
@@ -22,45 +24,72 @@ from ..widgets import table
 from .page import EvalPage, open_bench
 
 
-def readiness(page: EvalPage) -> dict | None:
-    """What the chosen set offers the trainer, known before the click (None: no JSONL set to read)."""
+def label_files(questions_path: str) -> list[str]:
+    """The chosen set, then the Ask page's judgments and Team judging's ratings where they exist."""
+    return [questions_path, *(str(p) for p in (roots.DEFAULT_JUDGMENTS, roots.DEFAULT_RATINGS) if p.is_file())]
+
+
+def labels_of(page: EvalPage) -> tuple[str, learn.Labels] | None:
+    """``(corpus, labels)`` of the chosen set (None: no JSONL set to read; the click says why)."""
     try:
-        _, questions_path, qrels = page.chosen_paths()
+        corpus, questions_path, qrels = page.chosen_paths()
         if qrels or not questions_path.endswith(".jsonl"):
             return None
-        return training_readiness(resources.get_questions(questions_path, resources.file_mtime(questions_path)))
-    except (RetrievalError, OSError):
-        return None  # the click says why (the same paths are read again there)
+        return corpus, learn.read_label_files(label_files(questions_path),
+                                              max_question_chars=page.base.max_question_chars)
+    except (RetrievalError, OSError, ValueError):
+        return None
 
 
 def panel(page: EvalPage) -> None:
     ss, lang = st.session_state, page.lang
-    # Kept open once a model was trained, so its result stays in view.
+    # Kept open once a ranker was trained, so its result stays in view.
     with st.expander(t("tr_title", lang), expanded="ev_trained" in ss):
         st.caption(t("tr_caption", lang))
-        try:
-            chosen = page.chosen_paths()
-        except RetrievalError:
-            chosen = None
-        if chosen is not None and not page.access.restricted:  # what the button trains on, named before the click
-            corpus, questions_path, _ = chosen
-            st.caption(t("tr_on", lang, questions=code(questions_path), corpus=code(corpus or str(LAB_CORPUS))))
-        ready = None if page.access.restricted else readiness(page)
-        if ready is not None:  # the minimum, stated before the click
-            (st.caption if ready["enough"] else st.warning)(t("tr_minimum", lang, **ready))
-        if page.access.restricted:  # training reads every question of the file and its relevant documents
+        if page.access.restricted:  # training reads every question of the files and their relevant documents
             st.caption(t("tr_off", lang))
-        elif st.button(t("tr_button", lang), key="ev_train", disabled=ready is not None and not ready["enough"]):
+            return
+        found = labels_of(page)
+        if found is not None:  # what the button trains on and the minimum, named before the click
+            corpus, labels = found
+            st.caption(t("tr_on", lang, corpus=code(corpus or str(LAB_CORPUS)), files=", ".join(
+                f"{code(path)} ({n})" for path, n in labels.sources)))
+            ready = learn.readiness(labels)
+            (st.caption if ready["enough"] else st.warning)(t("tr_minimum", lang, **ready))
+        if st.button(t("tr_button", lang), key="ev_train",
+                     disabled=found is not None and not learn.readiness(found[1])["enough"]):
             train(page)
         trained = ss.get("ev_trained")
-        if trained and chosen is not None and trained.get("questions_path") not in (None, chosen[1]):
-            st.caption(t("tr_other_set", lang, questions=code(trained["questions_path"])))
-            trained = None  # the result of another set is not shown as this one's
+        if trained and found is not None and trained["corpus"] != str(Path(found[0] or LAB_CORPUS).resolve()):
+            st.caption(t("tr_other_set", lang, corpus=code(trained["corpus"])))
+            trained = None  # the result of another corpus is not shown as this one's
         if trained:
-            st.success(t("tr_new", lang, folder=code(trained["folder"]), s=num(trained["seconds"], ".0f", lang)))
-            rows = [r for r in rep.comparison_rows(trained["report"], None) if r["metric"].startswith("ndcg@")]
-            table(pd.DataFrame(rows).dropna(axis=1, how="all"), lang)
-            st.caption(t("tr_note", lang))
+            show(page, trained)
+
+
+def show(page: EvalPage, record: dict) -> None:
+    """The held-out figures side by side, the decision, and Adopt where the check recommends it."""
+    lang = page.lang
+    st.caption(t("tr_new", lang, folder=code(record["folder"]), s=num(record["seconds"], ".0f", lang)))
+    held = record.get("heldout") or {}
+    rows = [{"config": name, **{m: held[name].get(m) for m in learn.METRICS}} for name in ("default", "learned")
+            if name in held]
+    if rows:
+        table(pd.DataFrame(rows), lang)
+    row = record.get("comparison") or {}
+    (st.success if record["recommended"] else st.info)(t(
+        "tr_decision_yes" if record["recommended"] else "tr_decision_no", lang,
+        delta=num(row.get("delta", 0.0), "+.4f", lang), p=p_text(row.get("p_value")),
+        lost=len(row.get("lost_relevant") or [])))
+    st.caption(t("tr_note", lang))
+    if record["recommended"] and st.button(t("tr_adopt", lang), key="ev_train_adopt"):
+        corpus = record["corpus"]
+        try:
+            stored = learn.adopt_ranker(page.base, corpus, record)
+        except (ValueError, OSError) as exc:
+            st.error(reason(str(exc), lang))
+            return
+        st.success(t("tr_adopted", lang, path=code(str(stored))))
 
 
 def train(page: EvalPage) -> None:
@@ -73,16 +102,19 @@ def train(page: EvalPage) -> None:
     if qrels or not questions_path.endswith(".jsonl"):
         st.error(t("tr_jsonl", lang))
         return
-    digest = hashlib.sha1(f"{corpus}|{questions_path}".encode()).hexdigest()[:10]
-    folder = PROJECT_ROOT / ".retrieval" / "judge-trained" / digest
+    path = corpus or str(LAB_CORPUS)
+
+    def open_corpus(c, s):
+        return open_bench("" if str(c) == str(LAB_CORPUS.resolve()) else str(c))(s)
+
     with st.status(t("tr_status", lang), expanded=True) as status:
         bar = status.progress(0.0, text=t("tr_fitting", lang))
         try:
-            ss.ev_trained = {**train_and_compare(
-                corpus or str(LAB_CORPUS), questions_path, folder, page.base, open_bench(corpus),
+            labels = learn.read_label_files(label_files(questions_path), max_question_chars=page.base.max_question_chars)
+            ss.ev_trained = learn.learn_ranker(
+                open_corpus, page.base, path, labels,
                 progress=lambda done, total, name: bar.progress(
-                    done / total, text=t("tr_comparing", lang, done=done, total=total, name=name))),
-                "questions_path": questions_path}
+                    min(1.0, done / max(total, 1)), text=t("tr_progress", lang, done=done, total=total, name=name)))
             status.update(label=t("tr_done", lang), state="complete")
         except (RetrievalError, ValueError, OSError) as exc:
             status.update(label=t("tr_failed", lang, error=reason(str(exc), lang)), state="error")

@@ -95,49 +95,68 @@ TEXTS: dict[str, dict[str, str]] = {
     "mn_removed": {"en": "Removed by the filter inside each list, before the fusion: ",
                    "pt": "Removidos pelo filtro dentro de cada lista, antes da fusão: "},
     "mn_what_if": {"en": "**What if** (on the filtered lists)", "pt": "**E se** (nas listas filtradas)"},
-    "tr_title": {"en": "Train a learned ranker on this question set (your judgments)",
-                 "pt": "Treinar um ranqueador aprendido neste conjunto (seus julgamentos)"},
-    "tr_caption": {"en": "Trains the learned judge (LambdaMART reranker, support gate, evidence sentences) on the chosen "
-                         "set, split by parent document, then compares the current default with the new ranker on the "
-                         "set's held-out part: paired significance test and the relevant documents lost. The new folder "
-                         "is not adopted by itself; use it with RETRIEVAL_JUDGE_PATH or reranker ltr:FOLDER once it "
-                         "measures better.",
-                   "pt": "Treina o juiz aprendido (reranqueador LambdaMART, portão de suporte, frases de evidência) no "
-                         "conjunto escolhido, separado por documento pai, e compara o padrão atual com o novo "
-                         "ranqueador na parte reservada: teste de significância pareado e documentos relevantes "
-                         "perdidos. A nova pasta não é adotada sozinha; use-a com RETRIEVAL_JUDGE_PATH ou reranker "
-                         "ltr:PASTA quando medir melhor."},
+    "tr_title": {"en": "Learn a ranker from this corpus' labels",
+                 "pt": "Aprender um ranqueador com os rótulos deste corpus"},
+    "tr_caption": {"en": "Trains the learned ranker (LambdaMART) on the chosen question set and the judgments made on "
+                         "the Ask and Team judging pages, with the shipped training data, on the training part only "
+                         "(split by parent document); the support gate and the evidence model stay the shipped ones. "
+                         "Then compares the corpus' current default with the new ranker on the held-out part (paired "
+                         "significance test, relevant documents lost). It is adopted for this corpus only when that "
+                         "check recommends it, and only by the Adopt button.",
+                   "pt": "Treina o ranqueador aprendido (LambdaMART) no conjunto de perguntas escolhido e nos "
+                         "julgamentos feitos nas páginas Perguntar e Julgamento em equipe, com os dados de treino "
+                         "distribuídos, só na parte de treino (separada por documento pai); o portão de suporte e o "
+                         "modelo de evidências continuam os distribuídos. Depois compara o padrão atual do corpus com "
+                         "o novo ranqueador na parte reservada (teste de significância pareado, documentos relevantes "
+                         "perdidos). Ele é adotado para este corpus só quando essa verificação o recomenda, e só pelo "
+                         "botão Adotar."},
     "tr_off": {"en": "Training is off under an access policy (RETRIEVAL_ACCESS_POLICY): it reads every question of the "
-                     "set, whatever its tenant. Train with the command line (`python -m retrieval train`).",
+                     "files, whatever its tenant. Train with the command line (`python -m retrieval tune "
+                     "--learn-ranker`).",
                "pt": "O treino fica desligado sob uma política de acesso (RETRIEVAL_ACCESS_POLICY): ele lê todas as "
-                     "perguntas do conjunto, de qualquer inquilino. Treine pela linha de comando "
-                     "(`python -m retrieval train`)."},
-    "tr_on": {"en": "Trains on {questions} over the corpus {corpus} (the set chosen in the form above).",
-              "pt": "Treina com {questions} sobre o corpus {corpus} (o conjunto escolhido no formulário acima)."},
-    "tr_other_set": {"en": "The last model was trained on another set ({questions}); choose it again to see its result.",
-                     "pt": "O último modelo foi treinado em outro conjunto ({questions}); escolha-o de novo para ver o resultado."},
-    "tr_button": {"en": "Train on these judgments", "pt": "Treinar com estes julgamentos"},
-    "tr_minimum": {"en": "Needs at least {needed} answerable judged questions in the training part (dev questions "
-                         "whose relevant documents no held-out question shares); this set has {answerable_train} "
-                         "({answerable} answerable of {questions} questions in all).",
-                   "pt": "Precisa de pelo menos {needed} perguntas julgadas com resposta na parte de treino (perguntas "
-                         "de dev cujos documentos relevantes nenhuma pergunta reservada compartilha); este conjunto "
-                         "tem {answerable_train} ({answerable} com resposta de {questions} perguntas no total)."},
+                     "perguntas dos arquivos, de qualquer inquilino. Treine pela linha de comando "
+                     "(`python -m retrieval tune --learn-ranker`)."},
+    "tr_on": {"en": "Labels of the corpus {corpus}: {files} questions (judgments of other corpora are left out when "
+                    "training).",
+              "pt": "Rótulos do corpus {corpus}: {files} perguntas (julgamentos de outros corpora ficam de fora no "
+                    "treino)."},
+    "tr_other_set": {"en": "The last ranker was trained for another corpus ({corpus}); choose it again to see its result.",
+                     "pt": "O último ranqueador foi treinado para outro corpus ({corpus}); escolha-o de novo para ver o "
+                           "resultado."},
+    "tr_button": {"en": "Learn a ranker from these labels", "pt": "Aprender um ranqueador com estes rótulos"},
+    "tr_minimum": {"en": "Needs at least {needed} answerable labeled questions in the training part (dev questions "
+                         "whose relevant documents no held-out question shares); these labels have {train} "
+                         "({answerable} answerable of {questions} questions, {judged_pairs} judged pairs; {heldout} "
+                         "answerable held-out questions to check on).",
+                   "pt": "Precisa de pelo menos {needed} perguntas rotuladas com resposta na parte de treino (perguntas "
+                         "de dev cujos documentos relevantes nenhuma pergunta reservada compartilha); estes rótulos "
+                         "têm {train} ({answerable} com resposta de {questions} perguntas, {judged_pairs} pares "
+                         "julgados; {heldout} perguntas reservadas com resposta para a verificação)."},
     "tr_jsonl": {"en": "Training reads a question set in JSONL (relevant / graded): the lab set, FaQuAD or My set.",
                  "pt": "O treino lê um conjunto de perguntas em JSONL (relevant / graded): o de laboratório, o FaQuAD "
                        "ou Meu conjunto."},
-    "tr_status": {"en": "Training on the set, then comparing on its held-out part…",
-                  "pt": "Treinando no conjunto, depois comparando na parte reservada…"},
-    "tr_fitting": {"en": "Tracing and fitting (minutes on 2 cores)…", "pt": "Rodando e ajustando (minutos em 2 núcleos)…"},
-    "tr_comparing": {"en": "Comparing on the held-out part: {done}/{total} ({name})",
-                     "pt": "Comparando na parte reservada: {done}/{total} ({name})"},
-    "tr_done": {"en": "Trained and compared", "pt": "Treinado e comparado"},
+    "tr_status": {"en": "Learning a ranker, then checking it on the held-out part…",
+                  "pt": "Aprendendo um ranqueador, depois verificando-o na parte reservada…"},
+    "tr_fitting": {"en": "Tracing the labeled questions (minutes on 2 cores)…",
+                   "pt": "Rodando as perguntas rotuladas (minutos em 2 núcleos)…"},
+    "tr_progress": {"en": "{done}/{total}: {name}", "pt": "{done}/{total}: {name}"},
+    "tr_done": {"en": "Trained and checked", "pt": "Treinado e verificado"},
     "tr_failed": {"en": "Training failed: {error}", "pt": "O treino falhou: {error}"},
-    "tr_new": {"en": "New model folder {folder} (trained in {s} s).", "pt": "Nova pasta de modelo {folder} (treinada em {s} s)."},
-    "tr_note": {"en": "Baseline `default` = the app's current settings; candidate `trained` = the same settings with "
-                      "the new folder's ranker, on the held-out part only (never trained on).",
-                "pt": "Referência `default` = as configurações atuais do app; candidata `trained` = as mesmas com o "
-                      "ranqueador da nova pasta, só na parte reservada (nunca usada no treino)."},
+    "tr_new": {"en": "New ranker folder {folder} (trained and checked in {s} s; its model_card.md says on what).",
+               "pt": "Nova pasta de ranqueador {folder} (treinada e verificada em {s} s; o model_card.md diz com o quê)."},
+    "tr_decision_yes": {"en": "Recommended: held-out nDCG@10 {delta} ({p}), no relevant document lost.",
+                        "pt": "Recomendado: nDCG@10 reservado {delta} ({p}), nenhum documento relevante perdido."},
+    "tr_decision_no": {"en": "Not recommended: held-out nDCG@10 {delta} ({p}); a relevant document lost in {lost} "
+                             "questions. Adoption needs a gain with p < 0.05 and no relevant document lost.",
+                       "pt": "Não recomendado: nDCG@10 reservado {delta} ({p}); documento relevante perdido em {lost} "
+                             "perguntas. A adoção exige um ganho com p < 0,05 e nenhum documento relevante perdido."},
+    "tr_note": {"en": "`default` = the corpus' current default (with what tune adopted for it); `learned` = the same "
+                      "with the new ranker; held-out part only (never trained on).",
+                "pt": "`default` = o padrão atual do corpus (com o que o tune adotou para ele); `learned` = o mesmo com "
+                      "o novo ranqueador; só a parte reservada (nunca usada no treino)."},
+    "tr_adopt": {"en": "Adopt this ranker for this corpus", "pt": "Adotar este ranqueador para este corpus"},
+    "tr_adopted": {"en": "Adopted: {path} (the Ask page, eval and ask read it; remove with tune --remove).",
+                   "pt": "Adotado: {path} (a página Perguntar, eval e ask o leem; remova com tune --remove)."},
     "ev_runs": {"en": "Runs of another engine (TREC run or JSONL of rankings)",
                 "pt": "Resultados de outro mecanismo (arquivo TREC ou JSONL de rankings)"},
     "ev_runs_help": {"en": "Each file is evaluated beside the configurations with the same metrics and tests: a TREC "

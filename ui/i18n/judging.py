@@ -63,4 +63,21 @@ TEXTS: dict[str, dict[str, str]] = {
                                "`eval --questions` read.",
                          "pt": "A nota mediana de cada candidato, com seus avaliadores: um conjunto que a página de "
                                "Avaliação e `eval --questions` leem."},
+    "jd_labels": {"en": "Labels for a learned ranker on this corpus (the question set, the Ask page's judgments and "
+                        "these ratings): {questions} questions, {answerable} answerable, {judged_pairs} judged pairs; "
+                        "{train} in the training part (at least {needed} needed), {heldout} held out to check on. "
+                        "Train on the Evaluation page or with tune --learn-ranker.",
+                  "pt": "Rótulos para um ranqueador aprendido neste corpus (o conjunto de perguntas, os julgamentos da "
+                        "página Perguntar e estas avaliações): {questions} perguntas, {answerable} com resposta, "
+                        "{judged_pairs} pares julgados; {train} na parte de treino (pelo menos {needed}), {heldout} "
+                        "reservadas para a verificação. Treine na página Avaliação ou com tune --learn-ranker."},
+    "jd_no_training": {"en": "No ranker has been learned from this corpus' labels yet.",
+                       "pt": "Nenhum ranqueador foi aprendido com os rótulos deste corpus ainda."},
+    "jd_last_training": {"en": "Last training ({at}, {train} questions): held-out nDCG@10 {before} → {after} ({delta}, "
+                               "{p}); {state}.",
+                         "pt": "Último treino ({at}, {train} perguntas): nDCG@10 reservado {before} → {after} ({delta}, "
+                               "{p}); {state}."},
+    "jd_training_adopted": {"en": "in use for this corpus", "pt": "em uso neste corpus"},
+    "jd_training_recommended": {"en": "recommended, not adopted yet", "pt": "recomendado, ainda não adotado"},
+    "jd_training_kept": {"en": "not recommended: the default is kept", "pt": "não recomendado: o padrão é mantido"},
 }

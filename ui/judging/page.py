@@ -30,7 +30,7 @@ from ..reasons import reason
 from ..widgets import pages_and_language
 
 #: The ratings file when none is named: beside the page's own judgments.
-DEFAULT_RATINGS = roots.JUDGMENTS_DIR / "ratings.jsonl"
+DEFAULT_RATINGS = roots.DEFAULT_RATINGS
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class JudgingPage:
     ratings_path: Any  # the confined ratings file, or None when the name given was refused
     question_set: str = ""  # the set's name in a rating's key (retrieval.offline.judgments.set_name)
     corpus: str = ""  # the corpus the candidates are pooled from ('' = the lab corpus: the app's cache key)
+    questions_path: str = ""  # the question set's file
 
     def key(self, question: Question) -> raters.QuestionKey:
         """The question's key in a rating: this set, its id, its tenant (two sets' ``q1`` are two questions)."""
@@ -118,7 +119,7 @@ def start() -> JudgingPage:
     ss._kept_lang = lang
     st.title(t("jd_title", lang))
     st.caption(t("jd_caption", lang))
-    qset, corpus = "", ""
+    qset, corpus, qpath = "", "", ""
     try:
         corpus = str(roots.confine_input(craw.strip(), base)) if craw.strip() else ""
         corpus = "" if corpus == str(LAB_CORPUS.resolve()) else corpus
@@ -132,4 +133,4 @@ def start() -> JudgingPage:
         st.error(reason(str(exc), lang))
         questions = []
     return JudgingPage(lang, base, access, rater, [q for q in questions if q.question.strip()], ratings_path, qset,
-                       corpus)
+                       corpus, qpath)

@@ -156,4 +156,4 @@ def test_fuse_dispatch_and_weight_parsing():
     assert fuse(lists, "rrf", 60, {"bm25": 9.0}).items[0].score == pytest.approx(2 / 61)  # rrf ignores weights
     assert fuse(lists, "weighted_rrf", 60, {"bm25": 9.0}).items[0].score == pytest.approx(9 / 61 + 1 / 61)
     with pytest.raises(ValueError):
-        fuse(lists, "borda")
+        fuse(lists, "condorcet")

@@ -29,6 +29,8 @@ LISTS = {"bm25": ranked("lexical", BM25), "dense": ranked("dense", DENSE)}
 CASES = [
     ("combmnz", {}, dict(norm="min-max", method="mnz")),
     ("isr", {}, dict(norm=None, method="isr")),
+    ("combmax", {}, dict(norm="min-max", method="max")),
+    ("borda", {}, dict(method="bordafuse")),
     ("wsum_minmax", {}, dict(norm="min-max", method="wsum", params={"weights": [1.0, 1.0]})),
     ("wsum_minmax", {"bm25": 2.0, "dense": 0.5}, dict(norm="min-max", method="wsum", params={"weights": [2.0, 0.5]})),
     ("wsum_zmuv", {}, dict(norm="zmuv", method="wsum", params={"weights": [1.0, 1.0]})),
@@ -60,13 +62,20 @@ def test_the_formulas_by_hand() -> None:
     total = sum(BM25.values()) - 1.0 * 4
     sums = {i.chunk_id: i.score for i in fuse(LISTS, "wsum_sum").items}
     assert sums["d3"] == pytest.approx((7.5 - 1.0) / total)
+    top = {i.chunk_id: i for i in fuse(LISTS, "combmax").items}
+    assert top["d3"].score == pytest.approx((7.5 - 1.0) / (12.0 - 1.0)) and top["d3"].contributions.keys() == {"bm25"}
+    assert top["d2"].contributions == {"dense": 1.0} and top["d2"].ranks == {"bm25": 3, "dense": 1}
+    # Borda: 5 candidates; d3 is 2nd in BM25 (5 − 2 + 1 = 4) and not in the dense list of 3 ((5 − 3 + 1) / 2).
+    points = {i.chunk_id: i for i in fuse(LISTS, "borda").items}
+    assert points["d3"].contributions == {"bm25": 4.0, "dense": 1.5}
+    assert [i.chunk_id for i in fuse(LISTS, "borda").items] == ["d1", "d2", "d3", "d4", "d5"]
 
 
 def test_a_weight_of_zero_drops_the_list_and_the_rankless_kinds_refuse_weights() -> None:
     only = fuse(LISTS, "wsum_zmuv", 60, {"dense": 0.0})
     assert set(only.chunk_ids()) == set(BM25) and "dense" in (only.note.text("en") if hasattr(only.note, "text")
                                                               else str(only.note))
-    for name in ("combmnz", "isr"):
+    for name in ("combmnz", "isr", "combmax", "borda"):
         with pytest.raises(InvalidSetting, match=f"{name} ignores them"):
             METHODS.get(name).check_weights({"bm25": 2.0})
     with pytest.raises(ValueError, match="ignores them"):
@@ -97,13 +106,16 @@ def test_the_card_writes_the_terms_out_with_the_requests_numbers() -> None:
     z_dense = (0.84 - 0.79) / (((0.91 - 0.79) ** 2 + (0.84 - 0.79) ** 2 + (0.62 - 0.79) ** 2) / 3) ** 0.5
     assert _written("wsum_zmuv", "d1") == f"bm25 {z_bm25:.4f} + dense {z_dense:.4f}" == "bm25 1.4418 + dense 0.4047"
     assert _written("wsum_sum", "d1", "bm25=2") == f"bm25 2·{11 / 19.5:.4f} + dense {0.22 / (2.37 - 3 * 0.62):.4f}"
+    assert _written("combmax", "d3") == "bm25 max 0.5909"
+    assert _written("borda", "d3") == "bm25 5 − 2 + 1 + dense 1.5 (not listed)"
     assert card.rrf_terms(_trace("combmnz"), "d1")[0]["value"] is None  # not a rank-based sum
 
 
 def test_the_picker_and_the_evaluation_offer_them() -> None:
     names = list(METHODS.names())
     for name, config in [("combmnz", "combmnz"), ("isr", "isr"), ("wsum_minmax", "wsum-minmax"),
-                         ("wsum_zmuv", "wsum-zmuv"), ("wsum_sum", "wsum-sum")]:
+                         ("wsum_zmuv", "wsum-zmuv"), ("wsum_sum", "wsum-sum"), ("combmax", "combmax"),
+                         ("borda", "borda")]:
         assert name in names
         assert named_configs()[config] == {"reranker_model": "none", "fusion": name}
     assert Settings(_env_file=None).fusion == "rrf"  # the default is unchanged
