@@ -139,6 +139,10 @@ class Settings(BaseSettings):
     min_bm25: float = Field(2.0, ge=0.0, description="BM25 gate used in the lexical_only tier.")
     dedup: Literal["parent", "chunk"] = Field("parent", description="'parent': one chunk per parent document "
                                               "in the final list; 'chunk': every chunk.")
+    context_siblings: int = Field(0, ge=0, le=5, description="Other chunks of each final document that the "
+                                  "ranked list holds (dedup removed them from the final list) added to the "
+                                  "answer's context after the final chunks, at most this many per document, each "
+                                  "marked sibling_of its document's final chunk; 0: the final chunks alone.")
     chunk_tokens: int = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")
     chunk_overlap: int = Field(30, ge=0, description="Words shared by consecutive subchunks.")
     embedding_model: str = Field("e5-small", description="'e5-small', 'use-m3', 'minilm' or a ST name/path.")

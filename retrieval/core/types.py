@@ -253,10 +253,16 @@ class FinalItem:
     similarity: float | None
     text: str
     bm25: float | None = None
+    #: For a chunk added to the context beside its document's final chunk (``context_siblings``): that chunk's
+    #: rank in the final list; ``None`` for the final chunks themselves.
+    sibling_of: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"chunk_id": self.chunk_id, "parent_id": self.parent_id, "rank": self.rank,
-                "score": self.score, "similarity": self.similarity, "text": self.text}
+        out = {"chunk_id": self.chunk_id, "parent_id": self.parent_id, "rank": self.rank,
+               "score": self.score, "similarity": self.similarity, "text": self.text}
+        if self.sibling_of is not None:
+            out["sibling_of"] = self.sibling_of
+        return out
 
 
 @dataclass(frozen=True)

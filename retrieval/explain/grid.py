@@ -24,7 +24,8 @@ from .tables import relevance_of
 #:   question fusing its parts);
 #: * ``window`` — fused, but ranked below the reranker's window (``reranker_max_input``), so never reranked, and
 #:   not needed to fill the top_k (the fused tail fills it when the window holds fewer: ``fate_detail["tail"]``);
-#: * ``dedup`` — another chunk of its parent ranked better (dedup by parent); ``fate_detail["kept"]`` names it;
+#: * ``dedup`` — another chunk of its parent ranked better (dedup by parent); ``fate_detail["kept"]`` names it,
+#:   and ``fate_detail["context"]`` its position in the answer's context where ``context_siblings`` added it there;
 #: * ``top_k`` — deduplicated but below the first ``top_k``;
 #: * ``mmr`` — not picked by MMR among the first candidates;
 #: * ``gate`` — read by the gate and refused (its cosine, or BM25, below the threshold; or the whole request
@@ -80,13 +81,15 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     records: the final stage's list deduplicated as the request was (``settings.dedup``), cut to the ``selected``
     chunks (``top_k`` or MMR), then the gate's ``final``.
 
-    ``detail``: ``{"position": n}`` (final, 1-based), ``{"kept": chunk_id}`` (dedup), ``{"top_k": n}``,
+    ``detail``: ``{"position": n}`` (final, 1-based), ``{"kept": chunk_id}`` (dedup; with ``"context": n`` where
+    the chunk is in the answer's context beside it), ``{"top_k": n}``,
     ``{"max_input": n}`` (window), ``{"kind": "cosine"|"bm25", "value": v or None, "threshold": t}`` or
     ``{"reason": code or text}`` (gate; the latter when the whole request was refused: the recorded reason's
     code where the trace has one, rendered by the page in its language).
     """
     settings = trace.get("settings") or {}
-    final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or []}
+    final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or [] if item.get("sibling_of") is None}
+    context = {item["chunk_id"]: item["rank"] for item in trace.get("final") or [] if item.get("sibling_of") is not None}
     selected = {item["chunk_id"] for item in trace.get("selected") or []}
     tail = {item["chunk_id"] for item in trace.get("selected") or [] if item.get("fused_tail")}
     source = selection_source(trace)
@@ -104,7 +107,7 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
         if cid in final:
             out[cid] = ("final", {"position": final[cid], **({"tail": True} if cid in tail else {})})
         elif item[key] in kept_for and kept_for[item[key]] != cid:
-            out[cid] = ("dedup", {"kept": kept_for[item[key]]})
+            out[cid] = ("dedup", {"kept": kept_for[item[key]], **({"context": context[cid]} if cid in context else {})})
         elif cid not in selected:
             out[cid] = ("mmr", {}) if mmr_ran(trace) else ("top_k", {"top_k": settings.get("top_k")})
         elif not final:  # the whole request was refused: one reason for every chunk the gate read

@@ -53,7 +53,7 @@ from ..stages.judge import NOT_APPLIED, LearnedEvidenceAnswerer, apply_support_g
 from ..stages.rerank import LoadContext, Reranker, RerankerSpec, RerankInput, load_reranker, reranker_key
 from ..stages.rerank import run as run_reranker
 from ..stages.rerank.base import NONE_RAN
-from ..stages.select import lost_by_reranker, select
+from ..stages.select import SIBLINGS, lost_by_reranker, select, siblings
 from ..stages.tiers import FULL, LEXICAL_ONLY, REFUSAL, RRF_ONLY, Tier
 from .expand import expand, fuse_expanded, multi_hop, self_query, variants
 from .index import build_index, rebuild_store
@@ -355,10 +355,17 @@ class Workbench:
                 if not selected:  # nothing was found: a misspelled tenant is the usual cause, say so
                     reason = no_candidate_reason(state, c.filters, s, reason)
             _assert_from_index(gate.final, state.chunk_by_id)
+            context = gate.final
+            if s.context_siblings and gate.final:  # a final document's other chunks, where the list ranked them
+                more = siblings(gate.final, reranked if reranked.items else c.fused, state.chunk_by_id,
+                                s.context_siblings, c.dense, c.lexical)
+                if more:
+                    context = (*gate.final, *more)
+                    notes.append(Note("context", SIBLINGS(n=len(more), per_parent=s.context_siblings)))
             with timer.stage("answer"):
                 if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:
                     answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)
-                answer = answer_stage(question, gate.final, s, answerer, refusal_reason=gate.reason)
+                answer = answer_stage(question, context, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier.name)
             root.set_attribute("retrieval.tier_reason", reason.text())
@@ -368,11 +375,11 @@ class Workbench:
             question=question, settings=s.public_dict(), models=self._models(s, answer, state),
             index_id=state.index_id, queries=list(c.queries), filters=c.filters.as_dict(), tier=tier.name,
             tier_why=reason, lexical=c.lexical, dense=c.dense, fused=c.fused, reranked=reranked,
-            final=list(gate.final), lost_by_reranker=lost,
+            final=list(context), lost_by_reranker=lost,
             answer=answer, timings_ms=timings, costs=_costs(answer, c.techniques), variants=variants(c.extra),
             gate=gate_dict, selected=selected, notes=notes,
             cache={"query_vector": c.vector_cache, "query_vector_from": c.vector_from},
-            locations=_locations(state, c, reranked, selected, gate.final, lost),
+            locations=_locations(state, c, reranked, selected, context, lost),
             secrets=tuple(s.secrets()))
 
     def _candidates(self, question: str, flt: Filters, state: IndexState, s: Settings, lists: ListCache | None,

@@ -10,11 +10,11 @@ without a word.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..backends.store import NO_STORE, DenseStore, read_vectors
 from ..core.reasons import Reason, declare
-from ..core.types import RankedList, ScoredItem
+from ..core.types import Chunk, FinalItem, RankedList, ScoredItem
 from ..learned.reader import SCORE_KIND as READER_SCORE_KIND
 from .mmr import mmr
 
@@ -26,6 +26,11 @@ FUSED_TAIL = declare("select.fused_tail",
                      pt="a janela reranqueada ({window} trechos) tinha {held} do top_k={top_k}: mais {n} da lista da "
                         "fusão depois dela, na ordem da fusão")
 BOTH = declare("select.notes", en="{first}; {second}", pt="{first}; {second}")
+SIBLINGS = declare("select.siblings",
+                   en="{n} more chunk(s) of the final documents added to the answer's context after the final "
+                      "chunks (context_siblings={per_parent}: dedup keeps one chunk per document in the final list)",
+                   pt="mais {n} trecho(s) dos documentos finais no contexto da resposta, depois dos trechos finais "
+                      "(context_siblings={per_parent}: a deduplicação mantém um trecho por documento na lista final)")
 
 
 def dedup(items: Iterable[ScoredItem], mode: str) -> list[ScoredItem]:
@@ -116,3 +121,31 @@ def lost_by_reranker(fused: RankedList, reranked: RankedList, mode: str, top_k: 
              "reranked_rank": rerank_rank.get(i.chunk_id),
              "reader": round(scores[i.chunk_id], 4) if i.chunk_id in scores else None}
             for i in before if key(i) not in kept]
+
+
+def siblings(final: Sequence[FinalItem], source: RankedList, chunks: Mapping[str, Chunk], per_parent: int,
+             dense: RankedList, lexical: RankedList) -> tuple[FinalItem, ...]:
+    """The other chunks of the final documents that ``source`` ranked (the reranked window, else the fused list:
+    what the request found relevant and dedup by parent removed), at most ``per_parent`` per document, in
+    ``source``'s order: the answer's context carries them after the final chunks, so a document's chunk that
+    holds the answer is not lost to the one that ranked first. Each goes on the final list's ranks and names its
+    document's final chunk (``sibling_of``); its cosine is the dense list's (``None`` when dense did not list
+    it), its BM25 the lexical list's. Empty when ``per_parent`` is 0 or nothing is final.
+    """
+    if per_parent <= 0 or not final:
+        return ()
+    rank_of = {f.parent_id: f.rank for f in final}
+    held = {f.chunk_id for f in final}
+    cosine = {i.chunk_id: i.score for i in dense.items}
+    bm25 = {i.chunk_id: i.score for i in lexical.items}
+    taken: dict[str, int] = {}
+    out: list[FinalItem] = []
+    for item in source.items:
+        parent = item.parent_id
+        if parent not in rank_of or item.chunk_id in held or taken.get(parent, 0) >= per_parent:
+            continue
+        taken[parent] = taken.get(parent, 0) + 1
+        out.append(FinalItem(item.chunk_id, parent, len(final) + len(out) + 1, item.score,
+                             cosine.get(item.chunk_id), chunks[item.chunk_id].text, bm25.get(item.chunk_id),
+                             sibling_of=rank_of[parent]))
+    return tuple(out)

@@ -301,3 +301,16 @@ def test_no_tab_writes_a_stray_value(lang: str) -> None:
         assert_ok(at)
         assert not [m.value for m in at.markdown if m.value.strip() in {"None", "None None"}], tab
         assert len(at.markdown) > 5
+
+
+def test_a_documents_other_chunk_in_the_context_is_cited_as_such(monkeypatch) -> None:
+    """With RETRIEVAL_CONTEXT_SIBLINGS=1 the PX-17 activation answer cites the document's other chunk, and the page
+    says which final chunk's document it belongs to, and how many such chunks the context holds."""
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_SIBLINGS", "1")
+    at = page(q="Qual o prazo de ativação do PX-17?", tenant="lumen")
+    assert_ok(at)
+    lines = [c.value for c in at.caption]
+    assert any(v.startswith("parent `lumen-px17-ativacao` · context [") and "another chunk of the document of [1]"
+               in v for v in lines), lines
+    assert any(v.startswith("Context sent to the answer stage: ") and "the last 3 are other chunks of final "
+               "documents" in v for v in lines), lines

@@ -105,10 +105,16 @@ def answer_block(trace: Mapping[str, Any], terms: Iterable[str], lang: str = "en
             continue
         cited = cited_label(title_of(chunk_id) if title_of else "", item, lang)
         with st.expander(f"[{number[chunk_id]}] {code(chunk_id)}" + (f" · {md(cited)}" if cited else "")):
-            st.caption(t("citation_line", lang, parent=code(item["parent_id"]), rank=item["rank"],
-                         cos=num(item.get("similarity"), ".3f", lang)))
+            if item.get("sibling_of") is not None:
+                st.caption(t("citation_sibling", lang, parent=code(item["parent_id"]), rank=item["rank"],
+                             of=item["sibling_of"], cos=num(item.get("similarity"), ".3f", lang)))
+            else:
+                st.caption(t("citation_line", lang, parent=code(item["parent_id"]), rank=item["rank"],
+                             cos=num(item.get("similarity"), ".3f", lang)))
             st.markdown(highlighted(item["text"], terms))
-    st.caption(t("context_sent", lang, n=len(final)))
+    added = sum(1 for f in final if f.get("sibling_of") is not None)
+    st.caption(t("context_sent_siblings", lang, n=len(final), m=added) if added
+               else t("context_sent", lang, n=len(final)))
 
 
 def support_block(trace: Mapping[str, Any], lang: str = "en") -> None:

@@ -64,6 +64,8 @@ def fate_text(row: Mapping[str, Any], lang: str, markdown: bool = False) -> str:
     if fate == "final":
         return t("fate_tail", lang) if detail.get("tail") else ""
     if fate == "dedup":
+        if detail.get("context"):
+            return t("fate_dedup_context", lang, kept=wrap(detail["kept"]), n=detail["context"])
         return t("fate_dedup", lang, kept=wrap(detail["kept"]))
     if fate == "top_k":
         return t("fate_top_k", lang, top_k=detail.get("top_k"))

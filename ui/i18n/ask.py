@@ -36,6 +36,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "answered_by": {"en": "Answered by", "pt": "Respondido por"},
     "context_sent": {"en": "Context sent to the answer stage: {n} chunk(s), numbered by final rank.",
                      "pt": "Contexto enviado à etapa de resposta: {n} trecho(s), numerados pela posição final."},
+    "context_sent_siblings": {"en": "Context sent to the answer stage: {n} chunk(s), numbered by final rank; the "
+                                    "last {m} are other chunks of final documents (context_siblings).",
+                              "pt": "Contexto enviado à etapa de resposta: {n} trecho(s), numerados pela posição "
+                                    "final; os últimos {m} são outros trechos de documentos finais "
+                                    "(context_siblings)."},
     "judged": {"en": "Judged {n} of {m} pooled", "pt": "Julgados {n} de {m} do pool"},
     "save_judgments": {"en": "Save judgments", "pt": "Salvar julgamentos"},
     "support_gate": {"en": "Support gate: why it answered or abstained",
@@ -102,6 +107,10 @@ TEXTS: dict[str, dict[str, str]] = {
                           "pt": "Citações descartadas (fora do contexto enviado): "},
     "citation_line": {"en": "parent {parent} · final rank {rank} · cosine to question {cos}",
                       "pt": "pai {parent} · posição final {rank} · cosseno com a pergunta {cos}"},
+    "citation_sibling": {"en": "parent {parent} · context [{rank}], another chunk of the document of [{of}] "
+                               "(context_siblings) · cosine to question {cos}",
+                         "pt": "pai {parent} · contexto [{rank}], outro trecho do documento de [{of}] "
+                               "(context_siblings) · cosseno com a pergunta {cos}"},
     "rel_relevant": {"en": "relevant", "pt": "relevante"},
     "rel_partial": {"en": "partial", "pt": "parcial"},
     "rel_none": {"en": "not labeled", "pt": "sem rótulo"},

@@ -53,6 +53,8 @@ TEXTS: dict[str, dict[str, str]] = {
                       "pt": "Posição na fusão → no rerank: ↑ subiu, ↓ desceu, = ficou"},
     "col_fate": {"en": "why out", "pt": "por que saiu"},
     "fate_dedup": {"en": "dedup (parent kept: {kept})", "pt": "dedup (pai mantido: {kept})"},
+    "fate_dedup_context": {"en": "dedup (parent kept: {kept}); in the answer's context as [{n}]",
+                           "pt": "dedup (pai mantido: {kept}); no contexto da resposta como [{n}]"},
     "fate_top_k": {"en": "top_k ({top_k})", "pt": "top_k ({top_k})"},
     "fate_mmr": {"en": "MMR did not pick it", "pt": "o MMR não o escolheu"},
     "fate_gate": {"en": "gate ({kind} {value} < {threshold})", "pt": "portão ({kind} {value} < {threshold})"},
