@@ -38,6 +38,7 @@ def test_two_raters_grade_one_candidate_at_a_time_and_see_their_agreement(tmp_pa
     saved = load_ratings(tmp_path / "ratings.jsonl")
     assert [(r.rater, r.grade, r.note) for r in saved] == [("ana", 3, "ana deu 3"), ("ana", 0, "ana deu 0"),
                                                             ("ana", 1, "ana deu 1")]
+    assert any(c.value.startswith("1 rater, 3 grades. ") for c in at.caption)  # one rater: no plural
     assert len({r.parent for r in saved}) == 3 and len({r.qid for r in saved}) == 1
     at = judge(tmp_path, "bruno", [3, 1, 1], lang="pt")
     assert at.title[0].value == "Julgamento em equipe"

@@ -48,10 +48,14 @@ TEXTS: dict[str, dict[str, str]] = {
     "jd_skip": {"en": "Skip this candidate", "pt": "Pular este candidato"},
     "jd_next_question": {"en": "Next question", "pt": "Próxima pergunta"},
     "jd_agreement": {"en": "Agreement between raters", "pt": "Concordância entre avaliadores"},
-    "jd_agreement_caption": {"en": "{raters} raters, {pairs} grades. Cohen's kappa for each two raters over the "
+    "jd_raters_one": {"en": "1 rater", "pt": "1 avaliador"},
+    "jd_raters_many": {"en": "{n} raters", "pt": "{n} avaliadores"},
+    "jd_grades_one": {"en": "1 grade", "pt": "1 nota"},
+    "jd_grades_many": {"en": "{n} grades", "pt": "{n} notas"},
+    "jd_agreement_caption": {"en": "{raters}, {pairs}. Cohen's kappa for each two raters over the "
                                    "candidates both graded (1 = always the same grade, 0 = as often as chance). "
                                    "Only the grades of this set's questions you may see are counted.",
-                             "pt": "{raters} avaliadores, {pairs} notas. Kappa de Cohen para cada dupla sobre os "
+                             "pt": "{raters}, {pairs}. Kappa de Cohen para cada dupla sobre os "
                                    "candidatos que ambos avaliaram (1 = sempre a mesma nota, 0 = tanto quanto o "
                                    "acaso). Contam só as notas das perguntas deste conjunto que você pode ver."},
     "jd_fleiss": {"en": "Fleiss' kappa over the {pairs} candidates every rater graded: {kappa}.",

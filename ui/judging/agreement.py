@@ -31,7 +31,11 @@ def panel(page: JudgingPage) -> None:
         st.error(reason(str(exc), lang))
         return
     found = agreement(ratings)
-    st.caption(t("jd_agreement_caption", lang, raters=len(found["raters"]), pairs=len(ratings)))
+    def counted(key: str, n: int) -> str:
+        return t(f"{key}_one", lang) if n == 1 else t(f"{key}_many", lang, n=n)
+
+    st.caption(t("jd_agreement_caption", lang, raters=counted("jd_raters", len(found["raters"])),
+                 pairs=counted("jd_grades", len(ratings))))
     if found["cohen"]:
         table(pd.DataFrame([{"rater_a": c["a"], "rater_b": c["b"], "pairs": c["pairs"], "kappa": c["kappa"]}
                             for c in found["cohen"]]), lang)

@@ -384,7 +384,12 @@ class TqdmProgress:
             self._bar = tqdm(total=total, desc=self._desc, unit="question", file=sys.stderr)
         self._bar.total = max(total, done)
         self._bar.set_postfix_str(name if self._width is None else name[:self._width])
-        self._bar.update(1)
+        # ``done`` is the count so far (a message with the same count moves nothing; a new phase that counts
+        # from 1 again, as the ranker's held-out check after its tracing, starts the bar over)
+        if done != self._bar.n:
+            self._bar.update(done - self._bar.n)
+        else:
+            self._bar.refresh()
         if self._close_at_total and done == total:
             self._bar.close()
 
