@@ -650,6 +650,8 @@ def _learn_ranker(settings, corpus: Optional[Path], questions: Path, labels: lis
 
     path = (corpus or LAB_CORPUS).resolve()
     for extra in labels:
+        if extra.is_dir():
+            _fail(f"--labels: {extra} is a folder; give a labels file (JSONL)")
         if not extra.is_file():
             _fail(f"--labels: {extra}: no such file")
     files = [questions.resolve(), *labels, *(p for p in (DEFAULT_JUDGMENTS, DEFAULT_RATINGS) if p.is_file())]
@@ -669,8 +671,14 @@ def _learn_ranker(settings, corpus: Optional[Path], questions: Path, labels: lis
     finally:
         bar.close()
     for source, n in record["sources"]:
-        typer.echo(f"labels: {source} ({n} questions)")
+        typer.echo(f"labels: {source} ({n} question{'s' if n != 1 else ''})")
+    counts = record["labels"]
+    typer.echo(f"  {counts['questions']} questions in all ({counts['merged']} merged into a question an earlier file "
+               f"holds, {counts['outside']} left out: judged only on documents this corpus does not hold); "
+               f"{counts['train']} answerable in the training part, {counts['heldout']} held out")
     typer.echo(learn.summary(record))
+    if not record["recommended"]:
+        typer.echo(record["why"])
     typer.echo(f"model folder: {record['folder']} (model_card.md says what it was trained on)")
     if adopt:
         try:

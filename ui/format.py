@@ -6,7 +6,7 @@ from retrieval.core.locale import number
 
 from .i18n import t
 
-__all__ = ["ms", "num"]
+__all__ = ["ms", "num", "p_value"]
 
 
 def num(value: float | int | None, spec: str = "", lang: str = "en", empty: str = "—") -> str:
@@ -19,3 +19,13 @@ def ms(value: float | None, lang: str = "en", missing: str | None = None) -> str
     if value is None:
         return missing if missing is not None else t("not_measured", lang)
     return f"{number(value, ',.1f', lang)} ms"
+
+
+def p_value(p: float | None, lang: str = "en") -> str:
+    """A paired test's p as :func:`retrieval.offline.evaluation.compare.p_text` writes it (``p=0.0312``,
+    ``p<0.001`` for 0, ``p=n/a``), with ``lang``'s decimal separator (``p=0,0312``)."""
+    if p is None:
+        return "p=n/a"
+    if p == 0:
+        return f"p<{number(0.001, '.3f', lang)}"
+    return f"p={number(p, '.4f', lang)}" if p >= 0.0001 else f"p={p:.1e}"

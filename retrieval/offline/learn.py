@@ -86,12 +86,17 @@ class Labels:
     questions: tuple[Question, ...]
     sources: tuple[tuple[str, int], ...]
     judged_pairs: int
+    #: Records merged into a question an earlier source already held (the same text and filters).
+    merged: int = 0
+    #: Questions left out by :meth:`within`: judged only on parents the corpus does not hold.
+    outside: int = 0
 
     def within(self, parents: set[str] | frozenset[str]) -> "Labels":
         """The questions of this corpus: each judged question needs a judged parent among ``parents`` (a
         judgments file holds every corpus' judgments); questions judged on nothing (abstentions) stay."""
         kept = tuple(q for q in self.questions if not _graded(q) or set(_graded(q)) & parents)
-        return Labels(kept, self.sources, sum(len(_graded(q)) for q in kept))
+        return Labels(kept, self.sources, sum(len(_graded(q)) for q in kept), self.merged,
+                      self.outside + len(self.questions) - len(kept))
 
     def counts(self) -> dict[str, int]:
         """Questions, answerable ones, judged pairs, and the answerable questions of each part of the split
@@ -100,7 +105,7 @@ class Labels:
         answerable = [q for q in self.questions if q.relevant]
         parts = {part: sum(1 for q in answerable if splits[q.id] == part) for part in ("train", "dev_other", "heldout")}
         return {"questions": len(self.questions), "answerable": len(answerable), "judged_pairs": self.judged_pairs,
-                **parts}
+                **parts, "merged": self.merged, "outside": self.outside}
 
 
 def _graded(q: Question) -> dict[str, int]:
@@ -110,16 +115,18 @@ def _graded(q: Question) -> dict[str, int]:
     return grades
 
 
-def _merge(into: dict[str, Question], order: list[str], q: Question) -> None:
+def _merge(into: dict[str, Question], order: list[str], q: Question) -> bool:
+    """Add ``q``, or merge it into the question of the same text and filters; ``True`` when it was merged."""
     key = _question_key(q.question, q.filters)
     old = into.get(key)
     if old is None:
         into[key] = q
         order.append(key)
-        return
+        return False
     grades = {**_graded(old), **_graded(q)}
     into[key] = replace(old, graded=grades, relevant=tuple(p for p, g in grades.items() if g > 0),
                         answers=old.answers or q.answers)
+    return True
 
 
 def _from_ratings(path: Path) -> list[Question]:
@@ -146,19 +153,18 @@ def read_labels(question_sets: Sequence[str | Path], ratings: Sequence[str | Pat
     merged: dict[str, Question] = {}
     order: list[str] = []
     sources = []
+    joined = 0
     for path in question_sets:
         if not Path(path).is_file():
             continue
         read = load_questions(path, max_question_chars=max_question_chars)
-        for q in read:
-            _merge(merged, order, q)
+        joined += sum(_merge(merged, order, q) for q in read)
         sources.append((str(path), len(read)))
     for path in ratings:
         if not Path(path).is_file():
             continue
         read = _from_ratings(Path(path))
-        for q in read:
-            _merge(merged, order, q)
+        joined += sum(_merge(merged, order, q) for q in read)
         sources.append((str(path), len(read)))
     # Ids unique in the merged set (two files may each hold a "q1"): the later one gets a suffix of its key.
     seen: set[str] = set()
@@ -169,7 +175,7 @@ def read_labels(question_sets: Sequence[str | Path], ratings: Sequence[str | Pat
             q = replace(q, id=f"{q.id}~{hashlib.sha1(key.encode('utf-8')).hexdigest()[:6]}")
         seen.add(q.id)
         questions.append(q)
-    return Labels(tuple(questions), tuple(sources), sum(len(_graded(q)) for q in questions))
+    return Labels(tuple(questions), tuple(sources), sum(len(_graded(q)) for q in questions), joined)
 
 
 def is_ratings_file(path: str | Path) -> bool:
@@ -273,9 +279,9 @@ def card(record: Mapping[str, Any]) -> str:
              "Only the ranker (reranker kind `ltr`) was trained here; the support gate, its threshold and the "
              f"evidence model are those of `{record['judge']}`, unchanged.", "", "## Trained on", "",
              f"- this corpus' labels: {counts['train']} answerable questions of the training part (of "
-             f"{counts['questions']} questions, {counts['judged_pairs']} judged pairs); {counts['dev_other']} dev "
-             f"questions that share a parent with a held-out question and {counts['heldout']} held-out questions "
-             "were not trained on"]
+             f"{counts['questions']} questions, {counts['judged_pairs']} judged pairs); {counts['dev_other']} "
+             f"answerable dev questions that share a parent with a held-out question and {counts['heldout']} "
+             "answerable held-out questions were not trained on"]
     lines += [f"  - `{path}`: {n} questions" for path, n in record["sources"]]
     lines += [f"- shipped training data `{s['corpus']}`: {s['questions']} questions of its training part"
               for s in record["shipped"]]
@@ -423,7 +429,8 @@ def summary(record: Mapping[str, Any]) -> str:
     shipped = sum(s["questions"] for s in record.get("shipped") or [])
     before, after = (held.get("default") or {}).get("ndcg@10"), (held.get("learned") or {}).get("ndcg@10")
     row = record.get("comparison") or {}
-    figures = (f"held-out nDCG@10 {before} → {after} ({row.get('delta', 0):+.4f}, {p_text(row.get('p_value'))})"
+    figures = (f"held-out nDCG@10 {before} → {after} ({row.get('delta', 0):+.4f}, {p_text(row.get('p_value'))}) on "
+               f"{labels['heldout']} answerable held-out questions, {record.get('rounds', 0)} trees added"
                if before is not None and after is not None else "no held-out figures")
     return (f"learned ranker on {labels['train']} labeled questions" + (f" (+ {shipped} shipped)" if shipped else "")
-            + f": {figures}; " + ("recommended" if record.get("recommended") else record.get("why", "")))
+            + f": {figures}; " + ("recommended" if record.get("recommended") else "default kept"))

@@ -113,8 +113,9 @@ def test_a_ranker_learned_from_the_labels_is_checked_on_held_out_and_offered_for
     assert list(figures["config"]) == ["default", "learned"]
     record = at.session_state["ev_trained"]
     assert record["labels"]["train"] == 24 and record["heldout"]["default"]["questions"] == 10
-    assert figures["ndcg@10"].tolist() == [record["heldout"]["default"]["ndcg@10"],
-                                           record["heldout"]["learned"]["ndcg@10"]]
+    assert figures["ndcg@10"].tolist() == [f'{record["heldout"]["default"]["ndcg@10"]:.4f}',
+                                           f'{record["heldout"]["learned"]["ndcg@10"]:.4f}']
+    assert "trained on 24 labeled questions (+ 0 shipped), checked on 9 held-out questions" in done[0]
     assert not record["recommended"] and [i.value for i in at.info if i.value.startswith("Not recommended")]
     assert not [b for b in at.button if b.key == "ev_train_adopt"]
     assert not tuned.tuned_path(load_settings(), LAB_CORPUS).exists()
@@ -160,3 +161,24 @@ def test_three_configurations_state_holms_correction_and_the_form_takes_other_en
     assert ordered[1]["p_holm"] == pytest.approx(max(ordered[0]["p_holm"], ordered[1]["p_value"]), abs=1e-6)
     headers = {c for frame in at.dataframe for c in frame.value.columns}
     assert "p_holm" in headers  # labelled "p (Holm, over the candidates)" by the table's column config
+
+
+def test_the_learned_rankers_result_reads_in_portuguese(tmp_path: Path, monkeypatch) -> None:
+    """On the Portuguese page the ranker panel's table, decision and p-value are written in Portuguese (decimal
+    commas, row names, no English sentence)."""
+    from retrieval.serving import roots
+
+    monkeypatch.setattr(roots, "DEFAULT_JUDGMENTS", tmp_path / "none.jsonl")
+    monkeypatch.setattr(roots, "DEFAULT_RATINGS", tmp_path / "none-ratings.jsonl")
+    at = AppTest.from_file(PAGE, default_timeout=600)
+    at.query_params["lang"] = "pt"
+    at.run()
+    at.button(key="ev_train").click().run()
+    assert_ok(at)
+    figures = next(d.value for d in at.dataframe if "ndcg@10" in d.value.columns)
+    assert figures["config"].tolist() == ["padrão", "aprendido"]
+    assert all("," in v and "." not in v for v in figures["ndcg@10"])
+    (decision,) = [i.value for i in at.info if i.value.startswith("Não recomendado: nDCG@10 reservado ")]
+    assert "p=1,0000" in decision or "p=0," in decision
+    assert not [i.value for i in at.info if "Not recommended" in i.value]
+    assert any(c.value.startswith("Nova pasta de ranqueador ") for c in at.caption)

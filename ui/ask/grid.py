@@ -298,6 +298,8 @@ def _gate_line(gate: Mapping[str, Any], row: Mapping[str, Any], lang: str) -> No
         line = t("card_gate_request", lang, reason=reason(gate["reason"], lang))
     elif gate["decision"] == "refused":
         line = t("card_gate_refused", lang, **values)
+    elif row["fate"] == "dedup" and row["fate_detail"].get("context"):  # not gated itself: its document passed
+        line = t("card_gate_sibling", lang, n=row["fate_detail"]["context"], kept=code(row["fate_detail"]["kept"]))
     else:
         line = t("card_gate_not_read", lang, why=fate_text(row, lang, markdown=True))
     st.markdown(line)

@@ -13,11 +13,10 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import learn
-from retrieval.offline.evaluation.compare import p_text
 from retrieval.serving import roots
 
 from ..escape import code
-from ..format import num
+from ..format import num, p_value
 from ..i18n import t
 from ..reasons import reason
 from ..widgets import table
@@ -53,7 +52,8 @@ def panel(page: EvalPage) -> None:
         if found is not None:  # what the button trains on and the minimum, named before the click
             corpus, labels = found
             st.caption(t("tr_on", lang, corpus=code(corpus or str(LAB_CORPUS)), files=", ".join(
-                f"{code(path)} ({n})" for path, n in labels.sources)))
+                t("tr_file_question", lang, file=code(path)) if n == 1 else
+                t("tr_file_questions", lang, file=code(path), n=n) for path, n in labels.sources)))
             ready = learn.readiness(labels)
             (st.caption if ready["enough"] else st.warning)(t("tr_minimum", lang, **ready))
         if st.button(t("tr_button", lang), key="ev_train",
@@ -70,17 +70,20 @@ def panel(page: EvalPage) -> None:
 def show(page: EvalPage, record: dict) -> None:
     """The held-out figures side by side, the decision, and Adopt where the check recommends it."""
     lang = page.lang
-    st.caption(t("tr_new", lang, folder=code(record["folder"]), s=num(record["seconds"], ".0f", lang)))
+    st.caption(t("tr_new", lang, folder=code(record["folder"]), s=num(record["seconds"], ".0f", lang),
+                 train=record["labels"]["train"], heldout=record["labels"]["heldout"],
+                 shipped=sum(s["questions"] for s in record.get("shipped") or [])))
     held = record.get("heldout") or {}
-    rows = [{"config": name, **{m: held[name].get(m) for m in learn.METRICS}} for name in ("default", "learned")
-            if name in held]
+    # numbers written in the page's language (text cells: two rows, nothing to sort)
+    rows = [{"config": t(f"tr_row_{name}", lang), **{m: num(held[name].get(m), ".4f", lang) for m in learn.METRICS}}
+            for name in ("default", "learned") if name in held]
     if rows:
         table(pd.DataFrame(rows), lang)
     row = record.get("comparison") or {}
     (st.success if record["recommended"] else st.info)(t(
         "tr_decision_yes" if record["recommended"] else "tr_decision_no", lang,
-        delta=num(row.get("delta", 0.0), "+.4f", lang), p=p_text(row.get("p_value")),
-        lost=len(row.get("lost_relevant") or [])))
+        delta=num(row.get("delta", 0.0), "+.4f", lang), p=p_value(row.get("p_value"), lang),
+        lost=lost_text(len(row.get("lost_relevant") or []), lang)))
     st.caption(t("tr_note", lang))
     if record["recommended"] and st.button(t("tr_adopt", lang), key="ev_train_adopt"):
         corpus = record["corpus"]
@@ -90,6 +93,11 @@ def show(page: EvalPage, record: dict) -> None:
             st.error(reason(str(exc), lang))
             return
         st.success(t("tr_adopted", lang, path=code(str(stored))))
+
+
+def lost_text(n: int, lang: str) -> str:
+    """How many held-out questions lost a relevant document, in words."""
+    return t("tr_lost_none", lang) if n == 0 else t("tr_lost_one", lang) if n == 1 else t("tr_lost_many", lang, n=n)
 
 
 def train(page: EvalPage) -> None:

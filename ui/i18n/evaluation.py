@@ -116,10 +116,10 @@ TEXTS: dict[str, dict[str, str]] = {
                "pt": "O treino fica desligado sob uma política de acesso (RETRIEVAL_ACCESS_POLICY): ele lê todas as "
                      "perguntas dos arquivos, de qualquer inquilino. Treine pela linha de comando "
                      "(`python -m retrieval tune --learn-ranker`)."},
-    "tr_on": {"en": "Labels of the corpus {corpus}: {files} questions (judgments of other corpora are left out when "
-                    "training).",
-              "pt": "Rótulos do corpus {corpus}: {files} perguntas (julgamentos de outros corpora ficam de fora no "
-                    "treino)."},
+    "tr_on": {"en": "Labels of the corpus {corpus}: {files} (judgments of other corpora are left out when training).",
+              "pt": "Rótulos do corpus {corpus}: {files} (julgamentos de outros corpora ficam de fora no treino)."},
+    "tr_file_questions": {"en": "{file} ({n} questions)", "pt": "{file} ({n} perguntas)"},
+    "tr_file_question": {"en": "{file} (1 question)", "pt": "{file} (1 pergunta)"},
     "tr_other_set": {"en": "The last ranker was trained for another corpus ({corpus}); choose it again to see its result.",
                      "pt": "O último ranqueador foi treinado para outro corpus ({corpus}); escolha-o de novo para ver o "
                            "resultado."},
@@ -142,18 +142,27 @@ TEXTS: dict[str, dict[str, str]] = {
     "tr_progress": {"en": "{done}/{total}: {name}", "pt": "{done}/{total}: {name}"},
     "tr_done": {"en": "Trained and checked", "pt": "Treinado e verificado"},
     "tr_failed": {"en": "Training failed: {error}", "pt": "O treino falhou: {error}"},
-    "tr_new": {"en": "New ranker folder {folder} (trained and checked in {s} s; its model_card.md says on what).",
-               "pt": "Nova pasta de ranqueador {folder} (treinada e verificada em {s} s; o model_card.md diz com o quê)."},
+    "tr_new": {"en": "New ranker folder {folder}: trained on {train} labeled questions (+ {shipped} shipped), checked "
+                     "on {heldout} held-out questions, in {s} s (its model_card.md says on what).",
+               "pt": "Nova pasta de ranqueador {folder}: treinada com {train} perguntas rotuladas (+ {shipped} "
+                     "distribuídas), verificada em {heldout} perguntas reservadas, em {s} s (o model_card.md diz com o "
+                     "quê)."},
     "tr_decision_yes": {"en": "Recommended: held-out nDCG@10 {delta} ({p}), no relevant document lost.",
                         "pt": "Recomendado: nDCG@10 reservado {delta} ({p}), nenhum documento relevante perdido."},
-    "tr_decision_no": {"en": "Not recommended: held-out nDCG@10 {delta} ({p}); a relevant document lost in {lost} "
-                             "questions. Adoption needs a gain with p < 0.05 and no relevant document lost.",
-                       "pt": "Não recomendado: nDCG@10 reservado {delta} ({p}); documento relevante perdido em {lost} "
-                             "perguntas. A adoção exige um ganho com p < 0,05 e nenhum documento relevante perdido."},
-    "tr_note": {"en": "`default` = the corpus' current default (with what tune adopted for it); `learned` = the same "
+    "tr_decision_no": {"en": "Not recommended: held-out nDCG@10 {delta} ({p}); {lost}. Adoption needs a gain with "
+                             "p < 0.05 and no relevant document lost.",
+                       "pt": "Não recomendado: nDCG@10 reservado {delta} ({p}); {lost}. A adoção exige um ganho com "
+                             "p < 0,05 e nenhum documento relevante perdido."},
+    "tr_lost_none": {"en": "no relevant document lost", "pt": "nenhum documento relevante perdido"},
+    "tr_lost_one": {"en": "a relevant document lost in 1 question", "pt": "documento relevante perdido em 1 pergunta"},
+    "tr_lost_many": {"en": "a relevant document lost in {n} questions",
+                     "pt": "documento relevante perdido em {n} perguntas"},
+    "tr_note": {"en": "default = the corpus' current default (with what tune adopted for it); learned = the same "
                       "with the new ranker; held-out part only (never trained on).",
-                "pt": "`default` = o padrão atual do corpus (com o que o tune adotou para ele); `learned` = o mesmo com "
+                "pt": "padrão = o padrão atual do corpus (com o que o tune adotou para ele); aprendido = o mesmo com "
                       "o novo ranqueador; só a parte reservada (nunca usada no treino)."},
+    "tr_row_default": {"en": "default", "pt": "padrão"},
+    "tr_row_learned": {"en": "learned", "pt": "aprendido"},
     "tr_adopt": {"en": "Adopt this ranker for this corpus", "pt": "Adotar este ranqueador para este corpus"},
     "tr_adopted": {"en": "Adopted: {path} (the Ask page, eval and ask read it; remove with tune --remove).",
                    "pt": "Adotado: {path} (a página Perguntar, eval e ask o leem; remova com tune --remove)."},

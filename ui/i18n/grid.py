@@ -108,6 +108,10 @@ TEXTS: dict[str, dict[str, str]] = {
                           "pt": "Portão: recusado ({kind} {value} < {threshold})"},
     "card_gate_request": {"en": "Gate: the whole request was refused: {reason}",
                           "pt": "Portão: o pedido todo foi recusado: {reason}"},
+    "card_gate_sibling": {"en": "Gate: its document passed with {kept}; this chunk went into the answer's context as "
+                                "[{n}] (context_siblings)",
+                          "pt": "Portão: o documento passou com {kept}; este trecho entrou no contexto da resposta "
+                                "como [{n}] (context_siblings)"},
     "card_gate_not_read": {"en": "Gate: not read (cut before it: {why})",
                            "pt": "Portão: não lido (cortado antes: {why})"},
     "card_support": {"en": "Learned support gate (whole request): P {p} {op} {threshold}, it {verdict}{read}",

@@ -13,9 +13,14 @@ from ...core.reasons import Reason, declare
 from ...core.types import RankedList, ScoredItem
 from ...learned.judge.models import RERANKER_KIND, RERANKER_LABEL, JudgeModels, folder_fingerprint, load_judge
 from ..judge import JudgeRun
-from .base import COULD_NOT_LOAD, KINDS, LOADED, LoadContext, RerankerKind, RerankerSpec, RerankInput, Unavailable, prefixed
+from .base import COULD_NOT_LOAD, KINDS, LoadContext, RerankerKind, RerankerSpec, RerankInput, Unavailable, prefixed
 
 LEARNED = declare("rerank.learned", en="learned ranker: {why}", pt="ranqueador aprendido: {why}")
+LEARNED_LOADED = declare("rerank.learned_loaded",
+                         en="the learned ranker (LambdaMART over BM25, dense, coverage and reader features; {kind}) "
+                            "loaded",
+                         pt="o ranqueador aprendido (LambdaMART sobre características BM25, densas, de cobertura e "
+                            "do leitor; {kind}) carregado")
 NO_ROWS = declare("rerank.no_feature_rows", en="no feature rows for this request",
                   pt="sem linhas de características para este pedido")
 
@@ -48,12 +53,13 @@ def judge_path(spec: str, default: Path | str) -> Path:
 
 
 def load(spec: RerankerSpec, context: LoadContext) -> tuple[LearnedReranker | None, Reason]:
-    """``(reranker, LOADED)`` or ``(None, reason)`` for an ``ltr`` spec; never raises."""
+    """``(reranker, LEARNED_LOADED)`` or ``(None, reason)`` for an ``ltr`` spec; never raises (the reason names
+    the ranker in the page's language, not by its English label)."""
     models, why = load_judge(judge_path(spec.text, context.judge_path))
     if models is None:
         return None, COULD_NOT_LOAD(spec=spec.text, error=why)
     reranker = LearnedReranker(models, spec.text)
-    return reranker, LOADED(name=reranker.name, kind=reranker.kind)
+    return reranker, LEARNED_LOADED(kind=reranker.kind)
 
 
 def cache_key(spec: RerankerSpec, context: LoadContext) -> str:
