@@ -182,3 +182,37 @@ def test_the_learned_rankers_result_reads_in_portuguese(tmp_path: Path, monkeypa
     assert "p=1,0000" in decision or "p=0," in decision
     assert not [i.value for i in at.info if "Not recommended" in i.value]
     assert any(c.value.startswith("Nova pasta de ranqueador ") for c in at.caption)
+
+
+def test_a_recommended_ranker_is_adopted_for_the_corpus_by_its_button(tmp_path: Path, monkeypatch) -> None:
+    """Only a recommended check shows Adopt; the button stores reranker_model=ltr:<folder> in the corpus' tuned file
+    beside what it holds, and says where."""
+    from retrieval.core.paths import LAB_CORPUS
+    from retrieval.offline import tuned
+    from retrieval.serving import roots
+    from retrieval.settings import load_settings
+
+    monkeypatch.setattr(roots, "DEFAULT_JUDGMENTS", tmp_path / "none.jsonl")
+    monkeypatch.setattr(roots, "DEFAULT_RATINGS", tmp_path / "none-ratings.jsonl")
+    folder = tmp_path / "ranker"
+    folder.mkdir()
+    (folder / "manifest.json").write_text("{}", encoding="utf-8")
+    record = {"corpus": str(LAB_CORPUS.resolve()), "folder": str(folder), "seconds": 9.0, "trained_at": "t",
+              "labels": {"questions": 44, "train": 24, "heldout": 9}, "shipped": [],
+              "heldout": {"default": {"ndcg@10": 0.90, "recall@10": 1.0, "mrr@10": 0.9},
+                          "learned": {"ndcg@10": 0.95, "recall@10": 1.0, "mrr@10": 0.95}},
+              "comparison": {"delta": 0.05, "p_value": 0.01, "lost_relevant": []}, "recommended": True,
+              "why": "held-out ndcg@10 +0.0500 (p=0.0100), no relevant document lost"}
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state["ev_trained"] = record
+    at.run()
+    assert [s.value for s in at.success if s.value.startswith("Recommended: held-out nDCG@10 +0.0500 (p=0.0100)")]
+    try:
+        at.button(key="ev_train_adopt").click().run()
+        assert_ok(at)
+        assert [s.value for s in at.success if s.value.startswith("Adopted: ")]
+        adopted = tuned.load_adopted(load_settings(), LAB_CORPUS)
+        assert dict(adopted.overrides) == {"reranker_model": f"ltr:{folder}"}
+        assert "ranker learned from 24 labeled questions, held-out ndcg@10 +0.050" in adopted.note()
+    finally:
+        tuned.remove(load_settings(), LAB_CORPUS)
