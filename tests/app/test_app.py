@@ -314,3 +314,13 @@ def test_a_documents_other_chunk_in_the_context_is_cited_as_such(monkeypatch) ->
                in v for v in lines), lines
     assert any(v.startswith("Context sent to the answer stage: ") and "the last 3 are other chunks of final "
                "documents" in v for v in lines), lines
+
+
+def test_the_judge_tab_names_the_lists_in_the_pages_language() -> None:
+    """Each pooled document's line names the lists that found it and its rank in each, in the page's language."""
+    at = page(q=PX7, tenant="lumen", lang="pt")
+    at = open_tab(at, "tab_judge", "pt")
+    assert_ok(at)
+    heads = [m.value for m in at.markdown if m.value.startswith("`lumen-px7-ativacao`")]
+    assert heads and "léxica #3, densa #3, fusão #3, reranqueada #3, final #2" in heads[0], heads
+    assert "lexical #" not in heads[0] and "fused #" not in heads[0]
