@@ -1,5 +1,5 @@
 """Command line: ``python -m retrieval index | ask | eval | tune | bench | train | serve | models pull``
-(DESIGN.md, "Command line").
+(docs/cli.md).
 
 Errors print one line on stderr and exit with code 2. With ``--json``, stdout holds the JSON and nothing
 else: progress, logs and span exporters write to stderr.

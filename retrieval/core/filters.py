@@ -1,4 +1,5 @@
-"""Metadata filters: keys combine with AND, a list of values for one key means IN (DESIGN.md, "Tenancy").
+"""Metadata filters: keys combine with AND, a list of values for one key means IN (docs/contracts.md, "Filters
+and tenants").
 
 A multi-valued field (a front matter's ``categories: [dados, api]``, kept as a tuple of scalars) matches a value
 when one of its members is that value: ``categories=dados`` matches ``("dados", "api")``.

@@ -1,6 +1,6 @@
 """Normalization and tokenization shared by documents and queries (the same function on both sides).
 
-Rules (DESIGN.md, "BM25 and tokenization"):
+Rules (docs/pipeline.md, "Tokenizer"):
 
 * Unicode NFKC, then case folding and accent folding: NFC and NFD spellings give identical tokens.
 * A hyphenated token (a code such as ``PX-7``, ``E-42``, ``NF-e``, or a Portuguese compound word) is kept

@@ -1,6 +1,6 @@
-"""Tables over one trace dict (DESIGN.md, "Trace"): the lists as rows and CSV, snippets with the question's terms,
-the movement of the rerank, what it lost, timings, costs, queries, why a list is empty, and two traces' finals
-side by side.
+"""Tables over one trace dict (docs/contracts.md, "The trace"): the lists as rows and CSV, snippets with the
+question's terms, the movement of the rerank, what it lost, timings, costs, queries, why a list is empty, and two
+traces' finals side by side.
 
 Everything here reads the JSON-shaped dict returned by ``Trace.to_dict()`` and returns plain Python values (and
 reasons, rendered by the page in its language); nothing is re-scored and nothing imports streamlit, so the app,

@@ -1,6 +1,6 @@
 """Reading corpora and question sets through the project's contracts, and splitting parents into subchunks.
 
-Accepted corpora (DESIGN.md, "Data contracts"): a JSONL file of parent documents; a folder of files in every
+Accepted corpora (docs/contracts.md, "Data contracts"): a JSONL file of parent documents; a folder of files in every
 declared format (:mod:`.folder`, :mod:`.formats`: HTML, PDF, DOCX, ODT, Markdown, MDX, text; ``README.md`` skipped;
 id = relative path without extension; a file that cannot be read is skipped and named, never refusing the folder);
 a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/*.tsv``); a SQuAD JSON file. Every error names the file

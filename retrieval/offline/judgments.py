@@ -3,7 +3,7 @@
 * The pool of a trace is every parent document that any of its lists (BM25, dense, fused, reranked, final)
   returned — not only the final top_k — ordered by the best rank any list gave it.
 * Grades are 0-3 (0 = judged not relevant); a parent without a grade is *not judged*.
-* A question-set file (JSONL, DESIGN.md "Data contracts") keeps the question's ``graded`` (every judged
+* A question-set file (JSONL, docs/contracts.md "A question set") keeps the question's ``graded`` (every judged
   parent, zeros included) and ``relevant`` (grade > 0, as in TREC qrels); a question not in the file yet
   is appended with a new id. A TREC qrels file keeps one ``qid 0 docno grade`` line per judgment.
 * Writing never loses a grade:

@@ -115,7 +115,7 @@ def comparison_csv(report: Mapping[str, Any]) -> str:
 
 
 def comparison_json(report: Mapping[str, Any]) -> str:
-    """The whole report as JSON (DESIGN.md's evaluation JSON)."""
+    """The whole report as JSON (docs/contracts.md, "The evaluation report")."""
     return json.dumps(report, ensure_ascii=False, indent=2)
 
 

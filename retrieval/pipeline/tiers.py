@@ -1,4 +1,4 @@
-"""Planning the degradation tier of a request before anything is searched (DESIGN.md, "Degradation tiers"; the
+"""Planning the degradation tier of a request before anything is searched (docs/pipeline.md, the tier table; the
 tiers are declared in :mod:`retrieval.stages.tiers`).
 
 ``refusal`` is decided later, by the gate; a dense search that fails mid-request drops to ``lexical_only``

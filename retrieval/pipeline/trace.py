@@ -1,4 +1,5 @@
-"""The trace of one request (the JSON contract of DESIGN.md) and the timer that fills its ``timings_ms``.
+"""The trace of one request (the JSON contract: docs/contracts.md, "The trace") and the timer that fills its
+``timings_ms``.
 
 Every stage writes into one :class:`Trace`; the app, the CLI and the evaluation read it and never
 recompute a stage. Field names are the contract: fields may be added, never renamed.
@@ -31,7 +32,7 @@ class Note:
 
 @dataclass(frozen=True, kw_only=True)
 class Trace:
-    """Everything one request did. ``to_dict()`` gives the trace JSON of DESIGN.md (the contract).
+    """Everything one request did. ``to_dict()`` gives the trace JSON of docs/contracts.md (the contract).
 
     ``selected`` is the list the gate read: the reranked (else fused) list after dedup, top_k and MMR; the
     evaluation scores it, so it scores what the pipeline kept.

@@ -6,7 +6,7 @@
     (:mod:`.select`) → gate (:mod:`.gate`) → answer (:mod:`.answer`), all written into one
     :class:`~retrieval.pipeline.trace.Trace`.
 
-Indexes are built by :mod:`.index`. Tiers (DESIGN.md): ``full`` (a reranker loaded and ran), ``rrf_only``,
+Indexes are built by :mod:`.index`. Tiers (docs/pipeline.md): ``full`` (a reranker loaded and ran), ``rrf_only``,
 ``dense_only``, ``lexical_only``, ``refusal``; a fallback is never silent: ``tier`` and ``tier_reason`` are
 recorded, and the OpenTelemetry span attribute ``agent.hybrid_path`` carries the tier.
 """

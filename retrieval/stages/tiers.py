@@ -1,4 +1,4 @@
-"""The degradation tiers (DESIGN.md, "Degradation tiers"), each declared once: which generators it runs, its
+"""The degradation tiers (docs/pipeline.md, the tier table), each declared once: which generators it runs, its
 badge and its sentence on a page. Which tier a request runs is planned by :mod:`retrieval.pipeline.tiers`;
 ``refusal`` is decided by the gate. Every tier comes with the reason that chose it.
 """

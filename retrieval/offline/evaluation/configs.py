@@ -1,7 +1,7 @@
 """Evaluation configurations and the fixed dev / held-out split.
 
 A configuration is a name plus settings overrides over the base settings; the named ones are those of
-DESIGN.md ("Command line") plus a few interventions, each one change away from ``hybrid``.
+docs/evaluation.md ("Configurations") plus a few interventions, each one change away from ``hybrid``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from ...stages.fusion import METHODS
 from ...stages.rerank import KINDS
 from ...settings import Settings
 
-#: The named configurations that name no declared kind (DESIGN.md, "Command line"): settings overrides over the
-#: base settings. ``hybrid+rerank`` takes the base's own reranker.
+#: The named configurations that name no declared kind (docs/evaluation.md, "Configurations"): settings
+#: overrides over the base settings. ``hybrid+rerank`` takes the base's own reranker.
 BASE_CONFIGS: dict[str, dict[str, Any]] = {
     "bm25": {"dense_enabled": False, "hybrid_enabled": True, "reranker_model": "none"},
     "dense": {"hybrid_enabled": False, "reranker_model": "none"},

@@ -1,4 +1,5 @@
-"""The question runner: every question once per configuration, then the report (DESIGN.md JSON).
+"""The question runner: every question once per configuration, then the report (docs/contracts.md, "The
+evaluation report").
 
 Each question runs with top_k = the largest k; the metrics cut the list the gate read (``trace.selected``:
 after dedup, top_k and MMR — what the pipeline kept, before the gate) read as a parent ranking (each parent
@@ -91,7 +92,7 @@ def evaluate_configs(open_bench: Callable[[Settings], Any], base: Settings, ques
                      list_caches: dict[int, ListCache] | None = None,
                      tenants: Collection[str] | None = None,
                      imported: Sequence[ImportedRun] = ()) -> dict[str, Any]:
-    """Run every question once per config and build the evaluation report (DESIGN.md JSON).
+    """Run every question once per config and build the evaluation report (docs/contracts.md, "The evaluation report").
 
     Args:
         open_bench: returns a loaded Workbench for a config's settings (cache it by ``Settings.index_key()``:
