@@ -6,7 +6,7 @@ from retrieval.core.locale import number
 
 from .i18n import t
 
-__all__ = ["ms", "num", "p_value"]
+__all__ = ["ms", "num", "p_value", "ranker"]
 
 
 def num(value: float | int | None, spec: str = "", lang: str = "en", empty: str = "—") -> str:
@@ -29,3 +29,10 @@ def p_value(p: float | None, lang: str = "en") -> str:
     if p == 0:
         return f"p<{number(0.001, '.3f', lang)}"
     return f"p={number(p, '.4f', lang)}" if p >= 0.0001 else f"p={p:.1e}"
+
+
+def ranker(name: str, lang: str = "en") -> str:
+    """A generator's name as plain text on a page: ``dense`` in ``lang`` (``densa``), ``bm25`` as it is (a field
+    term); a variant keeps its suffix (``densa:hyde``). In code spans and settings the name stays as written."""
+    base, sep, rest = name.partition(":")
+    return (t("stage_dense", lang) if base == "dense" else base) + sep + rest

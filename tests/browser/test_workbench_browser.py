@@ -357,3 +357,70 @@ def test_a_pdf_uploaded_through_the_page_is_answered_with_its_page_and_a_corrupt
     assert "Traceback" not in whole and page.locator('[data-testid="stException"]').count() == 0
     print(f"PDF chosen → 'Added' line settled in {uploaded_s:.1f} s")
     page.close()
+
+
+#: Common English words that are not Portuguese words: one of them in the visible text of a Portuguese view is a
+#: sentence or a label left in English. Terms of the field (BM25, RRF, nDCG, top_k, HyDE, MMR, LambdaMART …),
+#: identifiers in code spans and inputs, and words both languages share (final, grade, item, download) are not
+#: in it.
+ENGLISH = frozenset("""the and of with from this that these those which when where what who will would should could
+have has had been being are is was were not to in on at by it its or but if than then there their they you your we
+our loaded question questions answer answers document documents ranked reranker reranked fused lexical dense
+candidates candidate chunk chunks score scores grades judged judge rank ranks list lists none each every only more
+most less least show shows shown open opens click choose options option file files drag drop browse limit here run
+runs running found find kept keep cut removed added yes all any some how why because about into over under after
+before between both also just still yet again new old same other another first last next previous back page pages
+view views settings setting default learned ranker gate passed refused answered abstained abstain using used use
+unavailable available missing reading read reads window request requests cosine similarity tier reason model
+models index filter filters evidence support relevant partial split configuration configurations metric metrics
+report upload uploaded source section trained training train tuned better worse significant decision caveats layer
+layers coverage ordering generation lost improved worsened""".split())
+#: Streamlit's own skip link (for screen readers), which the app cannot translate; its file uploader's drop zone
+#: ("Upload", "200MB per file") is left out of the text read for the same reason (the uploader's label is the app's).
+STREAMLIT_OWN = ("Skip to main content",)
+VISIBLE_JS = """() => {
+  const root = document.querySelector('[data-testid="stApp"]').cloneNode(true);
+  root.querySelectorAll('code, pre, input, textarea, script, style, [data-testid="stIconMaterial"], '
+    + '[data-testid="stFileUploaderDropzone"]')
+    .forEach(e => e.remove());
+  return root.innerText;
+}"""
+
+
+def english_in(text: str) -> list[str]:
+    import re
+
+    for own in STREAMLIT_OWN:
+        text = text.replace(own, "")
+    found = []
+    for match in re.finditer(r"[^\W\d_][\w'-]*", text):
+        if match.group(0).lower() in ENGLISH:
+            found.append(text[max(0, match.start() - 40):match.end() + 40].replace("\n", " | "))
+    return found
+
+
+def test_every_view_reads_in_portuguese_as_the_user_sees_it(server, browser) -> None:
+    """The main page's tabs after a Portuguese question of the lab corpus, the Evaluation page and the Team judging
+    page, opened in Portuguese: their visible text (widgets, captions, tables, the sidebar) holds no English
+    sentence or label."""
+    page = browser.new_page(viewport={"width": 1600, "height": 1200})
+    try:
+        query = urllib.parse.urlencode({"lang": "pt", "q": "O PX-7 não foi ativado apesar do pagamento, o que faço?",
+                                        "tenant": "lumen"})
+        page.goto(f"{server['url']}/?{query}", wait_until="domcontentloaded")
+        page.get_by_role("tab", name="Grade de posições").wait_for(timeout=300_000)
+        settle(page)
+        leaks = {}
+        for tab in ("Grade de posições", "Listas em cartões", "Movimento e perdas", "Comparar duas configurações",
+                    "Julgar", "Onde está meu documento?", "Tempos, custos, downloads"):
+            page.get_by_role("tab", name=tab).click()
+            settle(page)
+            leaks[tab] = english_in(page.evaluate(VISIBLE_JS))
+        for path in ("Evaluation", "Judging"):
+            page.goto(f"{server['url']}/{path}?lang=pt", wait_until="domcontentloaded")
+            page.wait_for_selector('[data-testid="stHeading"]', timeout=120_000)
+            settle(page)
+            leaks[path] = english_in(page.evaluate(VISIBLE_JS))
+        assert {view: found for view, found in leaks.items() if found} == {}
+    finally:
+        page.close()

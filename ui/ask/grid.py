@@ -23,7 +23,7 @@ from retrieval.stages.gate import GATES
 from retrieval.stages.rerank import KINDS
 
 from ..escape import code, md
-from ..format import num
+from ..format import num, ranker
 from ..i18n import t
 from ..keep import keep, kept, remember, restore
 from ..reasons import plain, reason
@@ -256,7 +256,7 @@ def _fusion_lines(trace: Mapping[str, Any], fusion: Mapping[str, Any] | None, ro
     method = METHODS.get(fusion["method"]).label(lang) if fusion["method"] in METHODS else md(fusion["method"])
     st.markdown(t("card_fused", lang, rank=fusion["rank"], method=method,
                   formula=_fusion_formula(trace, fusion, lang)))
-    shares = " · ".join(f"{r} {num(v * 100, '.0f', lang)} %" for r, v in row["shares"].items())
+    shares = " · ".join(f"{ranker(r, lang)} {num(v * 100, '.0f', lang)} %" for r, v in row["shares"].items())
     if fusion["rank_based"]:
         st.caption(t("card_rrf_k", lang, k=fusion["k"], shares=md(shares)))
     else:

@@ -14,7 +14,7 @@ from retrieval.ingest.location import location_label
 from retrieval.stages.rerank import KINDS
 
 from ..escape import code, md
-from ..format import num
+from ..format import num, ranker
 from ..i18n import TEXTS, t
 from ..reasons import reason, recorded
 from ..widgets import RANKER_COLORS, chart, highlighted, list_title, relevance_badge
@@ -89,9 +89,9 @@ def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str
             if name == "fused":
                 ranks = item.get("ranks") or {}
                 detail += " · " + " · ".join(
-                    f"{r} {'#' + str(ranks[r]) if r in ranks else '—'}" for r in ("bm25", "dense"))
+                    f"{ranker(r, lang)} {'#' + str(ranks[r]) if r in ranks else '—'}" for r in ("bm25", "dense"))
                 if len(ranks) == 1 and both_ran:
-                    detail += f" &nbsp; :orange-badge[{t('only_in_list', lang, name=next(iter(ranks)))}]"
+                    detail += f" &nbsp; :orange-badge[{t('only_in_list', lang, name=ranker(next(iter(ranks)), lang))}]"
             elif name == "reranked" and item.get("fused_rank") is not None:
                 move = item["fused_rank"] - item["rank"]
                 arrow = f"▲{move}" if move > 0 else (f"▼{-move}" if move < 0 else "=")

@@ -164,8 +164,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "tr_row_default": {"en": "default", "pt": "padrão"},
     "tr_row_learned": {"en": "learned", "pt": "aprendido"},
     "tr_adopt": {"en": "Adopt this ranker for this corpus", "pt": "Adotar este ranqueador para este corpus"},
-    "tr_adopted": {"en": "Adopted: {path} (the Ask page, eval and ask read it; remove with tune --remove).",
-                   "pt": "Adotado: {path} (a página Perguntar, eval e ask o leem; remova com tune --remove)."},
+    "tr_adopted": {"en": "Adopted: {path} (the Ask page, `eval` and `ask` read it; remove with `tune --remove`).",
+                   "pt": "Adotado: {path} (a página Perguntar, `eval` e `ask` o leem; remova com `tune --remove`)."},
     "ev_runs": {"en": "Runs of another engine (TREC run or JSONL of rankings)",
                 "pt": "Resultados de outro mecanismo (arquivo TREC ou JSONL de rankings)"},
     "ev_runs_help": {"en": "Each file is evaluated beside the configurations with the same metrics and tests: a TREC "

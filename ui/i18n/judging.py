@@ -70,11 +70,12 @@ TEXTS: dict[str, dict[str, str]] = {
     "jd_labels": {"en": "Labels for a learned ranker on this corpus (the question set, the Ask page's judgments and "
                         "these ratings): {questions} questions, {answerable} answerable, {judged_pairs} judged pairs; "
                         "{train} in the training part (at least {needed} needed), {heldout} held out to check on. "
-                        "Train on the Evaluation page or with tune --learn-ranker.",
+                        "Train on the Evaluation page or with `python -m retrieval tune --learn-ranker`.",
                   "pt": "Rótulos para um ranqueador aprendido neste corpus (o conjunto de perguntas, os julgamentos da "
                         "página Perguntar e estas avaliações): {questions} perguntas, {answerable} com resposta, "
                         "{judged_pairs} pares julgados; {train} na parte de treino (pelo menos {needed}), {heldout} "
-                        "reservadas para a verificação. Treine na página Avaliação ou com tune --learn-ranker."},
+                        "reservadas para a verificação. Treine na página Avaliação ou com "
+                        "`python -m retrieval tune --learn-ranker`."},
     "jd_no_training": {"en": "No ranker has been learned from this corpus' labels yet.",
                        "pt": "Nenhum ranqueador foi aprendido com os rótulos deste corpus ainda."},
     "jd_last_training": {"en": "Last training ({at}, {train} questions): held-out nDCG@10 {before} → {after} ({delta}, "

@@ -102,7 +102,7 @@ TEXTS: dict[str, dict[str, str]] = {
                   "pt": "; portão de suporte aprendido: P {p} contra {threshold}, ele {verdict}{read}"},
     "w_answers": {"en": "answers", "pt": "responde"},
     "downloads": {"en": "Downloads", "pt": "Downloads"},
-    "dl_trace": {"en": "Trace (JSON)", "pt": "Trace (JSON)"},
+    "dl_trace": {"en": "Trace (JSON)", "pt": "Registro do pedido (trace, JSON)"},
     "judgments_file": {"en": "Judgments file (question-set JSONL, or TREC qrels: .qrels / .txt)",
                        "pt": "Arquivo de julgamentos (JSONL de perguntas, ou qrels TREC: .qrels / .txt)"},
     "judgments_help": {"en": "Grades are written to this question's record (relevant, graded), created if new; other "
