@@ -649,6 +649,8 @@ def _learn_ranker(settings, corpus: Optional[Path], questions: Path, labels: lis
     from .serving.roots import DEFAULT_JUDGMENTS, DEFAULT_RATINGS
 
     path = (corpus or LAB_CORPUS).resolve()
+    if not questions.exists():
+        _fail(f"--questions: {questions}: no such file or folder")
     for extra in labels:
         if extra.is_dir():
             _fail(f"--labels: {extra} is a folder; give a labels file (JSONL)")

@@ -21,7 +21,7 @@ text and filters are one question; a later source's grades replace an earlier on
 4. **Keep.** Each training writes its own folder under ``<tuned dir>/<corpus key>.ranker/`` with the model card
    (what it was trained on, the held-out figures); ``last.json`` there records the last training (the Judging
    page shows it). :func:`adopt_ranker` stores ``reranker_model=ltr:<folder>`` in the corpus' tuned file beside
-   the overrides already adopted there; folders of earlier trainings that nothing adopted are removed.
+   the overrides already adopted there; folders of earlier trainings that nothing adopted are removed after an hour.
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ def read_labels(question_sets: Sequence[str | Path], ratings: Sequence[str | Pat
                 max_question_chars: int | None = None) -> Labels:
     """Merge question sets (our JSONL, or any format :func:`~retrieval.ingest.corpus.load_questions` reads; the
     Ask page's judgments file is one) and Team judging ratings files (their consensus grades) into one set of
-    labeled questions. A file that does not exist is skipped (a page's file before its first judgment).
+    labeled questions. A path that does not exist is skipped (a page's file before its first judgment): the
+    caller checks the files the user named.
 
     Raises:
         CorpusError: a file that exists cannot be read (one line naming it).
@@ -155,7 +156,7 @@ def read_labels(question_sets: Sequence[str | Path], ratings: Sequence[str | Pat
     sources = []
     joined = 0
     for path in question_sets:
-        if not Path(path).is_file():
+        if not Path(path).exists():
             continue
         read = load_questions(path, max_question_chars=max_question_chars)
         joined += sum(_merge(merged, order, q) for q in read)
@@ -306,11 +307,21 @@ def _adopted_folder(settings: Settings, corpus: str | Path | None) -> str | None
     return spec.partition(":")[2] or None if spec.startswith("ltr:") else None
 
 
+#: A folder younger than this may be another training still checking itself: it is left for the next prune.
+PRUNE_AGE_S = 3600.0
+
+
 def _prune(root: Path, keep: Sequence[str | None]) -> None:
-    """Remove the folders of earlier trainings that nothing adopted (the kept ones stay)."""
+    """Remove the folders of earlier trainings that nothing adopted (the kept ones stay, and those of the last
+    hour: another session may be training into one)."""
     kept = {str(Path(k).resolve()) for k in keep if k}
+    now = time.time()
     for entry in root.iterdir():
-        if entry.is_dir() and str(entry.resolve()) not in kept:
+        try:
+            old = now - entry.stat().st_mtime > PRUNE_AGE_S
+        except OSError:
+            continue
+        if entry.is_dir() and old and str(entry.resolve()) not in kept:
             shutil.rmtree(entry, ignore_errors=True)
 
 

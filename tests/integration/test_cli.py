@@ -172,3 +172,6 @@ def test_tune_learn_ranker_refuses_too_few_labels_in_one_line_and_writes_nothing
     result = run("tune", "--learn-ranker", "--labels", str(tmp_path / "nope.jsonl"),
                  env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
     assert result.returncode == 2 and result.stderr.strip() == f"error: --labels: {tmp_path / 'nope.jsonl'}: no such file"
+    result = run("tune", "--learn-ranker", "--questions", str(tmp_path / "none.jsonl"),
+                 env_extra={"RETRIEVAL_CHROMA_PATH": str(chroma_dir)})
+    assert result.returncode == 2 and "--questions: " in result.stderr and "no such file" in result.stderr

@@ -119,3 +119,18 @@ def test_adoption_refuses_a_check_that_did_not_recommend_and_keeps_the_overrides
                               "learned from 20 labeled questions, held-out ndcg@10 +0.041 (p=0.0030): rrf_k=30, "
                               f"reranker_model=ltr:{folder}")
     tuned.remove(settings, corpus)
+
+
+def test_pruning_keeps_the_adopted_the_new_and_the_recent_folders(tmp_path: Path) -> None:
+    import os
+    import time
+
+    names = ["adopted", "new", "recent", "old"]
+    for name in names:
+        (tmp_path / name).mkdir()
+    (tmp_path / "last.json").write_text("{}", encoding="utf-8")
+    hours_ago = time.time() - 2 * learn.PRUNE_AGE_S
+    for name in ("adopted", "new", "old"):
+        os.utime(tmp_path / name, (hours_ago, hours_ago))
+    learn._prune(tmp_path, [str(tmp_path / "new"), str(tmp_path / "adopted"), None])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adopted", "last.json", "new", "recent"]
