@@ -18,7 +18,6 @@ import json
 import os
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any, Callable
 

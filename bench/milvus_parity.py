@@ -35,7 +35,7 @@ from retrieval.ingest.corpus import chunk_documents, load_corpus, load_questions
 from retrieval.backends.lexical import LexicalIndex  # noqa: E402
 from retrieval.backends.milvus import MilvusLexical, MilvusStore, open_client, tenant_key, tenant_stats  # noqa: E402
 from retrieval.core.filters import build_filters, field_types  # noqa: E402
-from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
+from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
 from retrieval.core.text import KEPT_WORDS, fold, stopwords  # noqa: E402
 from retrieval.settings import Settings  # noqa: E402
 

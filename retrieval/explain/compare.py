@@ -52,7 +52,7 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9) -> float:
     if len(set(a)) != len(a) or len(set(b)) != len(b):
         raise ValueError("a ranking must not repeat an id")
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    s, l = len(short), len(long_)
+    s, l = len(short), len(long_)  # noqa: E741 - s and l as in Webber, Moffat and Zobel (2010)
     if l == 0:
         return 1.0
     if s == 0:

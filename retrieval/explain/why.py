@@ -55,8 +55,8 @@ def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
 
     rows: list[dict[str, Any]] = []
 
-    def add(group: str, signal: str, u: float | None, l: float | None, only: str | None = None) -> None:
-        rows.append({"group": group, "signal": signal, "upper": u, "lower": l, "diff": _diff(u, l), "only": only})
+    def add(group: str, signal: str, u: float | None, lo: float | None, only: str | None = None) -> None:
+        rows.append({"group": group, "signal": signal, "upper": u, "lower": lo, "diff": _diff(u, lo), "only": only})
 
     add("bm25", "score", up["bm25"], lo["bm25"])
     tu = dict((lexical.get(upper) or {}).get("terms") or {})

@@ -58,7 +58,6 @@ from ..pipeline.workbench import Workbench
 from ..stages.answer import ExtractiveAnswerer
 from ..stages.fusion import fuse
 from ..stages.judge import reader_scores
-from .evaluation import Config, evaluate_configs
 from .evaluation.metrics import relevant_grades
 
 SEED = 20261201

@@ -22,7 +22,6 @@ and never read; an entry written before its index was built is indexed by the ne
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -152,7 +151,6 @@ def _index_batch(collection: Collection, manifest: Manifest, batch: list[Entry],
                  on_file: OnFile) -> Manifest:
     """Enter ``batch`` in the manifest and index the collection; where the index fails (or leaves a document out),
     those documents are taken back out. Returns the manifest now on disk."""
-    names = ", ".join(e.name for e in batch)
     grown = collection.write_manifest(Manifest(manifest.owner, [*manifest.entries, *batch], manifest.generation))
 
     def progress(done: int, total: int) -> None:

@@ -5,10 +5,8 @@ document is gone from the list and the index."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from _apptest import assert_ok, page, plain, rendered
+from _apptest import assert_ok, page, plain
 from _documents import gazette_pdf
 
 

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 import pytest
-from .test_milvus import HOSTILE, _embed, _ids, _open, _small_docs, assert_same_as_local
+from .test_milvus import HOSTILE, _embed, _open, _small_docs, assert_same_as_local
 
 from bench.milvus_server import MilvusServerProcess, MilvusServerUnavailable
 from retrieval.backends.embedders import FunctionEmbedder

@@ -18,8 +18,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from retrieval.ingest.collection import Collection
 from retrieval.pipeline.workbench import Workbench
 from retrieval.serving.uploads import add_uploads, collection_for

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import streamlit as st
 
-from retrieval.core.errors import CorpusError, PathRefused, RetrievalError
+from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.tenants import visible_questions
 from retrieval.core.types import Question

@@ -307,5 +307,5 @@ def test_a_set_with_too_few_answerable_dev_questions_is_refused_in_one_line(pair
     few = [q for q in questions if split_of(q.id) == "dev"][: MIN_DEV_QUESTIONS - 1]
     with pytest.raises(ValueError) as refused:
         search(_factory(corpus, _embedder(0.3)), _base(folder), few, budget_s=60, steps=STEPS)
-    assert str(refused.value) == (f"tuning needs at least 5 answerable questions in the dev split; this set has 4 (of "
-                                  f"4 questions, about 70 % fall in dev): a search on so few would choose by chance")
+    assert str(refused.value) == ("tuning needs at least 5 answerable questions in the dev split; this set has 4 (of "
+                                  "4 questions, about 70 % fall in dev): a search on so few would choose by chance")
