@@ -13,7 +13,6 @@ from ..backends.state import IndexState
 from ..core.filters import Filters, typed, typed_set
 from ..core.reasons import Reason, declare
 from ..settings import Settings
-from ..stages.rerank.base import LOADED
 from ..stages.tiers import DENSE_ONLY, FULL, LEXICAL_ONLY, RRF_ONLY, Tier
 
 DENSE_OFF = declare("tier.dense_off", en="dense side switched off (RETRIEVAL_DENSE_ENABLED=false)",
@@ -57,7 +56,7 @@ def plan_tier(state: IndexState, flt: Filters, s: Settings, embedder_ok: bool, e
     loaded, why = reranker(s.reranker_model)
     if loaded is None:
         return RRF_ONLY, why
-    return FULL, LOADED(name=loaded.name, kind=loaded.kind)
+    return FULL, why  # the loader's own words: the learned ranker's name is written in the page's language
 
 
 def unknown_tenants(state: IndexState, flt: Filters, s: Settings) -> list[Any]:

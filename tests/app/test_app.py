@@ -324,3 +324,13 @@ def test_the_judge_tab_names_the_lists_in_the_pages_language() -> None:
     heads = [m.value for m in at.markdown if m.value.startswith("`lumen-px7-ativacao`")]
     assert heads and "léxica #3, densa #3, fusão #3, reranqueada #3, final #2" in heads[0], heads
     assert "lexical #" not in heads[0] and "fused #" not in heads[0]
+
+
+def test_the_tier_reason_names_the_learned_ranker_in_the_pages_language() -> None:
+    for lang, line in (("en", "Why this tier: the learned ranker (LambdaMART over BM25, dense, coverage and reader "
+                               "features; ltr) loaded"),
+                       ("pt", "Por que este nível: o ranqueador aprendido (LambdaMART sobre características BM25, "
+                              "densas, de cobertura e do leitor; ltr) carregado")):
+        at = page(q=PX7, tenant="lumen", lang=lang)
+        assert_ok(at)
+        assert line in [c.value for c in at.caption], [c.value for c in at.caption if ":" in c.value][:5]
