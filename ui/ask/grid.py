@@ -171,8 +171,9 @@ def _fusion_formula(trace: Mapping[str, Any], fusion: Mapping[str, Any], lang: s
     for a rank-based method, each list's weighted normalized score for CombSUM and the convex combination."""
     terms = fusion["terms"]
     parts = " + ".join(f"{code(x['ranker'])} {cards.term_formula(trace, x, lang)}" for x in terms)
-    if not fusion["rank_based"]:
-        return f"{parts} = **{_num(fusion['score'], '.4f', lang)}**"
+    if not fusion["rank_based"]:  # Borda's points are whole numbers or halves
+        spec = "g" if fusion.get("method") == "borda" else ".4f"
+        return f"{parts} = **{_num(fusion['score'], spec, lang)}**"
     values = " + ".join(_num(x["value"], ".5f", lang) for x in terms)
     return f"{parts} = {values} = **{_num(fusion['score'], '.5f', lang)}**"
 

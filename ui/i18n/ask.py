@@ -5,8 +5,10 @@ from __future__ import annotations
 
 TEXTS: dict[str, dict[str, str]] = {
     "title": {"en": "Hybrid retrieval workbench", "pt": "Bancada de recuperação híbrida"},
-    "caption": {"en": "BM25 + dense + RRF (+ rerank) on one question: every list, score and stage comes from the trace.",
-                "pt": "BM25 + denso + RRF (+ reranqueamento) numa pergunta: cada lista, nota e etapa vem do trace."},
+    "caption": {"en": "BM25 and dense, fused (RRF or the fusion chosen) and reranked, on one question: every list, "
+                      "score and stage comes from the trace.",
+                "pt": "BM25 e denso, fundidos (RRF ou a fusão escolhida) e reranqueados, numa pergunta: cada lista, "
+                      "nota e etapa vem do trace."},
     "language": {"en": "Interface language", "pt": "Idioma da interface"},
     "nav_ask": {"en": "Ask and inspect", "pt": "Perguntar e inspecionar"},
     "nav_eval": {"en": "Evaluation", "pt": "Avaliação"},
