@@ -16,7 +16,7 @@ from ..core.reasons import Reason
 from ..ingest.location import location
 from ..stages.gate import BM25, COSINE
 from ..stages.select import MMR_NOT_APPLIED
-from .tables import relevance_of
+from .tables import gated, relevance_of
 
 #: Why a chunk of the grid is not in the final list (``fate``), in pipeline order; ``final`` when it is.
 #:
@@ -88,8 +88,8 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     code where the trace has one, rendered by the page in its language).
     """
     settings = trace.get("settings") or {}
-    final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or [] if item.get("sibling_of") is None}
-    context = {item["chunk_id"]: item["rank"] for item in trace.get("final") or [] if item.get("sibling_of") is not None}
+    final = {item["chunk_id"]: item["rank"] for item in gated(trace)}
+    context = {item["chunk_id"]: item["rank"] for item in trace.get("final") or [] if item["chunk_id"] not in final}
     selected = {item["chunk_id"] for item in trace.get("selected") or []}
     tail = {item["chunk_id"] for item in trace.get("selected") or [] if item.get("fused_tail")}
     source = selection_source(trace)

@@ -180,6 +180,12 @@ def contribution_rows(trace: Mapping[str, Any], limit: int | None = None) -> lis
 
 
 
+def gated(trace: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The trace dict's final items that the gate passed (:attr:`retrieval.pipeline.trace.Trace.gated`): its
+    ``final`` without the chunks ``context_siblings`` added to the answer's context beside them."""
+    return [item for item in trace.get("final") or [] if item.get("sibling_of") is None]
+
+
 def _fused_kept(trace: Mapping[str, Any]) -> set[str]:
     """Chunk ids the fused list would have sent on: deduplicated as the request was (by parent, or by chunk),
     then its first ``top_k`` — the counterpart, before the rerank, of the final list."""
@@ -198,14 +204,14 @@ def _fused_kept(trace: Mapping[str, Any]) -> set[str]:
 def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows for a fused → reranked slope chart (two per reranked item), with a status per item.
 
-    An item is *in* after the rerank exactly when it is in the trace's ``final`` list (the chunks the answer
-    used: after the dedup by parent, the top_k cut or MMR, and the gate), and *in* before it when the fused list,
+    An item is *in* after the rerank exactly when the gate passed it (:func:`gated`: the trace's ``final`` list
+    after the dedup by parent, the top_k cut or MMR, and the gate; not a chunk ``context_siblings`` added), and *in* before it when the fused list,
     deduplicated the same way, holds it in its first ``top_k``. Status: ``stayed in`` (in both), ``moved in``
     (final only), ``fell out`` (fused only: the reranker, the dedup or the gate dropped it) or ``stayed out``.
     A chunk whose parent has a better-ranked chunk is out after the dedup whatever its raw rank.
     ``final_rank`` is the item's place in the final list (``None`` when out). Empty when no rerank ran.
     """
-    final = {item["chunk_id"]: item["rank"] for item in trace.get("final") or []}
+    final = {item["chunk_id"]: item["rank"] for item in gated(trace)}
     before_in = _fused_kept(trace)
     rows = []
     for item in (trace.get("reranked") or {}).get("items") or []:

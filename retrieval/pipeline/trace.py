@@ -130,6 +130,11 @@ class Trace:
     def context_chunk_ids(self) -> list[str]:
         return [f.chunk_id for f in self.final]
 
+    @property
+    def gated(self) -> list[FinalItem]:
+        """The final chunks the gate passed: ``final`` without the chunks ``context_siblings`` added beside them."""
+        return [f for f in self.final if f.sibling_of is None]
+
 
 def chunk_locations(chunks: Mapping[str, Chunk], ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """What :attr:`Trace.locations` holds: each of ``ids`` whose chunk has a place in its source → its

@@ -5,6 +5,7 @@ answer quotes it and cites it inside the context; off, the final list and the an
 from __future__ import annotations
 
 from retrieval.explain.grid import fates
+from retrieval.explain.tables import movement_rows
 from retrieval.offline.evaluation.diagnose import answer_holds_span
 
 QUESTION = "Qual o prazo de ativação do PX-17?"
@@ -19,6 +20,7 @@ def test_the_documents_other_chunk_answers_when_the_context_carries_it(lab_bench
     assert not answer_holds_span(off.answer.text, SPAN)
 
     assert [f.chunk_id for f in on.final[:len(off.final)]] == [f.chunk_id for f in off.final]
+    assert [f.chunk_id for f in on.gated] == [f.chunk_id for f in off.final]  # what the gate passed, unchanged
     added = on.final[len(off.final):]
     assert added and all(f.sibling_of is not None for f in added)
     assert len({f.parent_id for f in added}) == len(added)  # one per document
@@ -30,6 +32,9 @@ def test_the_documents_other_chunk_answers_when_the_context_carries_it(lab_bench
     assert [n["note_code"]["code"] for n in (x.to_dict() for x in on.notes)] == ["select.siblings"]
     trace = on.to_dict()
     assert trace["final"][len(off.final)]["sibling_of"] == added[0].sibling_of
+    moved = {r["chunk_id"]: r for r in movement_rows(trace)}
+    assert moved["lumen-px17-ativacao#0"]["final_rank"] is None  # out of the final list, in the context only
+    assert movement_rows(trace) == movement_rows(off.to_dict())
     fate, detail = fates(trace)["lumen-px17-ativacao#0"]
     assert (fate, detail) == ("dedup", {"kept": "lumen-px17-ativacao#1", "context": len(off.final) + 1 +
                                         [f.chunk_id for f in added].index("lumen-px17-ativacao#0")})

@@ -46,8 +46,8 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
 
 
 def _best_cosine(trace: Any) -> float | None:
-    """The best cosine among a trace's final chunks (``None``: no final chunk with a known cosine)."""
-    sims = [f.similarity for f in trace.final if f.similarity is not None]
+    """The best cosine among the final chunks the gate passed (``None``: none with a known cosine)."""
+    sims = [f.similarity for f in trace.gated if f.similarity is not None]
     return max(sims) if sims else None
 
 

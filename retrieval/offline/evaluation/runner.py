@@ -250,7 +250,7 @@ def _row(q: Question, trace: Trace, settings: Settings, ranked: list[str], ranke
     layer, stage = diagnose(q, trace, settings.dedup, settings.top_k)
     return {
         "id": q.id, "group": q.group, "split": split_of(q.id), "question": q.question,
-        "relevant": list(q.relevant), "final": [f.parent_id for f in trace.final], "ranked": ranked,
+        "relevant": list(q.relevant), "final": [f.parent_id for f in trace.gated], "ranked": ranked,
         "scores": [round(x, 6) for x in ranked_scores],
         "first_relevant_rank": next((i for i, p in enumerate(ranked, start=1) if p in set(q.relevant)), None),
         "abstained": trace.answer.abstained, "context": trace.context_chunk_ids,

@@ -32,7 +32,7 @@ class Bench:
         final = [] if abstained else [SimpleNamespace(similarity=cos)]
         if settings.min_similarity <= -1.0:   # the open-gates request shows its chunks whatever the support
             final = [SimpleNamespace(similarity=cos)]
-        return SimpleNamespace(final=final, gate={"support": {"best": p, "threshold": MODEL_THRESHOLD}},
+        return SimpleNamespace(final=final, gated=final, gate={"support": {"best": p, "threshold": MODEL_THRESHOLD}},
                                answer=SimpleNamespace(abstained=abstained))
 
 

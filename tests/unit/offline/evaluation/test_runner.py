@@ -73,7 +73,7 @@ class FakeBench:
         picks = [("a1#0", "a1", 0.9), ("a2#0", "a2", 0.8), ("a1#1", "a1", 0.7)]
         items = tuple(ScoredItem(c, p, r, s) for r, (c, p, s) in enumerate(picks, start=1))
         found = RankedList("fused", "rrf", items)
-        return SimpleNamespace(selected=list(items), final=[], answer=SimpleNamespace(abstained=True, citations=[],
+        return SimpleNamespace(selected=list(items), final=[], gated=[], answer=SimpleNamespace(abstained=True, citations=[],
                                                                                      text=""),
                                context_chunk_ids=[], tier="hybrid", timings_ms={"total": 1.0}, costs={},
                                variants=[], lexical=found, dense=found, fused=found,
