@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import time
-import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -46,9 +45,10 @@ from . import tuned
 from .evaluation.compare import p_text
 from .evaluation.configs import Config
 from .evaluation.runner import evaluate_configs
+from .judgments import question_id
 from .raters import consensus, load_ratings
-from .training import (MIN_TRAIN_QUESTIONS, RANK_PARAMS, RERANK_WINDOW, SEED, WINDOW, _hash_file, _rank_data, _seeded,
-                       assign_splits, collect)
+from .training import (MIN_TRAIN_QUESTIONS, RERANK_WINDOW, SEED, WINDOW, _fit_ranker, _hash_file, assign_splits,
+                       collect)
 from .tune import ALPHA, decide
 
 #: The training data that ships with the project, traced beside the corpus' own labels: (corpus, questions).
@@ -64,13 +64,9 @@ Progress = Callable[[int, int, str], None]
 OpenCorpus = Callable[[Path, Settings], Any]
 
 
-def _nfc(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFC", text).split())
-
-
 def _question_key(question: str, filters: Mapping[str, Any] | None) -> str:
-    return json.dumps([_nfc(question), sorted((str(k), str(v)) for k, v in (filters or {}).items())],
-                      ensure_ascii=False)
+    """One question whatever its file: the judgments' id of its text (NFC, runs of spaces as one) and filters."""
+    return question_id(" ".join(question.split()), filters)
 
 
 @dataclass(frozen=True)
@@ -250,24 +246,14 @@ def fit_ranker(cases: Sequence[Any], seed: int = SEED, start: Any = None) -> tup
     refit on every case with those rounds. With ``start`` (a booster: the shipped ranker), the new trees are added
     to its trees (LightGBM's ``init_model``) rather than grown from nothing. Returns ``(booster, rounds)``, the
     rounds this fit added."""
-    import lightgbm as lgb
-
     fit_part = [c for c in cases if c.fold == "fit"]
     calib = [c for c in cases if c.fold == "calib"]
     if not fit_part or not calib or not any(c.rank_labels.max(initial=0) > 0 for c in calib):
         fit_part, calib = list(cases), list(cases)
-    params = _seeded(RANK_PARAMS, seed)
-    X, y, g = _rank_data(fit_part)
-    Xv, yv, gv = _rank_data(calib)
-    dtrain = lgb.Dataset(X, y, group=g, free_raw_data=False)
-    dvalid = lgb.Dataset(Xv, yv, group=gv, reference=dtrain)
-    probe = lgb.train(params, dtrain, 600, valid_sets=[dvalid], init_model=start,
-                      callbacks=[lgb.early_stopping(30, verbose=False)])
-    rounds = max(probe.best_iteration - (start.current_iteration() if start is not None else 0), 0 if start else 10)
+    _, rounds = _fit_ranker(fit_part, calib, "rows", 600, seed, start)
     if start is not None and rounds == 0:
         return start, 0
-    X, y, g = _rank_data(list(cases))
-    booster = lgb.train(params, lgb.Dataset(X, y, group=g, free_raw_data=False), rounds, init_model=start)
+    booster, _ = _fit_ranker(list(cases), None, "rows", rounds, seed, start)
     return booster, rounds
 
 
@@ -441,7 +427,8 @@ def summary(record: Mapping[str, Any]) -> str:
     before, after = (held.get("default") or {}).get("ndcg@10"), (held.get("learned") or {}).get("ndcg@10")
     row = record.get("comparison") or {}
     figures = (f"held-out nDCG@10 {before} → {after} ({row.get('delta', 0):+.4f}, {p_text(row.get('p_value'))}) on "
-               f"{labels['heldout']} answerable held-out questions, {record.get('rounds', 0)} trees added"
+               f"{labels['heldout']} answerable held-out questions, {record.get('rounds', 0)} "
+               f"tree{'s' if record.get('rounds', 0) != 1 else ''} added"
                if before is not None and after is not None else "no held-out figures")
     return (f"learned ranker on {labels['train']} labeled questions" + (f" (+ {shipped} shipped)" if shipped else "")
             + f": {figures}; " + ("recommended" if record.get("recommended") else "default kept"))

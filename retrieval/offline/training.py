@@ -292,7 +292,11 @@ def _rank_data(cases: Sequence[Case], attr: str = "rows") -> tuple[np.ndarray, n
     return (np.vstack(X) if X else np.zeros((0, width)), np.concatenate(y) if y else np.zeros(0), groups)
 
 
-def _fit_ranker(train: Sequence[Case], valid: Sequence[Case] | None, attr: str, rounds: int, seed: int):
+def _fit_ranker(train: Sequence[Case], valid: Sequence[Case] | None, attr: str, rounds: int, seed: int,
+                start: Any = None):
+    """LambdaMART on ``train``: ``(booster, rounds)``. With ``valid``, early stopping on it chooses the rounds (at
+    least 10); with ``start`` (a booster), the new trees grow on top of its trees (LightGBM's ``init_model``) and
+    the rounds are those added (0 when ``start`` is best as it is)."""
     import lightgbm as lgb
 
     X, y, g = _rank_data(train, attr)
@@ -301,10 +305,12 @@ def _fit_ranker(train: Sequence[Case], valid: Sequence[Case] | None, attr: str, 
     if valid is not None:
         Xv, yv, gv = _rank_data(valid, attr)
         dvalid = lgb.Dataset(Xv, yv, group=gv, reference=dtrain)
-        booster = lgb.train(params, dtrain, rounds, valid_sets=[dvalid],
+        booster = lgb.train(params, dtrain, rounds, valid_sets=[dvalid], init_model=start,
                             callbacks=[lgb.early_stopping(30, verbose=False)])
+        if start is not None:
+            return booster, max(booster.best_iteration - start.current_iteration(), 0)
         return booster, max(booster.best_iteration, 10)
-    return lgb.train(params, dtrain, rounds), rounds
+    return lgb.train(params, dtrain, rounds, init_model=start), rounds
 
 
 def gate_row(case: Case, final: Sequence[int]) -> np.ndarray:
