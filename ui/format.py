@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from retrieval.core.locale import number
 
-from .i18n import t
+from .i18n import TEXTS, t
 
-__all__ = ["ms", "num", "p_value", "ranker"]
+__all__ = ["ms", "num", "ranker", "stage"]
 
 
 def num(value: float | int | None, spec: str = "", lang: str = "en", empty: str = "—") -> str:
@@ -21,18 +21,14 @@ def ms(value: float | None, lang: str = "en", missing: str | None = None) -> str
     return f"{number(value, ',.1f', lang)} ms"
 
 
-def p_value(p: float | None, lang: str = "en") -> str:
-    """A paired test's p as :func:`retrieval.offline.evaluation.compare.p_text` writes it (``p=0.0312``,
-    ``p<0.001`` for 0, ``p=n/a``), with ``lang``'s decimal separator (``p=0,0312``)."""
-    if p is None:
-        return "p=n/a"
-    if p == 0:
-        return f"p<{number(0.001, '.3f', lang)}"
-    return f"p={number(p, '.4f', lang)}" if p >= 0.0001 else f"p={p:.1e}"
+def stage(name: str, lang: str = "en") -> str:
+    """A pipeline stage's name (a list's, a note's) in ``lang`` where the interface names it; a stage a later
+    version records, as it is named."""
+    return t(f"stage_{name}", lang) if f"stage_{name}" in TEXTS else name
 
 
 def ranker(name: str, lang: str = "en") -> str:
     """A generator's name as plain text on a page: ``dense`` in ``lang`` (``densa``), ``bm25`` as it is (a field
     term); a variant keeps its suffix (``densa:hyde``). In code spans and settings the name stays as written."""
     base, sep, rest = name.partition(":")
-    return (t("stage_dense", lang) if base == "dense" else base) + sep + rest
+    return (stage(base, lang) if base == "dense" else base) + sep + rest

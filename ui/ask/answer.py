@@ -16,8 +16,8 @@ from retrieval.stages.rerank import KINDS
 from retrieval.stages.tiers import FULL, TIERS
 
 from ..escape import code, md
-from ..format import num
-from ..i18n import TEXTS, t
+from ..format import num, stage
+from ..i18n import t
 from ..reasons import reader_line, reason, recorded
 from ..widgets import highlighted, md_escape, table, tier_color
 from .page import Asked
@@ -72,9 +72,7 @@ def tier_badge(trace: Mapping[str, Any], lang: str = "en") -> None:
         if line:
             st.caption(line, help=reason(code_, lang))
         else:
-            label = f"note_stage_{note['stage']}"
-            stage = t(label, lang) if label in TEXTS else note["stage"]  # a stage a later version records: as named
-            st.caption(f"**{md_escape(stage)}**: {reason(code_, lang)}")
+            st.caption(f"**{md_escape(stage(note['stage'], lang))}**: {reason(code_, lang)}")
 
 
 _CITE = re.compile(r"\\\[(\d+)\\\]")

@@ -18,7 +18,8 @@ from retrieval.offline import judgments
 from retrieval.serving import roots
 
 from ..escape import code, md
-from ..i18n import TEXTS, t
+from ..format import stage
+from ..i18n import t
 from ..keep import keep, kept, restore
 from ..reasons import reason
 from ..widgets import highlighted
@@ -131,8 +132,7 @@ def judge_block(pooled: Sequence[Mapping[str, Any]], titles: Mapping[str, str], 
                                                                   location_label(entry.get("where") or {}, lang))
                                              if part])
             if not blind:
-                head += " · " + ", ".join(f"{t('stage_' + n, lang) if 'stage_' + n in TEXTS else n} #{r}"
-                                          for n, r in entry["lists"].items())
+                head += " · " + ", ".join(f"{stage(n, lang)} #{r}" for n, r in entry["lists"].items())
             st.markdown(head)
             text, cut_before, cut_after = tables.snippet(texts.get(entry["chunk_ids"][0], ""), terms, width=320)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))

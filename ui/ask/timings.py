@@ -12,7 +12,7 @@ import streamlit as st
 from retrieval.explain import tables
 
 from ..escape import code, md
-from ..format import ms
+from ..format import ms, stage
 from ..i18n import t
 from ..reasons import recorded
 from ..widgets import table
@@ -28,7 +28,7 @@ def panel(asked: Asked) -> None:
     columns[0].download_button(t("dl_trace", lang), json.dumps(trace, ensure_ascii=False, indent=2), "trace.json",
                                "application/json", on_click="ignore")
     for col, (name, text) in zip(columns[1:], tables.lists_csv(trace, asked.relevant, asked.graded).items()):
-        col.download_button(f"{t('stage_' + name, lang)} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
+        col.download_button(f"{stage(name, lang)} (CSV)", text, f"{name}.csv", "text/csv", on_click="ignore")
 
 
 def models_line(trace: Mapping[str, Any], lang: str = "en") -> None:

@@ -13,10 +13,11 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import learn
+from retrieval.offline.evaluation.compare import p_text
 from retrieval.serving import roots
 
 from ..escape import code
-from ..format import num, p_value
+from ..format import num
 from ..i18n import t
 from ..reasons import reason
 from ..widgets import table
@@ -48,7 +49,7 @@ def panel(page: EvalPage) -> None:
         if page.access.restricted:  # training reads every question of the files and their relevant documents
             st.caption(t("tr_off", lang))
             return
-        found = labels_of(page)
+        found, ready = labels_of(page), None
         if found is not None:  # what the button trains on and the minimum, named before the click
             corpus, labels = found
             st.caption(t("tr_on", lang, corpus=code(corpus or str(LAB_CORPUS)), files=", ".join(
@@ -56,8 +57,7 @@ def panel(page: EvalPage) -> None:
                 t("tr_file_questions", lang, file=code(path), n=n) for path, n in labels.sources)))
             ready = learn.readiness(labels)
             (st.caption if ready["enough"] else st.warning)(t("tr_minimum", lang, **ready))
-        if st.button(t("tr_button", lang), key="ev_train",
-                     disabled=found is not None and not learn.readiness(found[1])["enough"]):
+        if st.button(t("tr_button", lang), key="ev_train", disabled=ready is not None and not ready["enough"]):
             train(page)
         trained = ss.get("ev_trained")
         if trained and found is not None and trained["corpus"] != str(Path(found[0] or LAB_CORPUS).resolve()):
@@ -82,7 +82,7 @@ def show(page: EvalPage, record: dict) -> None:
     row = record.get("comparison") or {}
     (st.success if record["recommended"] else st.info)(t(
         "tr_decision_yes" if record["recommended"] else "tr_decision_no", lang,
-        delta=num(row.get("delta", 0.0), "+.4f", lang), p=p_value(row.get("p_value"), lang),
+        delta=num(row.get("delta", 0.0), "+.4f", lang), p=p_text(row.get("p_value"), lang),
         lost=lost_text(len(row.get("lost_relevant") or []), lang)))
     st.caption(t("tr_note", lang))
     if record["recommended"] and st.button(t("tr_adopt", lang), key="ev_train_adopt"):

@@ -107,12 +107,6 @@ TEXTS: dict[str, dict[str, str]] = {
                           "{store} · resposta {answer}"},
     "dropped_citations": {"en": "Dropped citations (not in the context sent): ",
                           "pt": "Citações descartadas (fora do contexto enviado): "},
-    "note_stage_context": {"en": "context", "pt": "contexto"},
-    "note_stage_gate": {"en": "gate", "pt": "portão"},
-    "note_stage_judge_features": {"en": "judge features", "pt": "características do juiz"},
-    "note_stage_select": {"en": "selection", "pt": "seleção"},
-    "note_stage_support_gate": {"en": "support gate", "pt": "portão de suporte"},
-    "note_stage_transforms": {"en": "transforms", "pt": "transformações"},
     "citation_line": {"en": "parent {parent} · final rank {rank} · cosine to question {cos}",
                       "pt": "pai {parent} · posição final {rank} · cosseno com a pergunta {cos}"},
     "citation_sibling": {"en": "parent {parent} · context [{rank}], another chunk of the document of [{of}] "

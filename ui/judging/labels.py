@@ -11,9 +11,10 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import learn, tuned
+from retrieval.offline.evaluation.compare import p_text
 from retrieval.serving import roots
 
-from ..format import num, p_value
+from ..format import num
 from ..i18n import t
 from .page import JudgingPage
 
@@ -41,6 +42,6 @@ def panel(page: JudgingPage) -> None:
     st.caption(t("jd_last_training", lang, at=last["trained_at"], train=last["labels"]["train"],
                  before=num((held.get("default") or {}).get("ndcg@10"), ".3f", lang),
                  after=num((held.get("learned") or {}).get("ndcg@10"), ".3f", lang),
-                 delta=num(row.get("delta"), "+.4f", lang), p=p_value(row.get("p_value"), lang),
+                 delta=num(row.get("delta"), "+.4f", lang), p=p_text(row.get("p_value"), lang),
                  state=t("jd_training_adopted" if in_use else ("jd_training_recommended" if last["recommended"]
                                                               else "jd_training_kept"), lang)))

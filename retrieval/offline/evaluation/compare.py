@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ...core.locale import number
 from ...core.reasons import Reason, declare, raw
 from ...core.types import Question
 from .configs import Config
@@ -173,16 +174,17 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
     return out
 
 
-def fmt_p(p: Any) -> str:
-    """A p-value as text: ``n/a`` when absent, ``<0.001`` for 0 (the resolution of 1,000 permutations)."""
+def fmt_p(p: Any, lang: str = "en") -> str:
+    """A p-value as text: ``n/a`` when absent, ``<0.001`` for 0 (the resolution of 1,000 permutations); decimals
+    in ``lang`` (``0,0312`` in Portuguese)."""
     if p is None:
         return "n/a"
     if p == 0:
-        return "<0.001"  # no permutation out of ranx's 1,000 reached the observed difference
-    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+        return "<" + number(0.001, ".3f", lang)  # no permutation out of ranx's 1,000 reached the difference
+    return number(p, ".4f", lang) if p >= 0.0001 else f"{p:.1e}"
 
 
-def p_text(p: Any) -> str:
-    """``p=0.0312``, or ``p<0.001`` when no permutation reached the observed difference."""
-    text = fmt_p(p)
+def p_text(p: Any, lang: str = "en") -> str:
+    """``p=0.0312``, or ``p<0.001`` when no permutation reached the observed difference (decimals in ``lang``)."""
+    text = fmt_p(p, lang)
     return f"p{text}" if text.startswith("<") else f"p={text}"
