@@ -205,8 +205,8 @@ def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows for a fused → reranked slope chart (two per reranked item), with a status per item.
 
     An item is *in* after the rerank exactly when the gate passed it (:func:`gated`: the trace's ``final`` list
-    after the dedup by parent, the top_k cut or MMR, and the gate; not a chunk ``context_siblings`` added), and *in* before it when the fused list,
-    deduplicated the same way, holds it in its first ``top_k``. Status: ``stayed in`` (in both), ``moved in``
+    after the dedup by parent, the top_k cut or MMR, and the gate; not a chunk ``context_siblings`` added), and
+    *in* before it when the fused list, deduplicated the same way, holds it in its first ``top_k``. Status: ``stayed in`` (in both), ``moved in``
     (final only), ``fell out`` (fused only: the reranker, the dedup or the gate dropped it) or ``stayed out``.
     A chunk whose parent has a better-ranked chunk is out after the dedup whatever its raw rank.
     ``final_rank`` is the item's place in the final list (``None`` when out). Empty when no rerank ran.

@@ -57,8 +57,8 @@ def dimensions(base: Settings, templates: bool = True) -> list[Step]:
 
     Reranker on/off (``ltr`` vs ``none``), fusion (every declared method with the weights its declaration
     lists for the tuner, :attr:`~retrieval.stages.fusion.base.FusionMethod.tuned_weights`: RRF, weighted RRF
-    either way, the convex combination at w = 0.3 / 0.5 / 0.7, ranx's CombMNZ, ISR, CombMAX and BordaFuse, the weighted sums over
-    min-max, z-score and sum normalised scores, plain and weighted either way), ``rrf_k``, the generator window (``overfetch``), the rerank depth
+    either way, the convex combination at w = 0.3 / 0.5 / 0.7, ranx's CombMNZ, ISR, CombMAX and BordaFuse, the
+    weighted sums over min-max, z-score and sum normalised scores, plain and weighted either way), ``rrf_k``, the generator window (``overfetch``), the rerank depth
     (``reranker_max_input``) and, with ``templates``, the passage template (index-level: one vector collection
     per template, built once when it does not exist yet, never re-embedded when it does).
     """
