@@ -22,7 +22,7 @@ from .learned.reader.codecs import check_spec
 from .stages.fusion import check_weight_names, parse_weights, variant_technique
 from .stages.fusion import method as fusion_method
 from .stages.rerank import RerankerSpec
-from .stages.transforms import TECHNIQUES
+from .stages.transforms import TRANSFORMS
 
 #: Upper bounds of settings that would otherwise make a request unbounded in time or memory, or not computable
 #: (``rrf_k=10**400`` overflows a float): a value above is refused in one line naming the setting and the rule.
@@ -178,8 +178,8 @@ class Settings(BaseSettings):
         "'en' (the app sets it from its interface language). A configured LLM answers as it is asked.")
     allow_downloads: bool = Field(False, description="Let a model named on the hub be downloaded at load time "
                                   "(off: a model not on disk is refused with the command that pulls it).")
-    transforms: tuple[str, ...] = Field((), description="Query transforms: rewrite, multi_query, hyde, "
-                                        "decompose, multi_hop, self_query (comma-separated in the env).")
+    transforms: tuple[str, ...] = Field((), description=f"Query transforms: {', '.join(TRANSFORMS.names())} "
+                                        "(comma-separated in the env).")
     transform_fallback: bool = Field(True, description="A transform that loses a code/negation/condition "
                                      "searches the original query instead.")
     glossary_path: Path | None = Field(None, description="Rewrite glossary; default: glossary.json beside the corpus.")
@@ -263,9 +263,9 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             value = [v.strip() for v in value.strip("[]").replace('"', "").split(",") if v.strip()]
 
-        unknown = [v for v in value or () if v not in TECHNIQUES]
+        unknown = [v for v in value or () if v not in TRANSFORMS]
         if unknown:
-            raise ValueError(f"unknown transform(s) {', '.join(unknown)}; use {', '.join(TECHNIQUES)}")
+            raise ValueError(f"unknown transform(s) {', '.join(unknown)}; use {', '.join(TRANSFORMS.names())}")
         return tuple(dict.fromkeys(value or ()))
 
     @field_validator("fusion_weights")

@@ -19,7 +19,7 @@ from ..core.reasons import Reason, declare, raw
 from ..settings import bounds
 from ..stages.fusion import METHODS, parse_weights
 from ..stages.rerank import OFF, canonical, offered
-from ..stages.transforms import TECHNIQUES
+from ..stages.transforms import TRANSFORMS
 
 #: The main page's tabs as a link names them (``tab=lists``), in the page's order.
 VIEW_TABS = ("grid", "lists", "movement", "compare", "judge", "where", "timings")
@@ -259,10 +259,10 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
             values[key] = _to_bool(text)
         elif key == "transforms":
             chosen = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
-            unknown = [t for t in chosen if t not in TECHNIQUES]
+            unknown = [t for t in chosen if t not in TRANSFORMS]
             if unknown:
                 problems.append(UNKNOWN_TRANSFORMS(names=unknown))
-            values[key] = tuple(t for t in chosen if t in TECHNIQUES)
+            values[key] = tuple(t for t in chosen if t in TRANSFORMS)
         elif key == "mmr":
             low, high = bounds("mmr_lambda")
             try:

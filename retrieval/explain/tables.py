@@ -19,6 +19,7 @@ from ..core.text import tokenize
 from ..ingest.location import LOCATION_KEYS, location
 from ..learned.judge.features import FEATURE_DOCS
 from ..stages.rerank.base import NONE_RAN
+from ..stages.transforms import transform_names
 
 #: The four ranked lists of a trace, in pipeline order, as (trace key, ranker name used by the fusion).
 LISTS = ("lexical", "dense", "fused", "reranked")
@@ -238,7 +239,7 @@ def lost_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
 
 
 #: Stages whose time is already inside another stage of the trace (not added again to the sum).
-NESTED_STAGES = frozenset({"multi_hop"})
+NESTED_STAGES = frozenset(transform_names("hops"))
 UNATTRIBUTED = "outside any stage (e.g. model loading)"
 
 

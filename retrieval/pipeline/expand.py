@@ -24,16 +24,7 @@ from ..settings import Settings
 from ..stages.fusion import fuse, round_robin
 from ..stages.generate import Generated
 from ..stages.select import dedup
-from ..stages.transforms import (
-    Glossary,
-    LLMTransformer,
-    checked,
-    decompose,
-    local_hyde,
-    local_multi_query,
-    local_rewrite,
-    self_query_filters,
-)
+from ..stages.transforms import TRANSFORMS, Glossary, LLMTransformer, Transform, checked, self_query_filters, transform_names
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +37,6 @@ LLM_REFUSED = declare("expand.llm_refused", en="the LLM reply was refused ({why}
                       pt="a resposta do LLM foi recusada ({why}); o adaptador local escreveu esta consulta")
 LLM_FAILED = declare("expand.llm_failed", en="the LLM failed ({why}); the local adapter wrote this query",
                      pt="o LLM falhou ({why}); o adaptador local escreveu esta consulta")
-
-#: Transforms that add variant queries before the fusion.
-VARIANT_TECHNIQUES = ("rewrite", "multi_query", "hyde", "decompose")
 
 #: ``(text, hyde) → Generated``: the generators for one more query text, with the request's filters.
 Search = Callable[[str, bool], Generated]
@@ -68,7 +56,7 @@ class Expansion:
 
     def decomposed_parts(self) -> list[tuple[str, int | None]]:
         """The sub-questions that searched (in order), when the question was decomposed into two or more."""
-        parts = list(dict.fromkeys(k.query_part for k in self.lists if k.kind == "decompose"))
+        parts = list(dict.fromkeys(k.query_part for k in self.lists if _splits(k.kind)))
         return parts if len(parts) >= 2 else []
 
 
@@ -90,8 +78,9 @@ def self_query(question: str, state: IndexState, flt: Filters, s: Settings) -> t
 
 
 def expand(question: str, s: Settings, state: IndexState, search: Search) -> Expansion:
-    """Run rewrite / multi_query / hyde / decompose: each variant query gets its own lists (same filters)."""
-    wanted = [t for t in s.transforms if t in VARIANT_TECHNIQUES]
+    """Run the requested ``variants`` transforms (rewrite, multi_query, hyde, decompose): each variant query gets
+    its own lists (same filters)."""
+    wanted = [TRANSFORMS.get(t) for t in s.transforms if t in transform_names("variants")]
     if not wanted:
         return Expansion()
     glossary = Glossary.load(s.glossary_path or state.corpus_path.parent / "glossary.json")
@@ -102,34 +91,35 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
     lists: dict[RankerKey, tuple[Query, RankedList]] = {}
     techniques: dict[str, dict[str, Any]] = {}
     # A decomposed question is fused part by part (round robin over the sub-questions), which has no place for
-    # rewrite / multi-query / HyDE lists: decompose runs first, and when it splits the question the others are
-    # not searched (nor paid for) and say so in their query's flags and in costs.techniques.
-    wanted.sort(key=lambda t: t != "decompose")
-    for technique in wanted:
+    # rewrite / multi-query / HyDE lists: a transform that splits runs first, and when it splits the question the
+    # others are not searched (nor paid for) and say so in their query's flags and in costs.techniques.
+    wanted.sort(key=lambda t: not t.splits)
+    for transform in wanted:
+        technique = transform.name
         started = time.perf_counter()
-        if technique != "decompose" and len({k.query_part for k in lists if k.kind == "decompose"}) >= 2:
+        if not transform.splits and len({k.query_part for k in lists if _splits(k.kind)}) >= 2:
             queries.append(Query(question, technique, False, ("skipped:decomposed",)))
             techniques[technique] = put(cost(0, 0, started), "skipped", NOT_RUN_DECOMPOSED())
             continue
         before = dict(llm.costs) if llm else None
-        texts, fallback = variant_texts(technique, question, glossary, llm)
+        texts, fallback = variant_texts(transform, question, glossary, llm)
         calls = 0
         lost: tuple[str, ...] = ()
-        if technique == "decompose" and texts:
+        if transform.splits and texts:
             # Sub-questions each hold a part: the invariants must hold over all of them together.
             lost = invariant_flags(question, " ".join(texts))
             if lost and s.transform_fallback:
                 texts = [question]
         for n, text in enumerate(texts, start=1):
-            if technique == "decompose":
+            if transform.splits:
                 query = Query(text, technique, False, lost + (("fallback:original",) if text == question else ()))
             else:
                 query = checked(question, text, technique, s.transform_fallback,
-                                hypothesis_only=technique == "hyde")
+                                hypothesis_only=transform.hypothesis_only)
             queries.append(query)
             if query.text == question and not query.hypothesis_only:
                 continue  # fell back to (or equals) the original, already searched
-            found = search(query.text, technique == "hyde")
+            found = search(query.text, transform.hypothesis_only)
             variant = None if len(texts) == 1 else n
             for side, lst in (("bm25", found.lexical), ("dense", found.dense)):
                 if lst.skipped is None:
@@ -141,17 +131,22 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
     return Expansion(tuple(queries), lists, techniques)
 
 
-def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -> tuple[list[str], Reason | None]:
-    """The variant query texts of one technique (the LLM's when configured, else the local adapter's), and
-    why the local adapter wrote them although an LLM is configured (``None`` when it is not a fallback)."""
-    if technique == "decompose":
-        return decompose(question), None
+def _splits(kind: str) -> bool:
+    return kind in TRANSFORMS and TRANSFORMS.get(kind).splits
+
+
+def variant_texts(transform: Transform, question: str, glossary: Glossary,
+                  llm: Any) -> tuple[list[str], Reason | None]:
+    """The variant query texts of one transform (the LLM's when one is configured and the transform declares a
+    prompt, else the local adapter's), and why the local adapter wrote them although an LLM is configured
+    (``None`` when it is not a fallback)."""
+    technique = transform.name
     fallback = None
-    if llm is not None:
+    if llm is not None and transform.prompt is not None:
         try:
             text = llm.run(technique, question)
-            return ([line.strip(" -•") for line in text.splitlines() if line.strip()] if technique ==
-                    "multi_query" else [text]), None
+            return ([line.strip(" -•") for line in text.splitlines() if line.strip()] if transform.several
+                    else [text]), None
         except LLMFailure as exc:  # its reason is in our words: never the server's text, the URL or the key
             fallback = (LLM_REFUSED if exc.refused else LLM_FAILED)(why=exc.reason)
         except Exception as exc:  # noqa: BLE001 - the local adapter takes over, and the trace says so
@@ -159,11 +154,8 @@ def variant_texts(technique: str, question: str, glossary: Glossary, llm: Any) -
             fallback = LLM_FAILED(why=raw(exc.__class__.__name__))
         if fallback:
             log.warning("LLM %s: %s", technique, fallback.text())
-    if technique == "rewrite":
-        return [local_rewrite(question, glossary)], fallback
-    if technique == "multi_query":
-        return local_multi_query(question, glossary), fallback
-    return [local_hyde(question)], fallback
+    assert transform.local is not None  # a variants transform declares its local texts (Transform checks it)
+    return transform.local(question, glossary), fallback
 
 
 def fuse_expanded(lexical: RankedList, dense: RankedList, expansion: Expansion,

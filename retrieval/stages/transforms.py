@@ -26,25 +26,15 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..core.codes import _CODE_RE, invariant_flags
 from ..core.errors import InvalidGlossary
 from ..core.inputs import check_json_depth
+from ..core.kinds import Registry, Text
 from ..core.llm import ChatClient, LLMFailure
 from ..core.text import fold, tokenize
 from ..core.types import Query
-
-TECHNIQUES = ("rewrite", "multi_query", "hyde", "decompose", "multi_hop", "self_query")
-
-
-
-
-
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -170,6 +160,103 @@ def decompose(question: str) -> list[str]:
     return []
 
 
+#: Where a transform acts in a request: it narrows the filters before the generators (``filters``), adds variant
+#: queries with their own generator lists before the fusion (``variants``), or searches again after the fusion
+#: and inserts what it finds (``hops``).
+STAGES = ("filters", "variants", "hops")
+
+
+@dataclass(frozen=True)
+class Transform:
+    """The declaration of a query transform: everything settings, the pipeline, the fusion's weight names, the
+    app's picker, the trace's notes and the evaluation read about it.
+
+    Attributes:
+        name: the name in settings (``RETRIEVAL_TRANSFORMS``, ``--transform``), the query's ``kind`` in the trace
+            and the suffix of its rankers (``bm25:rewrite``).
+        label: its name for people, in each language (the app's picker).
+        doc: one line on what it does, in each language (the picker's help, the settings reference).
+        stage: one of :data:`STAGES`.
+        local: ``(question, glossary) → query texts`` written without an LLM (variants only); an empty list
+            searches nothing more.
+        prompt: the instruction an LLM gets when one is configured (``None``: the local texts always).
+        several: the LLM's reply holds one query a line.
+        hypothesis_only: the text is a hypothetical passage (HyDE): it searches the dense side only, embedded as
+            a passage, and never reaches the context, the answer or the citations.
+        splits: the texts are parts of the question (decomposition): each part is fused on its own, the parts
+            are interleaved, the other variants are not searched, and the invariants hold over all parts together.
+        ranker: the pattern of its rankers' suffix after ``bm25:`` / ``dense:`` (a fusion weight may name
+            them); ``None`` gives ``name`` or ``name#n``; a transform with no lists of its own has none (``""``).
+        evaluation: ``(configuration name, settings overrides)`` when the evaluation offers it as one
+            configuration; ``None`` otherwise.
+    """
+
+    name: str
+    label: Text
+    doc: Text
+    stage: str
+    local: Callable[[str, "Glossary"], list[str]] | None = None
+    prompt: str | None = None
+    several: bool = False
+    hypothesis_only: bool = False
+    splits: bool = False
+    ranker: str | None = None
+    evaluation: tuple[str, Mapping[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"transform '{self.name}': stage must be one of {', '.join(STAGES)}, got {self.stage!r}")
+        if self.stage == "variants" and self.local is None:
+            raise ValueError(f"transform '{self.name}': a variants transform needs its local texts")
+
+    @property
+    def ranker_pattern(self) -> str:
+        """The regular expression of this transform's ranker suffixes (``rewrite``, ``multi_query#2``)."""
+        if self.ranker is not None:
+            return self.ranker
+        return "" if self.stage == "filters" else rf"{re.escape(self.name)}(?:#[1-9][0-9]*)?"
+
+
+#: The declared query transforms, in the order the app offers them.
+TRANSFORMS: Registry[Transform] = Registry("transform")
+
+TRANSFORMS.declare(Transform(
+    "rewrite", Text("rewrite", "reescrita"),
+    Text("abbreviations and spelling from the corpus' glossary (or the LLM)",
+         "abreviações e grafia pelo glossário do corpus (ou pelo LLM)"),
+    "variants", local=lambda question, glossary: [local_rewrite(question, glossary)],
+    prompt="Reescreva a pergunta de suporte expandindo abreviações e corrigindo a grafia. Mantenha códigos, "
+           "negações e condições exatamente. Responda só com a pergunta reescrita."))
+TRANSFORMS.declare(Transform(
+    "multi_query", Text("multi-query", "múltiplas consultas"),
+    Text("several interpretations, each with its own lists", "várias interpretações, cada uma com suas listas"),
+    "variants", local=lambda question, glossary: local_multi_query(question, glossary), several=True,
+    prompt="Escreva 3 interpretações diferentes da pergunta de suporte, uma por linha, mantendo códigos, negações "
+           "e condições. Sem numeração."))
+TRANSFORMS.declare(Transform(
+    "hyde", Text("HyDE", "HyDE"),
+    Text("a hypothetical passage for the dense side (search hint only, never evidence)",
+         "uma passagem hipotética para o lado denso (só pista de busca, nunca evidência)"),
+    "variants", local=lambda question, glossary: [local_hyde(question)], hypothesis_only=True,
+    prompt="Escreva um parágrafo curto de artigo de suporte que responderia à pergunta."))
+TRANSFORMS.declare(Transform(
+    "decompose", Text("decompose", "decomposição"),
+    Text("compare and list questions split into sub-questions", "perguntas de comparação e lista em subperguntas"),
+    "variants", local=lambda question, glossary: decompose(question), splits=True))
+TRANSFORMS.declare(Transform(
+    "multi_hop", Text("multi-hop", "múltiplos saltos"),
+    Text("codes found in the first results searched in further hops",
+         "códigos achados nos primeiros resultados buscados em novos saltos"),
+    "hops", ranker=r"hop[1-9][0-9]*(?::.+)?"))
+TRANSFORMS.declare(Transform(
+    "self_query", Text("self-query", "autoconsulta"),
+    Text("filters from the question (never widens the tenant)", "filtros tirados da pergunta (nunca amplia o inquilino)"),
+    "filters"))
+
+
+def transform_names(stage: str | None = None) -> tuple[str, ...]:
+    """The declared transforms' names (of one stage when given), read from the registry each time."""
+    return tuple(t.name for t in TRANSFORMS if stage is None or t.stage == stage)
 
 
 def self_query_filters(question: str, values: Mapping[str, Sequence[Any]], tenant_field: str) -> dict[str, list[Any]]:
@@ -201,17 +288,10 @@ def checked(original: str, text: str, kind: str, fallback: bool, hypothesis_only
 
 
 class LLMTransformer:
-    """Rewrite, multi-query and HyDE through an OpenAI-compatible chat endpoint (when configured), each call
+    """The transforms that declare a ``prompt`` (rewrite, multi-query, HyDE) through an OpenAI-compatible chat
+    endpoint (when configured), each call
     through :class:`retrieval.core.llm.ChatClient` (a total deadline; an empty, oversized or malformed reply, or one
     holding the API key, is refused); ``costs`` adds up every call, refused ones included."""
-
-    PROMPTS = {
-        "rewrite": "Reescreva a pergunta de suporte expandindo abreviações e corrigindo a grafia. Mantenha "
-                   "códigos, negações e condições exatamente. Responda só com a pergunta reescrita.",
-        "multi_query": "Escreva 3 interpretações diferentes da pergunta de suporte, uma por linha, mantendo "
-                       "códigos, negações e condições. Sem numeração.",
-        "hyde": "Escreva um parágrafo curto de artigo de suporte que responderia à pergunta.",
-    }
 
     def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
                  max_reply_chars: int = 20_000, allow_hosts: str | Sequence[str] = ()) -> None:
@@ -234,7 +314,10 @@ class LLMTransformer:
                 in ``costs``).
         """
         try:
-            reply = self._chat.complete(self.PROMPTS[technique], question)
+            prompt = TRANSFORMS.get(technique).prompt
+            if prompt is None:
+                raise ValueError(f"transform '{technique}' has no LLM prompt")
+            reply = self._chat.complete(prompt, question)
         except LLMFailure as exc:
             self._count(exc.input_tokens, exc.output_tokens)
             raise

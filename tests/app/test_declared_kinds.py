@@ -18,6 +18,7 @@ from retrieval.stages.fusion import METHODS
 from retrieval.stages.fusion.base import FusionMethod, check_weight_names, fused_items, weight_of
 from retrieval.stages.rerank import KINDS
 from retrieval.stages.rerank.base import LOADED, PassageReranker, RerankerKind, prefixed
+from retrieval.stages.transforms import TRANSFORMS, Transform
 
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 
@@ -98,3 +99,53 @@ def test_the_app_offers_and_explains_them(declared) -> None:
     cards = [m.value for m in at.markdown if m.value.startswith("Fused #") and "(Borda count): " in m.value]
     assert len(cards) == 1 and "points" in cards[0], cards
     assert any(m.value.startswith("Reranker (reverse) #") for m in at.markdown)
+
+
+# --- A query transform is one declaration too -------------------------------------------------------------------
+
+def head(question: str, glossary) -> list[str]:
+    """The question up to its first comma: a variant small enough to check by hand (it keeps the code and the
+    negation, so the invariants hold and it searches)."""
+    return [question.split(",")[0]]
+
+
+TAIL = Transform("tail", Text("head clause (a test's transform)", "oração inicial (transformação de teste)"),
+                 Text("the question up to its first comma", "a pergunta até a primeira vírgula"), "variants",
+                 local=head, evaluation=("hybrid+tail", {"reranker_model": "none", "transforms": ("tail",)}))
+
+
+@pytest.fixture
+def declared_transform():
+    with pytest.raises(ValueError, match="unknown transform.s. tail"):
+        Settings(transforms="tail", _env_file=None)
+    TRANSFORMS.declare(TAIL)
+    try:
+        yield
+    finally:
+        TRANSFORMS.withdraw("tail")
+    with pytest.raises(ValueError, match="unknown transform.s. tail"):
+        Settings(transforms="tail", _env_file=None)
+
+
+def test_a_declared_transform_is_validated_searched_fused_and_evaluated(declared_transform, lab_bench) -> None:
+    s = lab_bench.settings.with_overrides(transforms=("tail",), reranker_model="none", fusion="weighted_rrf",
+                                          fusion_weights="bm25:tail=2")
+    assert s.transforms == ("tail",) and s.fusion_weight_map == {"bm25:tail": 2.0}
+    trace = lab_bench.ask(PX7, {"tenant": "lumen"}, settings=s)
+    assert [(q.kind, q.text) for q in trace.queries] == [("original", PX7), ("tail", "O PX-7 não foi ativado apesar do pagamento")]
+    # Its own lists went into the fusion under its ranker names, weighted as the settings said.
+    rankers = {r for item in trace.fused.items for r in item.contributions}
+    assert {"bm25:tail", "dense:tail"} <= rankers
+    once = lab_bench.ask(PX7, {"tenant": "lumen"}, settings=s.with_overrides(fusion_weights="bm25:tail=1"))
+    first = {i.chunk_id: i for i in once.fused.items}[trace.fused.items[0].chunk_id]
+    assert trace.fused.items[0].contributions["bm25:tail"] == pytest.approx(2 * first.contributions["bm25:tail"])
+    assert "tail" in trace.costs["techniques"]
+    assert named_configs()["hybrid+tail"] == {"reranker_model": "none", "transforms": ("tail",)}
+
+
+def test_the_app_offers_a_declared_transform(declared_transform) -> None:
+    at = page(q=PX7, tenant="lumen", transforms="tail")
+    assert_ok(at)
+    box = at.sidebar.multiselect(key="transforms")
+    assert box.value == ["tail"]
+    assert "head clause (a test's transform)" in box.options

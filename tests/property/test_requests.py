@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from retrieval.core.errors import RetrievalError
 from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
-from retrieval.stages.transforms import TECHNIQUES
+from retrieval.stages.transforms import TRANSFORMS
 
 WORDS = ["senha", "cofre", "prazo", "reembolso", "ativação", "não", "PX-7", "PX-17", "E-mail", "NF-e", "garantia",
          "cartão", "virtual", "compra", "presencial", "quando", "exceto", "пароль", "密码", "كلمة", "κωδικός",
@@ -59,7 +59,7 @@ def corpora(draw):
 
 
 REQUEST_SETTINGS = st.fixed_dictionaries({
-    "transforms": st.lists(st.sampled_from(TECHNIQUES), unique=True, max_size=3),
+    "transforms": st.lists(st.sampled_from(TRANSFORMS.names()), unique=True, max_size=3),
     "mmr_lambda": st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0])),
     "top_k": st.integers(1, 6),
     "min_similarity": st.sampled_from([0.8, 0.2, -1.0, -1.0]),

@@ -17,11 +17,10 @@ from retrieval.core.tenants import visible_questions, visible_tenants
 from retrieval.core.timing import Eta
 from retrieval.explain import links
 from retrieval.ingest.location import PAGE_END_KEY
-from retrieval.learned.reader.loader import background_states
 from retrieval.serving import roots
 from retrieval.settings import bounds
 from retrieval.stages.fusion import METHODS
-from retrieval.stages.transforms import TECHNIQUES
+from retrieval.stages.transforms import TRANSFORMS
 
 from .. import resources
 from ..escape import code, md
@@ -122,9 +121,9 @@ def load_workbench(page: AskPage, corpus: str) -> Any:
     return bench
 
 
-def states_line(lang: str) -> None:
-    """Where the reader's background pass over the corpus stands (as of this run of the page), if one ran."""
-    now = background_states()
+def states_line(now: Any, lang: str) -> None:
+    """Where the reader's background pass over the corpus stands (``now``: the Workbench's
+    :meth:`~retrieval.pipeline.workbench.Workbench.background_states`, as of this run of the page), if one ran."""
     if now.running:
         eta = t("states_eta", lang, s=num(now.eta_s, ".0f", lang)) if now.eta_s == now.eta_s and now.done else ""
         st.caption(t("states_running", lang, done=num(now.done, ",d", lang), total=num(now.total, ",d", lang),
@@ -162,7 +161,7 @@ def corpus_panel(page: AskPage) -> Corpus:
                                              if access.restricted and state.tenants else None)
     st.caption(t("corpus_line", lang, docs=num(n_docs, ",d", lang), chunks=num(n_chunks, ",d", lang),
                  index=code(state.index_id), store=reason(state.store_reason, lang)))
-    states_line(lang)
+    states_line(bench.background_states(), lang)
     if not access.restricted or ss.corpus_source == "mine":  # file names: one user's whole corpus, or their own
         intake_panel(state.intake, lang)
     if ss.corpus_source != "mine" and st.button(t("reindex", lang), help=t("reindex_help", lang)):
@@ -422,7 +421,10 @@ def ranking_panel(page: AskPage) -> None:
 def transforms_panel(page: AskPage) -> None:
     ss, lang = st.session_state, page.lang
     st.header(t("transforms", lang))
-    st.multiselect(t("techniques", lang), list(TECHNIQUES), key="transforms", help=t("techniques_help", lang))
+    st.multiselect(t("techniques", lang), list(TRANSFORMS.names()), key="transforms",
+                   format_func=lambda name: TRANSFORMS.get(name).label(lang) if name in TRANSFORMS else name,
+                   help=t("techniques_help", lang) + "\n\n" + "\n".join(
+                       f"- **{x.label(lang)}** (`{x.name}`): {x.doc(lang)}" for x in TRANSFORMS))
     st.toggle(t("mmr", lang), key="mmr_on", help=t("mmr_help", lang))
     if ss.mmr_on:
         low, high = bounds("mmr_lambda")

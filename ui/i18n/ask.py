@@ -201,10 +201,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "dense_only": {"en": "Dense-only (hybrid off)", "pt": "Só denso (híbrido desligado)"},
     "dense_only_help": {"en": "Sets hybrid_enabled=False: the A/B toggle", "pt": "Define hybrid_enabled=False: a chave A/B"},
     "techniques": {"en": "Techniques (each off by default)", "pt": "Técnicas (cada uma desligada por padrão)"},
-    "techniques_help": {"en": "rewrite (glossary or LLM), multi_query, hyde (search hint only, never evidence), "
-                              "decompose, multi_hop, self_query (filters from the question; never widens the tenant)",
-                        "pt": "rewrite (glossário ou LLM), multi_query, hyde (só pista de busca, nunca evidência), "
-                              "decompose, multi_hop, self_query (filtros tirados da pergunta; nunca amplia o inquilino)"},
+    "techniques_help": {"en": "Each transform's queries and lists are in the trace, beside the original's:",
+                        "pt": "As consultas e listas de cada transformação ficam no trace, ao lado das da original:"},
     "mmr": {"en": "MMR over the final candidates", "pt": "MMR sobre os candidatos finais"},
     "mmr_help": {"en": "Carbonell & Goldstein (1998); λ = 1 keeps the relevance order",
                  "pt": "Carbonell & Goldstein (1998); λ = 1 mantém a ordem de relevância"},

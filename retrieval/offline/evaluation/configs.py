@@ -13,6 +13,7 @@ from ...core.split import split_of
 from ...core.types import Question
 from ...stages.fusion import METHODS
 from ...stages.rerank import KINDS
+from ...stages.transforms import TRANSFORMS
 from ...settings import Settings
 
 #: The named configurations that name no declared kind (docs/evaluation.md, "Configurations"): settings
@@ -33,12 +34,13 @@ INTERVENTIONS: dict[str, dict[str, Any]] = {
 def named_configs() -> dict[str, dict[str, Any]]:
     """Every named configuration, in order: the base ones, one per reranker kind that declares its evaluation
     (``hybrid+ltr``, ``hybrid+reader``), ``hybrid-rrf30``, one per fusion method that declares one
-    (``weighted-rrf``, ``combsum``), then the other interventions. Read from the declarations each time, so a
+    (``weighted-rrf``, ``combsum``), one per transform that declares one, then the other interventions. Read from the declarations each time, so a
     kind declared later has its configuration too."""
     out = dict(BASE_CONFIGS)
     out.update({kind.evaluation[0]: dict(kind.evaluation[1]) for kind in KINDS if kind.evaluation})
     out["hybrid-rrf30"] = {"reranker_model": "none", "rrf_k": 30}
     out.update({m.evaluation[0]: dict(m.evaluation[1]) for m in METHODS if m.evaluation})
+    out.update({t.evaluation[0]: dict(t.evaluation[1]) for t in TRANSFORMS if t.evaluation})
     out.update(INTERVENTIONS)
     return out
 

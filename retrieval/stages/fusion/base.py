@@ -35,10 +35,10 @@ from ...core.kinds import Registry, Text
 from ...core.locale import number
 from ...core.reasons import Reason, declare
 from ...core.types import RankedList, ScoredItem
+from ..transforms import TRANSFORMS, Transform
 
 #: The generators' ranker names.
 GENERATORS = ("bm25", "dense")
-_VARIANT_RE = re.compile(r"(?P<t>rewrite|hyde|multi_query|decompose)(?:#[1-9][0-9]*)?|hop[1-9][0-9]*(?::.+)?")
 
 #: The largest fusion weight accepted. Weights only order rankers against each other, so a million to one is
 #: already "this ranker alone"; beyond, a fused score (a sum of ``w · norm`` or ``w / (k + rank)``) could
@@ -183,14 +183,22 @@ def variant_technique(name: str) -> str | None:
                              "bm25:<variant> / dense:<variant> such as bm25:rewrite, dense:hyde, bm25:multi_query#2)")
     if not sep:
         return None
-    match = _VARIANT_RE.fullmatch(variant)
-    if match is None:
-        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' (variants: rewrite, multi_query[#n], "
-                             "hyde, decompose[#n], hop<n>[:CODE])")
-    technique = match.group("t") or "multi_hop"
-    if technique == "hyde" and generator == "bm25":
-        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' (HyDE adds a dense list only: dense:hyde)")
-    return technique
+    listed = [t for t in TRANSFORMS if t.ranker_pattern]
+    technique = next((t for t in listed if re.fullmatch(t.ranker_pattern, variant)), None)
+    if technique is None:
+        shown = ", ".join(_pattern_hint(t) for t in listed)
+        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' (variants: {shown})")
+    if technique.hypothesis_only and generator == "bm25":
+        raise InvalidSetting(f"fusion weight names an unknown ranker '{name}' ({technique.label.en} adds a dense list "
+                             f"only: dense:{technique.name})")
+    return technique.name
+
+
+def _pattern_hint(transform: Transform) -> str:
+    """A transform's ranker names for people: ``multi_query[#n]``, ``hop<n>[:CODE]``."""
+    if transform.ranker is not None:
+        return transform.ranker.replace("[1-9][0-9]*", "<n>").replace("(?::.+)?", "[:CODE]")
+    return transform.name + ("[#n]" if transform.several or transform.splits else "")
 
 
 def check_weight_names(weights: Mapping[str, float]) -> None:

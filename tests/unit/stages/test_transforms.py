@@ -12,6 +12,7 @@ from retrieval.core.llm import EMPTY, HTTP
 from retrieval.pipeline.expand import variant_texts
 from retrieval.stages.mmr import mmr
 from retrieval.stages.transforms import (
+    TRANSFORMS,
     Glossary,
     checked,
     decompose,
@@ -96,10 +97,10 @@ class _FailingLLM:
 
 def test_variant_texts_report_the_llm_fallback():
     glossary = Glossary({"pgto": "pagamento"}, {}, {})
-    texts, why = variant_texts("rewrite", "PX-7 sem pgto", glossary, _FailingLLM())
+    texts, why = variant_texts(TRANSFORMS.get("rewrite"), "PX-7 sem pgto", glossary, _FailingLLM())
     assert texts == [local_rewrite("PX-7 sem pgto", glossary)]
     assert why.text() == "the LLM failed (TimeoutError); the local adapter wrote this query"
-    assert variant_texts("rewrite", "PX-7 sem pgto", glossary, None)[1] is None  # no LLM: no fallback
+    assert variant_texts(TRANSFORMS.get("rewrite"), "PX-7 sem pgto", glossary, None)[1] is None  # no LLM: no fallback
 
     class Refusing:
         def __init__(self, failure):
@@ -108,7 +109,7 @@ def test_variant_texts_report_the_llm_fallback():
         def run(self, technique, question):
             raise self.failure
 
-    texts, why = variant_texts("hyde", "PX-7", glossary, Refusing(LLMFailure(HTTP(status=500))))
+    texts, why = variant_texts(TRANSFORMS.get("hyde"), "PX-7", glossary, Refusing(LLMFailure(HTTP(status=500))))
     assert texts == [local_hyde("PX-7")] and why.text() == "the LLM failed (HTTP 500); the local adapter wrote this query"
-    why = variant_texts("multi_query", "PX-7", glossary, Refusing(LLMFailure(EMPTY(), refused=True)))[1]
+    why = variant_texts(TRANSFORMS.get("multi_query"), "PX-7", glossary, Refusing(LLMFailure(EMPTY(), refused=True)))[1]
     assert why.text() == "the LLM reply was refused (empty reply); the local adapter wrote this query"
