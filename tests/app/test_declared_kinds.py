@@ -7,12 +7,15 @@ reverses the fused window are small enough to check by hand."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from _apptest import assert_ok, page
+from _apptest import assert_ok, open_tab, page, plain
 
+from retrieval.backends.embedders import EMBEDDERS, EmbeddingModel
 from retrieval.core.kinds import Text
 from retrieval.core.types import RankedList
 from retrieval.offline.evaluation import named_configs
+from retrieval.pipeline.workbench import open_workbench
 from retrieval.settings import Settings
 from retrieval.stages.fusion import METHODS
 from retrieval.stages.fusion.base import FusionMethod, check_weight_names, fused_items, weight_of
@@ -149,3 +152,60 @@ def test_the_app_offers_a_declared_transform(declared_transform) -> None:
     box = at.sidebar.multiselect(key="transforms")
     assert box.value == ["tail"]
     assert "head clause (a test's transform)" in box.options
+
+
+# --- An embedding model is one declaration too ------------------------------------------------------------------
+
+class Letters:
+    """A 26-dimension embedder counting each letter a-z: dense scores small enough to check by hand."""
+
+    name = "letters"
+    batch = 64
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.array([text.lower().count(chr(ord("a") + i)) for i in range(26)], dtype=np.float32) + 1e-6
+        return v / np.linalg.norm(v)
+
+    def embed_queries(self, texts):
+        return np.vstack([self._one(t) for t in texts])
+
+    def embed_passages(self, texts):
+        return self.embed_queries(texts)
+
+
+LETTERS = EmbeddingModel("letters", Text("letter counts (a test's embedder)", "contagem de letras (modelo de teste)"),
+                         lambda allow_downloads, threads: Letters(),
+                         evaluation=("hybrid-letters", {"reranker_model": "none", "embedding_model": "letters"}))
+
+
+@pytest.fixture
+def declared_embedder(tmp_path, monkeypatch):
+    EMBEDDERS.declare(LETTERS)
+    monkeypatch.setenv("RETRIEVAL_EMBEDDING_MODEL", "letters")
+    monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(tmp_path / "chroma"))
+    monkeypatch.setenv("RETRIEVAL_ONE_PASS", "false")
+    try:
+        yield Settings(_env_file=None)
+    finally:
+        EMBEDDERS.withdraw("letters")
+
+
+def test_a_declared_embedder_indexes_searches_and_is_evaluated(declared_embedder) -> None:
+    settings = declared_embedder
+    assert settings.embedding_model == "letters"
+    bench = open_workbench(settings.with_overrides(reranker_model="none"), progress=False)
+    trace = bench.ask(PX7, {"tenant": "lumen"})
+    assert trace.models["embedder"] == "letters" and trace.models["embedder_status"] == "loaded"
+    # The dense list is the letter-count cosine, computed here by hand for its first chunk.
+    top = trace.dense.items[0]
+    passage = bench.state.chunk_by_id[top.chunk_id].passage(settings.passage_template)
+    by_hand = float(Letters().embed_queries([PX7])[0] @ Letters().embed_passages([passage])[0])
+    assert top.score == pytest.approx(by_hand, abs=1e-4)
+    assert named_configs()["hybrid-letters"] == {"reranker_model": "none", "embedding_model": "letters"}
+
+
+def test_the_app_names_a_declared_embedder(declared_embedder) -> None:
+    at = open_tab(page(q=PX7, tenant="lumen"), "tab_timings")
+    assert_ok(at)
+    assert any("`letters` — letter counts (a test's embedder)" in plain(c.value) for c in at.caption), \
+        [c.value for c in at.caption]

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import pandas as pd
 import streamlit as st
 
+from retrieval.backends.embedders import EMBEDDERS
 from retrieval.explain import tables
 
 from ..escape import code, md
@@ -45,7 +46,12 @@ def models_line(trace: Mapping[str, Any], lang: str = "en") -> None:
         rr = t("off", lang)
     status = m.get("embedder_status")
     status = t("loaded", lang) if status == "loaded" else recorded(m, "embedder_status", lang)
-    st.caption(t("models_line", lang, embedder=code(str(m.get("embedder"))), status=status, reranker=rr,
+    embedder = str(m.get("embedder"))
+    if embedder in EMBEDDERS:
+        embedder = f"{code(embedder)} — {md(EMBEDDERS.get(embedder).label(lang))}"
+    else:
+        embedder = code(embedder)
+    st.caption(t("models_line", lang, embedder=embedder, status=status, reranker=rr,
                  bm25=code(str(m.get("bm25_engine"))), store=code(str(m.get("vector_store"))),
                  answer=code(str(m.get("answer_adapter")))))
 

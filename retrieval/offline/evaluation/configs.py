@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...core.split import split_of
+from ...backends.embedders import EMBEDDERS
 from ...core.types import Question
 from ...stages.fusion import METHODS
 from ...stages.rerank import KINDS
@@ -24,24 +25,20 @@ BASE_CONFIGS: dict[str, dict[str, Any]] = {
     "hybrid": {"reranker_model": "none"},
     "hybrid+rerank": {},
 }
-#: Further interventions, each one change away from ``hybrid``.
-INTERVENTIONS: dict[str, dict[str, Any]] = {
-    "hybrid-use-m3": {"reranker_model": "none", "embedding_model": "use-m3"},
-    "hybrid-minilm": {"reranker_model": "none", "embedding_model": "minilm"},
-}
 
 
 def named_configs() -> dict[str, dict[str, Any]]:
     """Every named configuration, in order: the base ones, one per reranker kind that declares its evaluation
     (``hybrid+ltr``, ``hybrid+reader``), ``hybrid-rrf30``, one per fusion method that declares one
-    (``weighted-rrf``, ``combsum``), one per transform that declares one, then the other interventions. Read from the declarations each time, so a
-    kind declared later has its configuration too."""
+    (``weighted-rrf``, ``combsum``), one per transform that declares one, then one per embedding model that
+    declares one (``hybrid-use-m3``, ``hybrid-minilm``). Read from the declarations each time, so a kind declared
+    later has its configuration too."""
     out = dict(BASE_CONFIGS)
     out.update({kind.evaluation[0]: dict(kind.evaluation[1]) for kind in KINDS if kind.evaluation})
     out["hybrid-rrf30"] = {"reranker_model": "none", "rrf_k": 30}
     out.update({m.evaluation[0]: dict(m.evaluation[1]) for m in METHODS if m.evaluation})
     out.update({t.evaluation[0]: dict(t.evaluation[1]) for t in TRANSFORMS if t.evaluation})
-    out.update(INTERVENTIONS)
+    out.update({e.evaluation[0]: dict(e.evaluation[1]) for e in EMBEDDERS if e.evaluation})
     return out
 
 
