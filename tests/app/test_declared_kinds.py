@@ -13,6 +13,8 @@ from _apptest import assert_ok, open_tab, page, plain
 
 from retrieval.backends.embedders import EMBEDDERS, EmbeddingModel
 from retrieval.core.kinds import Text
+from retrieval.learned.reader.codecs import CODECS, CodecFamily, check_spec, tag_of
+from retrieval.learned.reader.states import StateStore
 from retrieval.core.types import RankedList
 from retrieval.offline.evaluation import named_configs
 from retrieval.pipeline.workbench import open_workbench
@@ -209,3 +211,33 @@ def test_the_app_names_a_declared_embedder(declared_embedder) -> None:
     assert_ok(at)
     assert any("`letters` — letter counts (a test's embedder)" in plain(c.value) for c in at.caption), \
         [c.value for c in at.caption]
+
+
+# --- A reader state codec is one declaration too ----------------------------------------------------------------
+
+SQ6 = CodecFamily("sq6", "sq6", "sq6", lambda spec, found, hidden: "SQ6", lambda found: 1,
+                  Text("faiss scalar quantization, 6 bits a value (a test's codec)",
+                       "quantização escalar do faiss, 6 bits por valor (codec de teste)"))
+
+
+def test_a_declared_state_codec_is_accepted_stored_and_read(tmp_path) -> None:
+    with pytest.raises(ValueError, match=r"unknown reader state codec 'sq6' \(use auto, fp16, sq8, sq4"):
+        Settings(reader_state_codec="sq6", _env_file=None)
+    CODECS.declare(SQ6)
+    try:
+        assert Settings(reader_state_codec=" SQ6 ", _env_file=None).reader_state_codec == "sq6"
+        rng = np.random.default_rng(0)
+        rows = rng.normal(size=(300, 32)).astype(np.float32)
+        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+        store = StateStore(tmp_path / f"states{tag_of('sq6')}", 32, codec="sq6")
+        assert store.row_bytes == 24 and store.folder.name == "states-sq6"   # 32 values × 6 bits
+        assert store.fit(rows) and store.put_many({"p": (rows[:5], [(0, 5)])}) == 1
+        back, spans = store.get_many(["p"])["p"]
+        assert spans == ((0, 5),) and back.shape == (5, 32)
+        assert np.abs(back.astype(np.float32) - rows[:5]).max() < 0.05   # 64 levels a value, range fitted
+        with pytest.raises(ValueError, match=r"unknown reader state codec 'sq66' .*faiss:<factory> or sq6\)"):
+            check_spec("sq66")
+    finally:
+        CODECS.withdraw("sq6")
+    with pytest.raises(ValueError, match="unknown reader state codec 'sq6'"):
+        Settings(reader_state_codec="sq6", _env_file=None)

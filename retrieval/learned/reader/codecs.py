@@ -17,6 +17,10 @@ tokens (100,000 chunks: 9.6 GB). A codec turns rows into fixed-size codes and ba
 Decoded rows are put back to unit length (MaxSim reads cosines), so a decoded state is a unit vector again; a
 passage's zero row (an empty passage) is kept as no row at all by the store, never decoded.
 
+Each family above is one :class:`CodecFamily` declaration in :data:`CODECS` (its spelling, its faiss factory,
+the fewest rows it is fitted on, its text for people); the settings' check, the store's folder names and the
+codec itself read the registry.
+
 faiss is imported only when a faiss codec is built; decoded rows are normalized by torch where it is installed.
 """
 
@@ -24,7 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+from ...core.kinds import Registry, Text
 
 import numpy as np
 
@@ -34,7 +40,6 @@ MAX_TRAIN_ROWS = 65_536
 #: Coarse centroids of ``rpq``.
 RPQ_LISTS = 256
 
-_PQ = re.compile(r"^(r?)pq(\d+)(?:x(\d+))?$")
 #: The spec that picks a codec by corpus size (:data:`AUTO_CODECS`, :func:`~.states.resolve_codec`).
 AUTO = "auto"
 #: What ``auto`` chooses from, in order: sq8 (ranks as fp16 does) while a corpus' states fit under the store's
@@ -44,28 +49,90 @@ AUTO = "auto"
 AUTO_CODECS = ("sq8", "pq128x5")
 
 
+@dataclass(frozen=True)
+class CodecFamily:
+    """The declaration of a family of state codecs.
+
+    Attributes:
+        name: the family's name (``pq``), and how a spec of it is written for people (``syntax``: ``pq<M>``).
+        pattern: the regular expression a (lower-case) spec of the family matches in full.
+        factory: ``(spec as written, its match, hidden width) → faiss factory string`` (``None``: rows kept as
+            fp16); it raises ``ValueError`` for a spec of the family it cannot build (``M`` not dividing the width).
+        min_train_rows: ``(its match) → the fewest rows it is fitted on`` (k-means needs as many points as
+            centroids); 0 for a codec that is not fitted.
+        label: what it is, in each language (the settings' reference, the app).
+        case_sensitive: keep the spec's case (a faiss factory string); others are read in lower case.
+    """
+
+    name: str
+    syntax: str
+    pattern: str
+    factory: Callable[[str, "re.Match[str]", int], str | None]
+    min_train_rows: Callable[["re.Match[str]"], int]
+    label: Text
+    case_sensitive: bool = False
+
+    def match(self, spec: str) -> "re.Match[str] | None":
+        return re.fullmatch(self.pattern, spec.strip() if self.case_sensitive else spec.strip().lower(),
+                            flags=re.IGNORECASE if self.case_sensitive else 0)
+
+
+#: The declared codec families, in the order a refusal lists them.
+CODECS: Registry[CodecFamily] = Registry("reader state codec")
+
+
+def _pq_factory(spec: str, found: "re.Match[str]", hidden: int) -> str:
+    residual, m, bits = found.group(1), int(found.group(2)), int(found.group(3) or 8)
+    if m <= 0 or hidden % m or not 1 <= bits <= 12:
+        raise ValueError(f"reader state codec {spec!r}: M must divide the states' width {hidden}, bits 1-12")
+    pq = f"PQ{m}x{bits}np"   # np: no polysemous training (slow, and useless to decoding)
+    return f"IVF{RPQ_LISTS},{pq}" if residual else pq
+
+
+def _pq_rows(found: "re.Match[str]") -> int:
+    bits = 2 ** int(found.group(3) or 8)
+    return max(bits, RPQ_LISTS) if found.group(1) else bits
+
+
+CODECS.declare(CodecFamily("fp16", "fp16", "fp16", lambda spec, found, hidden: None, lambda found: 0,
+                           Text("the rows as computed, 2 bytes a value", "as linhas como calculadas, 2 bytes por valor")))
+CODECS.declare(CodecFamily("sq", "sq8, sq4", "sq(8|4)", lambda spec, found, hidden: f"SQ{found.group(1)}",
+                           lambda found: 1, Text("faiss scalar quantization, 8 or 4 bits a value",
+                                                 "quantização escalar do faiss, 8 ou 4 bits por valor")))
+CODECS.declare(CodecFamily("pq", "pq<M>", r"()pq(\d+)(?:x(\d+))?", _pq_factory, _pq_rows,
+                           Text("product quantization, M sub-vectors (pq<M>x<bits>)",
+                                "quantização por produto, M subvetores (pq<M>x<bits>)")))
+CODECS.declare(CodecFamily("rpq", "rpq<M>", r"(r)pq(\d+)(?:x(\d+))?", _pq_factory, _pq_rows,
+                           Text("residual product quantization over 256 coarse centroids",
+                                "quantização por produto do resíduo sobre 256 centroides")))
+CODECS.declare(CodecFamily("faiss", "faiss:<factory>", r"faiss:(.+)", lambda spec, found, hidden: found.group(1),
+                           lambda found: 256, Text("any faiss index factory with standalone codes",
+                                                   "qualquer fábrica de índice do faiss com códigos próprios"),
+                           case_sensitive=True))
+
+
+def family_of(spec: str) -> tuple[CodecFamily, "re.Match[str]"]:
+    """The declared family of a codec spec and the spec's match.
+
+    Raises:
+        ValueError: no declared family spells it (one line naming them).
+    """
+    for family in CODECS:
+        found = family.match(spec)
+        if found is not None:
+            return family, found
+    spelled = [AUTO, *(f.syntax for f in CODECS)]
+    raise ValueError(f"unknown reader state codec {spec!r} (use {', '.join(spelled[:-1])} or {spelled[-1]})")
+
+
 def factory_of(spec: str, hidden: int) -> str | None:
     """The faiss factory string of a codec spec (``None`` for fp16).
 
     Raises:
         ValueError: an unknown spec, or ``M`` that does not divide ``hidden``.
     """
-    name = spec.strip().lower()
-    if name == "fp16":
-        return None
-    if name in ("sq8", "sq4"):
-        return name.upper()
-    if name.startswith("faiss:"):
-        return spec.strip()[len("faiss:"):]
-    found = _PQ.match(name)
-    if not found:
-        raise ValueError(f"unknown reader state codec {spec!r} (use auto, fp16, sq8, sq4, pq<M>, rpq<M> or "
-                         "faiss:<factory>)")
-    residual, m, bits = found.group(1), int(found.group(2)), int(found.group(3) or 8)
-    if m <= 0 or hidden % m or not 1 <= bits <= 12:
-        raise ValueError(f"reader state codec {spec!r}: M must divide the states' width {hidden}, bits 1-12")
-    pq = f"PQ{m}x{bits}np"   # np: no polysemous training (slow, and useless to decoding)
-    return f"IVF{RPQ_LISTS},{pq}" if residual else pq
+    family, found = family_of(spec)
+    return family.factory(spec, found, hidden)
 
 
 def check_spec(spec: str) -> str:
@@ -84,8 +151,8 @@ def check_spec(spec: str) -> str:
             raise ValueError(f"reader state codec {spec.strip()!r}: faiss cannot build standalone codes from "
                              f"{factory!r} (not a factory string, or an index such as HNSW that keeps no codes)") \
                 from None
-    name = spec.strip()
-    return name if name.lower().startswith("faiss:") else name.lower()
+    family, _ = family_of(spec)
+    return spec.strip() if family.case_sensitive else spec.strip().lower()
 
 
 def tag_of(spec: str) -> str:
@@ -156,11 +223,8 @@ class StateCodec:
         """The fewest rows it can be fitted on (k-means needs as many points as centroids)."""
         if self.index is None:
             return 0
-        found = _PQ.match(self.spec)
-        if found:
-            bits = 2 ** int(found.group(3) or 8)
-            return max(bits, RPQ_LISTS) if found.group(1) else bits
-        return 1 if self.spec in ("sq8", "sq4") else 256
+        family, found = family_of(self.spec)
+        return family.min_train_rows(found)
 
     def train(self, rows: np.ndarray, seed: int = 0) -> None:
         """Fit the codec on ``rows`` (a random sample of at most :data:`MAX_TRAIN_ROWS`)."""
