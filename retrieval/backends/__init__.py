@@ -5,4 +5,4 @@
 from . import local, milvus  # noqa: F401 - each module declares its backend
 from .base import BACKENDS, Backend, Opened, OpenRequest, StoreStatusError
 
-__all__ = ["BACKENDS", "Backend", "Opened", "OpenRequest", "StoreStatusError"]
+__all__ = ["BACKENDS", "Backend", "Opened", "OpenRequest", "StoreStatusError", "base", "embedders", "state"]

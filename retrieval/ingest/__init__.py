@@ -3,3 +3,5 @@ files in every declared format (:mod:`.formats`, :mod:`.folder`), Markdown read 
 and where each chunk sits in its source (:mod:`.location`)."""
 
 from . import html, office, pdf, text, slides, sheets, epub  # noqa: F401 - each module declares its formats
+
+__all__ = ["collection", "corpus", "folder", "formats", "location", "upload"]

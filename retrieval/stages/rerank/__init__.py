@@ -8,4 +8,4 @@ from .base import (KINDS, OFF, LoadContext, Reranker, RerankerKind, RerankerSpec
                    offered, reranker_key, run, score_passages)
 
 __all__ = ["KINDS", "OFF", "LoadContext", "Reranker", "RerankerKind", "RerankerSpec", "RerankInput", "canonical",
-           "load_reranker", "offered", "reranker_key", "run", "score_passages"]
+           "load_reranker", "offered", "reranker_key", "run", "score_passages", "learned", "reader"]
