@@ -676,7 +676,7 @@ def model_card(manifest: Mapping[str, Any]) -> str:
         f"Evidence: {m['training']['evidence_kind']} over context sentences.", "",
         f"Feature set `{feature_set_version()}` ({len(CANDIDATE_NAMES)} candidate features, "
         f"{len(SENTENCE_NAMES)} sentence features, {len(GATE_NAMES)} gate features; see "
-        "`retrieval/judge/features.py`). Contributions are in "
+        "`retrieval/learned/judge/features.py`). Contributions are in "
         "raw LambdaMART score units (reranker) and log-odds (support), not probabilities.", "",
         "## Training data", "",
     ]
