@@ -42,7 +42,8 @@ QUESTIONS = st.one_of(st.sampled_from(["O PX-7 não foi ativado apesar do pagame
 
 @pytest.fixture(scope="module")
 def patched_open(tmp_path_factory):
-    """``cli._open`` builds a workbench with the hash embedder on a temporary store (one per index variant)."""
+    """``ask``'s workbench (``retrieval.cli.ask.open_bench``) is built with the hash embedder on a temporary store
+    (one per index variant)."""
     chroma = tmp_path_factory.mktemp("cli-store")
     benches: dict[tuple, Workbench] = {}
 
@@ -56,10 +57,10 @@ def patched_open(tmp_path_factory):
         bench = benches[key]
         return _Bound(bench, s)
 
-    original = cli._open
-    cli._open = _open
+    original = cli.ask.open_bench
+    cli.ask.open_bench = _open
     yield
-    cli._open = original
+    cli.ask.open_bench = original
 
 
 class _Bound:

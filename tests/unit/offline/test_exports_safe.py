@@ -92,6 +92,7 @@ def test_eval_out_writes_every_other_export_and_names_the_skipped_run(tmp_path: 
     from typer.testing import CliRunner
 
     from retrieval import cli
+    from retrieval.cli import evaluate as eval_command
     from retrieval.offline import evaluation
 
     questions = tmp_path / "questions.jsonl"
@@ -109,7 +110,7 @@ def test_eval_out_writes_every_other_export_and_names_the_skipped_run(tmp_path: 
         return report
 
     monkeypatch.setattr(evaluation, "evaluate_configs", evaluate)
-    monkeypatch.setattr(cli, "_tuned", lambda settings, corpus: (settings, None))
+    monkeypatch.setattr(eval_command, "adopted", lambda settings, corpus: (settings, None))
     out = tmp_path / "out"
     with caplog.at_level(logging.WARNING, logger="retrieval.offline.report"):
         result = CliRunner().invoke(cli.app, ["eval", "--corpus", str(tmp_path / "corpus.jsonl"), "--questions",

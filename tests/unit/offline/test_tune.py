@@ -231,17 +231,17 @@ def test_decision_needs_a_significant_heldout_gain_and_no_lost_document():
 
 
 def test_cli_commands_read_the_adopted_default_under_their_own_set(tmp_path, monkeypatch):
-    from retrieval.cli import _tuned
+    from retrieval.cli.common import adopted
     from retrieval.offline import tuned
     from retrieval.settings import Settings
 
     monkeypatch.setenv("RETRIEVAL_CHROMA_PATH", str(tmp_path / "chroma"))
     corpus = tmp_path / "c.jsonl"
     base = Settings(_env_file=None)
-    assert _tuned(base, corpus) == (base, None)  # nothing stored: unchanged, no note
+    assert adopted(base, corpus) == (base, None)  # nothing stored: unchanged, no note
     tuned.adopt(base, corpus, {"overrides": {"rrf_k": 30, "overfetch": 8}, "questions": 50,
                                "heldout": {"metric": "ndcg@10", "delta": 0.02, "p_value": 0.03}})
-    settings, note = _tuned(base.with_overrides(overfetch=2), corpus)  # as after --set overfetch=2
+    settings, note = adopted(base.with_overrides(overfetch=2), corpus)  # as after --set overfetch=2
     assert (settings.rrf_k, settings.overfetch) == (30, 2)
     assert note.startswith("tuned for this corpus on 50 questions, held-out ndcg@10 +0.020 (p=0.0300)")
     assert "own overfetch kept" in note
@@ -249,7 +249,7 @@ def test_cli_commands_read_the_adopted_default_under_their_own_set(tmp_path, mon
     assert tuned.load_adopted(other, corpus) is None
     tuned.tuned_path(base, corpus).write_text("{not json", encoding="utf-8")
     assert tuned.load_adopted(base, corpus) is None  # damaged: ignored (one log line), never a refusal
-    assert _tuned(base, corpus) == (base, None)
+    assert adopted(base, corpus) == (base, None)
 
 
 def test_a_damaged_tuned_file_is_ignored_with_one_log_line(tmp_path, monkeypatch, caplog):

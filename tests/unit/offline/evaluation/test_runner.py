@@ -11,12 +11,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from retrieval import cli
 from retrieval.core.filters import field_types
 from retrieval.core.types import Chunk, Document, Question, RankedList, ScoredItem
 from retrieval.offline.evaluation import Config, compare, evaluate_configs
 from retrieval.offline.evaluation import scores as _scores
 from retrieval.offline.evaluation.metrics import best_positions, parent_ranking, parent_run
+from retrieval.offline import summaries
 from retrieval.offline.report import decision_record, trec_run
 from retrieval.settings import Settings
 
@@ -100,7 +100,7 @@ def test_the_runner_metrics_rows_and_trec_run_read_each_parent_once():
                                            "relevant_not_in_corpus": [], "relevant_in_other_tenant": []}
 
 
-def test_questions_whose_labels_cannot_be_met_are_counted_and_listed(capsys):
+def test_questions_whose_labels_cannot_be_met_are_counted_and_listed():
     questions = [Q("ok", ["a1"], {"tenant": "lumen"}),
                  Q("typo", ["a1"], {"tenant": "lumem"}),  # no such tenant
                  Q("gone", ["a1", "zz"], {"tenant": "lumen"}),  # zz is no document
@@ -117,8 +117,7 @@ def test_questions_whose_labels_cannot_be_met_are_counted_and_listed(capsys):
     # Their scoring is left as labeled: b1 is never found, so 0; the typo's a1 is found by this fake bench.
     rows = {r["id"]: r for r in report["configs"]["base"]["questions"]}
     assert rows["elsewhere"]["metrics"]["mrr@3"] == 0.0 and rows["gone"]["metrics"]["recall@3"] == 0.5
-    cli._print_report(report, "all")
-    out = capsys.readouterr().out.splitlines()
+    out = summaries.evaluation(report, "all").splitlines()
     at = out.index("questions with problems: 3 (scored as labeled; no configuration can find their relevant "
                    "documents, so each counts 0 there)")
     assert out[at + 1:at + 4] == ["  tenant not in the corpus: 1: typo ('lumem')",
