@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -269,7 +268,7 @@ def _feature_set_version() -> str:
     each feature** (its function, the group's context class, every project function they reach:
     :mod:`.fingerprint`): adding, removing, reordering, re-describing or recomputing a feature changes it, so a
     model trained on another set is refused at load."""
-    return "judge-features-" + fingerprint(sys.modules[__name__], "_f", (
+    return "judge-features-" + fingerprint("_f", (
         ("candidate", CANDIDATE_FEATURES, _Window), ("sentence", SENTENCE_FEATURES, _SentenceTable),
         ("gate", GATE_FEATURES, _GateContext)))
 

@@ -1,12 +1,17 @@
 """The fingerprint of the code that computes a feature set: a model trained on one version of a feature's code is
 refused by another, even when the feature kept its name and its text.
 
-For each declared feature, the fingerprint reads its declaration's source (the ``_f(...)`` call: name, range,
-text, sign and the function that computes it; not its label, which only shows it) and, transitively, the source
-of every project function or class that function names (type annotations aside): the module's helpers, the group's context class (what
-``w.covs`` reads) and the tokenizer, codes and text functions it imports. Sources are compared as Python reads
-them (:func:`ast.unparse`: comments and layout do not count), so a reformatting keeps the version and a changed
-formula changes it.
+For each declared feature, the fingerprint reads its declaration's source (the ``_f(...)`` call, in the module that
+declares it: name, range, text, sign and the function that computes it; not its label, which only shows it) and,
+transitively, the source of every project function or class that function names (type annotations aside): the
+helpers, the group's context class (what ``w.covs`` reads) and the tokenizer, codes and text functions they import.
+Sources are compared as Python reads them (:func:`ast.unparse`: comments and layout do not count), so a reformatting
+keeps the version and a changed formula changes it.
+
+Reached code is known by its qualified name (``_coverage``, ``TextView.tokens``), not by its module's: moving a
+function or a declaration to another module keeps the version. So a qualified name must name one object: two
+modules' objects of the same qualified name, both reached, are refused (:class:`FingerprintClash`) rather than one
+read for both or each read under a name that no longer tells which feature uses which.
 """
 
 from __future__ import annotations
@@ -17,6 +22,11 @@ import inspect
 import textwrap
 import types
 from typing import Any, Iterable, Mapping
+
+
+class FingerprintClash(ValueError):
+    """Two reached objects of different modules share a qualified name: rename one (the fingerprint knows code by
+    its qualified name alone)."""
 
 
 def _normalized(source: str) -> str:
@@ -55,19 +65,17 @@ def declaration_calls(module: types.ModuleType, factory: str) -> dict[str, ast.C
     return calls
 
 
-def fingerprint(module: types.ModuleType, factory: str, groups: Iterable[tuple[str, Iterable[Any], Any]],
-                package: str = "retrieval") -> str:
+def fingerprint(factory: str, groups: Iterable[tuple[str, Iterable[Any], Any]], package: str = "retrieval") -> str:
     """The digest of a feature set's declarations and of all the project code they reach.
 
     Args:
-        module: the module that declares the features (its source is read).
-        factory: the name of the function each declaration calls (``_f``).
+        factory: the name of the function each declaration calls (``_f``); a feature's declaration is looked up in
+            the source of the module that defines its function (``value``).
         groups: ``(group, features in order, context class)`` per group; a feature has ``name``, ``range``,
-            ``doc`` and ``sign``.
+            ``doc``, ``sign`` and ``value``.
         package: code outside it (numpy, the standard library) is not read.
     """
-    calls = declaration_calls(module, factory)
-    namespace: Mapping[str, Any] = vars(module)
+    declared: dict[str, dict[str, ast.Call]] = {}  # module name → its declaration calls
     parts: list[str] = []
     pending: list[Any] = []
     for group, features, context in groups:
@@ -75,30 +83,43 @@ def fingerprint(module: types.ModuleType, factory: str, groups: Iterable[tuple[s
         pending.append(context)
         for feature in features:
             parts.append(f"{group}|{feature.name}|{feature.range}|{feature.doc}|{feature.sign}")
-            call = calls.get(feature.name)
+            module = inspect.getmodule(feature.value)
+            if module is None:
+                continue
+            if module.__name__ not in declared:
+                try:
+                    declared[module.__name__] = declaration_calls(module, factory)
+                except (OSError, TypeError):  # a module without source: nothing to read
+                    declared[module.__name__] = {}
+            call = declared[module.__name__].get(feature.name)
             if call is None:  # declared at run time, not in the module's source: its declaration stands for it
                 continue
             kept = ast.Call(call.func, call.args, [k for k in call.keywords if k.arg != "label"])
             parts.append(ast.unparse(kept))
             computes = [a for a in call.args if isinstance(a, ast.Lambda)]  # the function; the rest is data
+            namespace: Mapping[str, Any] = vars(module)
             pending += [namespace[n] for node in computes for n in sorted(_names(node))
                         if n in namespace and _project_object(namespace[n], package)]
-    reached: dict[str, str] = {}  # qualified name → normalized source, in name order below (not discovery order)
+    reached: dict[str, tuple[str, str]] = {}  # qualified name → (its module, its normalized source)
     while pending:
         obj = pending.pop()
-        key = f"{obj.__module__}.{obj.__qualname__}"
-        if key in reached:
+        name, module_name = obj.__qualname__, obj.__module__
+        if name in reached:
+            if reached[name][0] != module_name:
+                raise FingerprintClash(f"{name} is defined in both {reached[name][0]} and {module_name}, and the "
+                                       "features reach both: rename one")
             continue
         try:
             source = _normalized(inspect.getsource(obj))
         except (OSError, TypeError):  # a built-in or generated object: its name stands for it
-            source = key
-        reached[key] = source
+            source = name
+        reached[name] = (module_name, source)
         owner = inspect.getmodule(obj)
         scope = vars(owner) if owner is not None else {}
-        for name in sorted(_names(ast.parse(source))):
-            value = scope.get(name)
+        for read in sorted(_names(ast.parse(source))):
+            value = scope.get(read)
             if value is not None and _project_object(value, package):
                 pending.append(value)
-    parts += [f"{key}\n{reached[key]}" for key in sorted(reached)]
+    # In name order, not discovery order; the modules do not count.
+    parts += [f"{name}\n{reached[name][1]}" for name in sorted(reached)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:12]
