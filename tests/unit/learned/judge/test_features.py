@@ -220,7 +220,7 @@ def test_short_stems_and_short_prefixes_do_not_match():
 
 # -- the executable registry ---------------------------------------------------------------------------------
 def test_a_table_has_one_column_per_declaration_in_declaration_order():
-    from retrieval.learned.judge.features import _f, _table
+    from retrieval.learned.judge.declaration import _f, _table
 
     feats = (_f("first", "", "", lambda ctx, n: ctx[n] * 10), _f("second", "", "", lambda ctx, n: -ctx[n]))
     X = _table(feats, [1.0, 2.0, 3.0], 3)

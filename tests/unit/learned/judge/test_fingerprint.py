@@ -37,7 +37,7 @@ FEATURES = (
     _f("held", "{0, 1}", "1 when a word is held.", lambda c, n: float(_count(c.words[n], c.held) > 0)),
 )
 '''
-DECLARE = "from retrieval.learned.judge.features import _f\n"
+DECLARE = "from retrieval.learned.judge.declaration import _f\n"
 
 
 def _version(root: Path, monkeypatch: pytest.MonkeyPatch, name: str, files: dict[str, str],
