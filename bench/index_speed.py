@@ -122,8 +122,7 @@ def index_by_stage(path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
         t = time.perf_counter()
         LexicalIndex(chunks, s.tenant_field, s.bm25_engine, s.bm25_analyzer)
         stages["bm25"] = time.perf_counter() - t
-        bench._passages = len({c.text for c in chunks if c.text.strip()})
-        bench._use_state_store()
+        bench.reader_store.size_for(len({c.text for c in chunks if c.text.strip()}))
         store = VectorStore(open_client(s.chroma_path), str(path), vectors_name(bench.embedder),
                             index_variant(s.chunk_tokens, s.chunk_overlap, s.contextual, s.passage_template),
                             passage_template=s.passage_template)

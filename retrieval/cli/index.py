@@ -19,7 +19,6 @@ def _collection(settings, owner: str, add: list[Path], remove: list[str]) -> Opt
     each refusal in one line; returns the collection's folder and the Workbench that indexed it (``None``: the
     collection is empty now)."""
     from ..ingest.collection import is_collection
-    from ..learned.reader.loader import forget_passages
     from ..pipeline.workbench import Workbench
     from ..serving import uploads
 
@@ -49,7 +48,8 @@ def _collection(settings, owner: str, add: list[Path], remove: list[str]) -> Opt
 
         if is_collection(folder) and uploads.entries(settings, owner) and bench.state is None:
             bench.load_corpus(folder)  # the index its vectors are dropped from when nothing is left
-        gone = uploads.remove_documents(settings, owner, remove, index, drop, forget_passages, on_wait=waiting)
+        gone = uploads.remove_documents(settings, owner, remove, index, drop, bench.forget_passages,
+                                        on_wait=waiting)
         missing = sorted(set(remove) - {e.doc_id for e in gone.entries})
         for doc_id in missing:
             echo(f"{doc_id}: not in the collection")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -35,7 +35,6 @@ from ..core.codes import codes
 from ..core.filters import Filters, typed
 from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize
-from ..learned.reader.loader import shared_reader
 
 #: The picked chunks whose stored vectors one "Where is my document?" reads at most (one store call).
 MAX_WHERE_CHUNKS = 64
@@ -150,7 +149,8 @@ def _has_code(text: str, code: str) -> bool:
 
 
 def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: np.ndarray | None = None,
-            reranker: Any = None, evidence: DenseEvidence | None = None) -> dict[str, Any]:
+            reranker: Any = None, evidence: DenseEvidence | None = None,
+            reader: Callable[[], tuple[Any, Any]] | None = None) -> dict[str, Any]:
     """The whereabouts of ``chunk_id`` in ``trace`` (a ``Trace.to_dict()`` of a request on ``state``).
 
     Args:
@@ -160,6 +160,8 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
         reranker: an object with ``score(question, passages)`` (``retrieval.stages.rerank``), or ``None``.
         evidence: the store reads of the pick (:func:`dense_evidence`), read for this chunk alone when
             ``None``.
+        reader: ``() -> (reader or None, reason)``: the Workbench's reader
+            (:meth:`~retrieval.learned.reader.loader.ReaderStore.reader`), or ``None`` (the reader is not read).
 
     Returns:
         ``{"chunk_id", "parent_id", "where", "lists": {name: {"status", ...}}, "fusion", "rerank", "gate"}``;
@@ -185,7 +187,7 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
         out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
     out["fusion"] = _fusion_entry(trace, settings, chunk_id, lex_rank, dense_rank, blocked)
     out["rerank"] = _rerank_entry(trace, chunk, question, reranker, blocked)
-    out["reader"] = _reader_entry(chunk, question, blocked)
+    out["reader"] = _reader_entry(chunk, question, blocked, reader)
     threshold = settings.get("min_similarity")
     named = codes(question) if settings.get("require_codes", True) else []
     missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
@@ -313,24 +315,27 @@ def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker:
             "would_rank": 1 + sum(1 for s in others if s > value) if others else None}
 
 
-def _reader_entry(chunk: Any, question: str, blocked: Any) -> dict[str, Any]:
+def _reader_entry(chunk: Any, question: str, blocked: Any,
+                  reader: Callable[[], tuple[Any, Any]] | None) -> dict[str, Any]:
     """The reader's score of the chunk (its text against the question), whatever the reranker: how well the
     chunk reads as an answer, beside where the rankers put it. Never for a chunk the request's filters exclude."""
     if blocked:
         return {"status": "filtered"}
-
-    reader, why = shared_reader()
     if reader is None:
+        return {"status": "not_run"}
+    loaded, why = reader()
+    if loaded is None:
         return {"status": "unavailable", "note": why}
-    return {"status": "computed", "score": round(float(reader.score(question, [chunk])[0]), 4)}
+    return {"status": "computed", "score": round(float(loaded.score(question, [chunk])[0]), 4)}
 
 
 def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
-                 query_vector: np.ndarray | None = None, reranker: Any = None) -> list[dict[str, Any]]:
+                 query_vector: np.ndarray | None = None, reranker: Any = None,
+                 reader: Callable[[], tuple[Any, Any]] | None = None) -> list[dict[str, Any]]:
     """:func:`explain` for each of ``chunk_ids`` (a picked document's chunks), with the store read once for
     all of them (:func:`dense_evidence`: at most :data:`MAX_WHERE_CHUNKS` vectors, guarded)."""
     evidence = dense_evidence(state, trace, chunk_ids, query_vector)
-    return [explain(state, trace, cid, query_vector, reranker, evidence) for cid in chunk_ids]
+    return [explain(state, trace, cid, query_vector, reranker, evidence, reader) for cid in chunk_ids]
 
 
 IN_LIST = declare("where.in_list", en="rank {rank}, score {score:.4f}", pt="posição {rank}, nota {score:.4f}")

@@ -227,7 +227,8 @@ def collect(bench: Any, questions: Sequence[Question], corpus_name: str, splits:
                 removed = [c for c in state.chunks if c.parent_id in set(q.relevant)
                            and c.metadata.get(s.tenant_field) == tenant]
                 case_stats = stats_without(stats, removed)
-            scores, why = reader_scores(trace.question, [i.chunk_id for i in fused.items[:rerank_window]], view)
+            scores, why = reader_scores(trace.question, [i.chunk_id for i in fused.items[:rerank_window]], view,
+                                        bench.reader_store.reader)
             if scores is None:
                 raise ValueError(f"cannot train the judge: {why}")
             inp = JudgeInput(trace.question, lists["bm25"], lists["dense"], fused, q_vec, vectors, view, case_stats,

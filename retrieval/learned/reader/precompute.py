@@ -21,7 +21,7 @@ import numpy as np
 
 from ...core.errors import RetrievalError
 from .codecs import AUTO, AUTO_CODECS, StateCodec
-from .states import PassageText, as_passage, auto_limit, store_choice
+from .states import PassageText, StoreChoice, as_passage, auto_limit
 
 #: Passages whose states fit a lossy codec (spread over the corpus; about 17,000 token rows at 125 tokens).
 FIT_PASSAGES = 1_000
@@ -58,10 +58,10 @@ class StatesReport:
                 f"{self.held_before} already held{rate}")
 
 
-def auto_choice(store) -> str:
-    """How ``auto`` chose ``store``'s codec, for the index line ("" when the setting named the codec)."""
-    choice = store_choice()
-    if choice.chosen != AUTO or choice.codec != store.codec.spec:
+def auto_choice(store, choice: StoreChoice | None) -> str:
+    """How ``auto`` chose ``store``'s codec by ``choice``, for the index line ("" when the setting named the
+    codec, or no choice is known)."""
+    if choice is None or choice.chosen != AUTO or choice.codec != store.codec.spec:
         return ""
     most = auto_limit(choice.limit_mb, store.hidden)
     return (f"auto: {AUTO_CODECS[0]} up to {most:,} passages under RETRIEVAL_READER_STATE_MB="
@@ -105,7 +105,8 @@ def put_states(reader, passages: Sequence[PassageText], rows: Sequence[np.ndarra
 
 def store_corpus_states(reader, texts: Sequence,
                         on_progress: Callable[[int, int, float], None] | None = None,
-                        should_stop: Callable[[], bool] = lambda: False) -> StatesReport:
+                        should_stop: Callable[[], bool] = lambda: False,
+                        choice: StoreChoice | None = None) -> StatesReport:
     """Encode every passage of ``texts`` the reader's store does not hold, and store it.
 
     Args:
@@ -114,6 +115,7 @@ def store_corpus_states(reader, texts: Sequence,
             skipped).
         on_progress: called with ``(done, total, eta seconds)`` after each batch.
         should_stop: checked between batches (the process' exit): what was stored stays stored.
+        choice: the Workbench's choice the store was opened by (the report says how ``auto`` chose its codec).
 
     Raises:
         StatesDoNotFit: the corpus' states cannot fit under the store's limit (:func:`check_fit`).
@@ -134,7 +136,7 @@ def store_corpus_states(reader, texts: Sequence,
         passages = store.count()
         return StatesReport(len(unique), len(held), reader.passages_encoded - encoded_before, len(store.held(keys)),
                             store.size_bytes() / passages if passages else 0.0, store.codec.spec,
-                            time.perf_counter() - started, reason or store.reason, auto_choice(store))
+                            time.perf_counter() - started, reason or store.reason, auto_choice(store, choice))
 
     def encoded(batch: Sequence[PassageText]) -> list[np.ndarray]:
         """``batch``'s states, computed (never from the memory cache: a passage read before the store could keep

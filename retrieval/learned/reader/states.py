@@ -40,7 +40,7 @@ from .codecs import AUTO, AUTO_CODECS, StateCodec, tag_of
 log = logging.getLogger(__name__)
 
 
-#: The most the shared reader's state store holds on disk (about 0.1 MB a chunk: some 10,000 chunks).
+#: The most a Workbench's reader state store holds on disk (about 0.1 MB a chunk: some 10,000 chunks).
 STATE_STORE_MB = 1024.0
 #: The most tokens the reader reads of a passage (its specials and prefix included): what ``auto`` sizes with.
 MAX_PASSAGE_TOKENS = 192
@@ -71,8 +71,8 @@ def resolve_codec(spec: str, passages: int | None, limit_mb: float, hidden: int 
 
 @dataclass(frozen=True)
 class StoreChoice:
-    """Where the shared reader keeps its passage states, how (a codec, never ``auto``: resolved), and how much
-    at most; ``chosen`` is the setting as written (``auto`` or the codec)."""
+    """Where a Workbench's reader keeps its passage states (:class:`~.loader.ReaderStore`), how (a codec, never
+    ``auto``: resolved), and how much at most; ``chosen`` is the setting as written (``auto`` or the codec)."""
 
     folder: Path | None = None
     codec: str = "fp16"
@@ -84,8 +84,13 @@ class StoreChoice:
     precision: str = "fp32"
     template: str = "title-newline"
 
-
-_choice = StoreChoice()
+    @classmethod
+    def of(cls, folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB,
+           passages: int | None = None, precision: str = "fp32", template: str = "title-newline") -> "StoreChoice":
+        """States kept under ``folder`` (``None``: in memory only), stored by ``codec`` (:mod:`.codecs`; ``auto``
+        is resolved for a corpus of ``passages``: :func:`resolve_codec`), at most ``limit_mb``."""
+        return cls(Path(folder).resolve() if folder is not None else None,
+                   resolve_codec(codec, passages, float(limit_mb)), float(limit_mb), codec, precision, template)
 
 #: The fewest token rows a scalar codec is fitted on from questions' candidates (:meth:`StateStore.prepare`).
 AUTO_FIT_ROWS = 2_048
@@ -134,22 +139,6 @@ def as_passage(passage: "str | PassageText | Any", template: str = "title-newlin
     return PassageText.of(passage, template)
 
 
-def use_state_store(folder: str | Path | None, codec: str = "fp16", limit_mb: float = STATE_STORE_MB,
-                    passages: int | None = None, precision: str = "fp32", template: str = "title-newline") -> None:
-    """Keep the shared reader's passage states on disk under ``folder`` (``None``: in memory only), stored by
-    ``codec`` (:mod:`.codecs`; ``auto`` is resolved for a corpus of ``passages``: :func:`resolve_codec`), at most
-    ``limit_mb``.
-
-    A Workbench calls this with the folder beside its vector store (``.retrieval/reader-states``) and its
-    settings' ``reader_state_codec`` and ``reader_state_mb``; the shared reader, loaded or not, takes them from
-    its next request on. Rows are keyed by their text and folders by the weights file and the codec, so the
-    folder another Workbench chose holds the same rows. Torch-free: a Workbench that never reads does not load
-    the reader for this."""
-    global _choice
-    _choice = StoreChoice(Path(folder).resolve() if folder is not None else None,
-                          resolve_codec(codec, passages, float(limit_mb)), float(limit_mb), codec, precision, template)
-
-
 def forget_states(root: str | Path, keys: Sequence[str]) -> int:
     """Delete the index entries of ``keys`` (:func:`passage_key`) from every state store under ``root`` (one
     folder per weights and codec): a removed document's passages are no longer read from disk. Their rows stay in
@@ -173,16 +162,6 @@ def forget_states(root: str | Path, keys: Sequence[str]) -> int:
         except sqlite3.Error as exc:
             log.warning("reader states under %s not forgotten: %s", index.parent, exc)
     return deleted
-
-
-def state_dir() -> Path | None:
-    """The folder :func:`use_state_store` set last."""
-    return _choice.folder
-
-
-def store_choice() -> StoreChoice:
-    """What :func:`use_state_store` set last."""
-    return _choice
 
 
 @lru_cache(maxsize=8)

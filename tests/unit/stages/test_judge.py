@@ -138,6 +138,7 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
     from retrieval.core.filters import Filters
     from retrieval.core.types import Chunk, RankedList, ScoredItem
     from retrieval.learned.judge.features import JudgeInput, TextView, tenant_stats
+    from retrieval.learned.reader.loader import ReaderStore
     from retrieval.stages.fusion import rrf
     from retrieval.stages.judge import JudgeRun
 
@@ -150,11 +151,13 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
                      tenant_stats(lexical))
     c_rank = [i.chunk_id for i in fused.items].index("c#0")
     stored = {"c#0": np.array([0.9, np.sqrt(1 - 0.81)])}
-    run = JudgeRun.of(inp, c_rank, fetch=lambda ids: {k: stored[k] for k in ids if k in stored})
+    reader = ReaderStore(None).reader   # the process' weights, states in memory only
+    run = JudgeRun.of(inp, c_rank, reader, fetch=lambda ids: {k: stored[k] for k in ids if k in stored})
     assert "c#0" not in run.index
     run.widen(["c#0"])
     assert run.rows.column("dense_cos")[run.index["c#0"]] == pytest.approx(0.9)
-    unfetched = JudgeRun.of(dc_replace(inp), c_rank)  # no store: the cosine stays unknown (0)
+    assert -1.0 <= run.inp.reader["c#0"] <= 1.0 and run.inp.reader["c#0"] != 0.0   # scored by the reader handed in
+    unfetched = JudgeRun.of(dc_replace(inp), c_rank, reader)  # no store: the cosine stays unknown (0)
     unfetched.widen(["c#0"])
     assert unfetched.rows.column("dense_cos")[unfetched.index["c#0"]] == 0.0
 
@@ -167,7 +170,7 @@ def test_widening_past_the_window_reads_the_stored_vectors_of_lexical_only_finds
     def fails(ids):
         raise ConnectionError("store gone")
 
-    broken = JudgeRun.of(dc_replace(inp), c_rank, fetch=fails)
+    broken = JudgeRun.of(dc_replace(inp), c_rank, reader, fetch=fails)
     assert broken.widen(["c#0"]).text() == "the judge's stored vectors unavailable: ConnectionError: store gone"
     assert "c#0" not in broken.index
     models = SimpleNamespace(threshold=0.5, support=SimpleNamespace(kind="logistic"))
@@ -193,11 +196,10 @@ def test_gate_features_of_chunks_beyond_the_window_read_their_stored_vectors(ben
 def test_without_the_reader_the_learned_stages_drop_with_its_reason(bench_and_model, monkeypatch):
     """The judge reads the reader's scores: a reader that cannot load drops the learned ranker and gate to
     rrf_only with the reason, and the request still answers."""
-    from retrieval.learned.reader import loader
-
     bench, corpus, _ = bench_and_model
     bench.load_corpus(corpus)
-    monkeypatch.setattr(loader, "_shared", (None, "reranker 'reader' could not load: OSError: damaged"))
+    monkeypatch.setattr(bench.reader_store, "model",
+                        lambda precision: (None, "reranker 'reader' could not load: OSError: damaged"))
     trace = bench.ask("Qual a garantia do aparelho alfa?", settings=bench.settings.with_overrides(reranker_model="ltr"))
     assert trace.tier == "rrf_only"
     assert "the judge reads the reader's scores, which are unavailable" in trace.tier_reason

