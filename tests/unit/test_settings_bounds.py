@@ -120,3 +120,29 @@ def test_exact_dense_search_takes_effect_on_the_local_backend_and_is_refused_on_
         Settings(backend="milvus", _env_file=None)
     with pytest.raises(ValidationError, match="less than or equal to 2000000"):
         Settings(dense_exact_up_to=10**9, _env_file=None)
+
+
+def test_each_setting_says_its_scope_on_its_field() -> None:
+    """Index, state, process, connection and serving settings are marked on their fields; the index-level names
+    every cache keys on are read from those marks (the 23 below, as the hand-kept list had them)."""
+    from retrieval.settings import INDEX_SETTINGS, PROCESS_SETTINGS, REQUEST_SETTINGS, STATE_SETTINGS, Settings, \
+        scope_of, scoped
+
+    assert set(INDEX_SETTINGS) == {
+        "embedding_model", "chunk_tokens", "chunk_overlap", "contextual", "passage_template", "bm25_engine",
+        "bm25_analyzer", "hnsw_ef_search", "dense_exact_up_to", "tenant_field", "tenant_buckets", "chroma_path",
+        "chroma_host", "allow_downloads", "backend", "milvus_uri", "judge_path", "reader_state_codec",
+        "reader_state_mb", "reader_states_at_index", "memory_mb", "encoder_precision", "one_pass"}
+    assert STATE_SETTINGS == ("reader_state_codec", "reader_state_mb", "reader_states_at_index")
+    assert PROCESS_SETTINGS == ("memory_mb",)
+    assert scope_of("top_k") == "request" and "top_k" in REQUEST_SETTINGS and "fusion" in REQUEST_SETTINGS
+    assert scope_of("llm_api_key") == "connection" and scope_of("uploads_path") == "serving"
+    # every field in exactly one scope
+    assert sorted(n for s in ("request", "index", "state", "process", "connection", "serving") for n in scoped(s)) \
+        == sorted(Settings.model_fields)
+    with pytest.raises(ValueError, match="unknown setting scope.s. indx"):
+        scoped("indx")
+    base = Settings(_env_file=None)
+    assert base.with_overrides(top_k=7).request_conflicts(base) == []
+    assert base.with_overrides(chunk_tokens=80, reader_state_mb=5).request_conflicts(base) == \
+        ["chunk_tokens", "reader_state_mb"]
