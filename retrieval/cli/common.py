@@ -16,11 +16,11 @@ from pydantic import ValidationError
 
 from ..core.errors import RetrievalError
 from ..core.redact import install_log_redaction, redact_text
+from ..stages.transforms import TRANSFORMS
 
 CorpusOpt = typer.Option(None, "--corpus", help="Corpus: JSONL, folder, BEIR folder or SQuAD JSON (default: lab).")
 SetOpt = typer.Option([], "--set", help="Any setting, lower case without prefix: --set rrf_k=30 (repeatable).")
-TransformOpt = typer.Option([], "--transform", help="rewrite | multi_query | hyde | decompose | multi_hop | "
-                            "self_query (repeatable).")
+TransformOpt = typer.Option([], "--transform", help=f"{' | '.join(TRANSFORMS.names())} (repeatable).")
 MmrOpt = typer.Option(None, "--mmr", help="MMR λ in [0, 1] over the final candidates (1 = relevance order).")
 
 
