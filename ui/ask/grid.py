@@ -17,7 +17,7 @@ from retrieval.explain import card as cards
 from retrieval.explain import grid, why
 from retrieval.explain.tables import empty_reason
 from retrieval.ingest.location import location_label, pages_label
-from retrieval.learned.judge.features import feature_label
+from retrieval.learned.judge import feature_label
 from retrieval.stages.fusion import METHODS
 from retrieval.stages.gate import GATES
 from retrieval.stages.rerank import KINDS
