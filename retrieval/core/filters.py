@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping
 
 from .errors import InvalidFilter, TenantRequired
-from .types import Chunk, MetadataValue
+from .types import Chunk, FieldValue, MetadataValue
 
 
 def typed(value: Any) -> tuple[str, Any]:
@@ -71,7 +71,7 @@ class Filters:
     def get(self, key: str) -> tuple[MetadataValue, ...] | None:
         return next((v for k, v in self.clauses if k == key), None)
 
-    def matches(self, metadata: Mapping[str, MetadataValue]) -> bool:
+    def matches(self, metadata: Mapping[str, FieldValue]) -> bool:
         """True when every clause holds for ``metadata`` exactly (value and type; a missing field never matches; a
         multi-valued field matches by any of its members)."""
         return all(key in metadata and any(typed(m) in values for m in members(metadata[key]))

@@ -25,7 +25,10 @@ class Text:
 
 
 class Named(Protocol):
-    name: str
+    """What a registry holds: anything with a name, read-only (a frozen dataclass' field)."""
+
+    @property
+    def name(self) -> str: ...
 
 
 K = TypeVar("K", bound=Named)

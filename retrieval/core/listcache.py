@@ -12,7 +12,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, TypedDict
+
+
+class CacheStats(TypedDict):
+    """:meth:`ListCache.stats`: the hits and misses so far, and the milliseconds the hits saved."""
+
+    hits: int
+    misses: int
+    saved_ms: float
 
 
 class ListCache:
@@ -51,7 +59,7 @@ class ListCache:
                 self._data.popitem(last=False)
         return value
 
-    def stats(self) -> dict[str, float]:
+    def stats(self) -> CacheStats:
         """``{"hits", "misses", "saved_ms"}`` so far."""
         with self._lock:
             return {"hits": self.hits, "misses": self.misses, "saved_ms": round(self.saved_ms, 1)}

@@ -255,7 +255,8 @@ class EgressPolicy:
                 infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except (OSError, UnicodeError):
                 raise LLMFailure(UNRESOLVED()) from None
-            addresses = [ipaddress.ip_address(info[4][0].partition("%")[0]) for info in infos]
+            # an IPv4 or IPv6 sockaddr starts with its address as text (the stub's union holds other families')
+            addresses = [ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in infos]
         # ::ffff:a.b.c.d is a.b.c.d: checked and connected to as such
         addresses = list(dict.fromkeys(getattr(ip, "ipv4_mapped", None) or ip for ip in addresses))
         if not addresses:

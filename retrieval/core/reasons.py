@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeGuard
 
 from .kinds import Text
 from .locale import language, number
@@ -113,7 +113,7 @@ class Declared:
     def __hash__(self) -> int:
         return hash(self.code)
 
-    def matches(self, reason: Any) -> bool:
+    def matches(self, reason: object) -> TypeGuard[Reason]:
         """Whether ``reason`` is a :class:`Reason` of this code."""
         return isinstance(reason, Reason) and reason.code == self.code
 

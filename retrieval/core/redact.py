@@ -30,6 +30,8 @@ import unicodedata
 from typing import Any, Iterable, Iterator
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from pydantic import SecretStr
+
 REDACTED = "***"
 #: Query parameters whose value is kept (a version, never a credential); every other value is redacted.
 PUBLIC_QUERY_PARAMS = frozenset({"api-version", "api_version", "version"})
@@ -287,7 +289,7 @@ def setting_secrets(settings: Any) -> list[str]:
     found: list[str] = []
     for name in type(settings).model_fields:
         value = getattr(settings, name, None)
-        if hasattr(value, "get_secret_value"):
+        if isinstance(value, SecretStr):
             secret = value.get_secret_value()
             found += [secret, *secret.split(":", 1)] if ":" in secret else [secret]
         elif isinstance(value, str) and (is_url_setting(name) or "://" in value):

@@ -22,7 +22,7 @@ import stat
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Sequence, TextIO
 
 from .errors import PathRefused
 
@@ -150,7 +150,8 @@ def read_fd(fd: int, shown: str | os.PathLike[str], limit: int | None = None) ->
     """The bytes of the regular file open on ``fd`` (checked by ``fstat``: a FIFO or device is refused)."""
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         raise _refused(shown, "is not a regular file")
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -176,7 +177,7 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
 
 
 @contextmanager
-def opened_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterator[object]:
+def opened_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterator[TextIO]:
     """A text handle on ``path`` opened by :func:`open_beneath` (for line-by-line readers)."""
     fd = open_beneath(path)
     try:

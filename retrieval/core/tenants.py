@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence, TypeVar
+from typing import Collection, Iterable, Sequence, TypeVar
 
 T = TypeVar("T")
 
 
-def may_open(tenant: object, allowed: frozenset[str] | None) -> bool:
+def may_open(tenant: object, allowed: Collection[str] | None) -> bool:
     """True when a tenant value (of any JSON type) is among ``allowed`` (always, in single-user mode)."""
     return allowed is None or written(tenant) in allowed
 

@@ -8,6 +8,8 @@ from typing import Any, Mapping
 from .reasons import Reason, declare, put
 
 MetadataValue = str | int | float | bool
+#: A document's (and its chunks') metadata value: one value, or a tuple of them for a multi-valued field (``tags``).
+FieldValue = MetadataValue | tuple[MetadataValue, ...]
 
 #: Metadata keys the stores keep for themselves (ours: ``rw_parent``, ``rw_hash``, ``rw_position``; Chroma's
 #: ``chroma:document``): refused at load, with keys that are empty or start with ``$`` (filter operators), ``#``
@@ -34,7 +36,7 @@ class Document:
     id: str
     title: str
     text: str
-    metadata: Mapping[str, MetadataValue]
+    metadata: Mapping[str, FieldValue]
     markup: str = ""
 
 
@@ -52,7 +54,7 @@ class Chunk:
     position: int
     title: str
     text: str
-    metadata: Mapping[str, MetadataValue]
+    metadata: Mapping[str, FieldValue]
     content_hash: str
     context: str = ""
     code: str = ""

@@ -475,7 +475,8 @@ def load_questions(path: str | Path, qrels: str | Path | None = None,
     elif path.suffix.lower() == ".json":
         questions = _squad(path, questions_read=True)[1]
     else:
-        questions, places = [], {}
+        questions = []
+        places: dict[str, str] = {}  # question id -> where it was read
         for number, rec in _read_jsonl(path):
             where = f"{path}:{number}"
             q = _question(rec, where, max_question_chars)
@@ -567,9 +568,8 @@ def _evidence(value: Any, where: str) -> tuple[tuple[str, int, int], ...]:
         return ()
     spans = []
     for span in value if isinstance(value, list) else [None]:
-        ok = isinstance(span, dict) and isinstance(span.get("parent"), str) and span["parent"] and all(
-            type(span.get(k)) is int for k in ("start", "end")) and 0 <= span["start"] < span["end"]
-        if not ok:
+        if not (isinstance(span, dict) and isinstance(span.get("parent"), str) and span["parent"] and all(
+                type(span.get(k)) is int for k in ("start", "end")) and 0 <= span["start"] < span["end"]):
             raise CorpusError(f'{where}: \'evidence\' must be a list of {{"parent": id, "start": n, "end": m}} with '
                               "0 ≤ start < end")
         spans.append((_check_id(span["parent"], where, "each evidence 'parent' id"), span["start"], span["end"]))
@@ -614,8 +614,8 @@ def load_trec(topics: Path, qrels: Path) -> list[Question]:
             num = re.search(r"<num>\s*(?:Number:)?\s*(\S+)", block)
             title = re.search(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|<[a-z]+>|$)", block, flags=re.S)
             if num and title and title.group(1).strip():
-                line = text.count("\n", 0, match.start()) + 1
-                pairs.append((num.group(1), " ".join(title.group(1).split()), f"{topics}:{line}"))
+                at = text.count("\n", 0, match.start()) + 1
+                pairs.append((num.group(1), " ".join(title.group(1).split()), f"{topics}:{at}"))
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip() or line.lstrip().startswith("#"):

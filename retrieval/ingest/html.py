@@ -103,8 +103,8 @@ def decode_html(data: bytes, declarations: bool = True) -> tuple[str, str, tuple
     declared = _declared(data) if declarations else None
     if declared:
         if declared == "cp1252":
-            text = data.decode("cp1252", errors="surrogateescape")
-            return _UNDEFINED_CP1252.sub(lambda m: chr(ord(m.group()) - 0xDC00), text), declared, ()
+            decoded = data.decode("cp1252", errors="surrogateescape")
+            return _UNDEFINED_CP1252.sub(lambda m: chr(ord(m.group()) - 0xDC00), decoded), declared, ()
         text = _strict(data, declared)
         if text is not None:
             return text, declared, ()

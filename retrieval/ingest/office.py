@@ -423,7 +423,7 @@ class _Odt:
                     self.out.paragraph(text)
                 self.notes(notes)
             elif tag == _TEXT + "list":
-                self.list(child, 0)
+                self.list_items(child, 0)
             elif tag == _TABLE + "table":
                 self.out.table(self.table(child))
             else:  # text:section, office:text, text:note-body, text:index-body…: their blocks in order
@@ -433,7 +433,7 @@ class _Odt:
         for body in bodies:
             self.blocks(body)
 
-    def list(self, el: Any, depth: int) -> None:
+    def list_items(self, el: Any, depth: int) -> None:
         for item in el:
             if item.tag not in (_TEXT + "list-item", _TEXT + "list-header"):
                 continue
@@ -443,7 +443,7 @@ class _Odt:
                 if child.tag == _TEXT + "list":
                     self.out.item(depth, " ".join(texts))
                     texts = []
-                    self.list(child, depth + 1)
+                    self.list_items(child, depth + 1)
                 elif child.tag == _TEXT + "h":  # a numbered heading: still a heading
                     self.blocks([child])
                 elif child.tag == _TEXT + "p":

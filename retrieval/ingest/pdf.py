@@ -452,13 +452,13 @@ def read_pdf(data: bytes, path: Path) -> Read:
     for n in range(count):
         if time.monotonic() > deadline:  # 10,000 pages drawing one shared 300 KB stream took 0.65 s each
             raise Unreadable("too_large", f"more than {MAX_SECONDS} s to read ({n} of its {count:,} pages read)")
-        lines = _Lines()
+        visitor = _Lines()
         try:
-            reader.pages[n].extract_text(visitor_text=lines)
+            reader.pages[n].extract_text(visitor_text=visitor)
         except Exception as exc:
             failed.append((n + 1, one_line(exc)))
-        lines.end()
-        pages.append(lines.lines)
+        visitor.end()
+        pages.append(visitor.lines)
     if not any(pages):
         if failed:
             raise Unreadable("unreadable", f"no page's text could be read (page {failed[0][0]}: {failed[0][1]})")

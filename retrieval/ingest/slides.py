@@ -150,7 +150,7 @@ def _shapes(shapes: Iterable[Any], out: _Slide, title_id: int | None, layout: di
     """Write shapes in reading order (top to bottom, then left to right; the file's order among equals)."""
     from pptx.shapes.group import GroupShape  # the library's, imported with it (formats.lazy)
 
-    placed = []
+    placed: list[tuple[int, int, int, Any, Any, Any]] = []  # top, left, order, shape, its kind, its styles
     for shape in shapes:
         if shape.shape_id == title_id:
             continue
