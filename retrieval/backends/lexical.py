@@ -252,9 +252,9 @@ class _TenantIndex:
         judge reads these statistics with folded tokens (its features were trained on them), so with a
         stemming analyser they are counted from the chunks once, on first use, not read from the stemmed
         postings."""
-        vocab = getattr(self.engine, "vocab", None)
-        if vocab is not None and hasattr(self.engine, "indptr") and self.analyzer == DEFAULT_ANALYZER:
-            return int(self.engine.n_docs), PostingFrequencies(vocab, self.engine.indptr)
+        engine = self.engine
+        if isinstance(engine, _BM25S) and self.analyzer == DEFAULT_ANALYZER:
+            return int(engine.n_docs), PostingFrequencies(engine.vocab, engine.indptr)
         with self._lock:
             if self._counts is None:
                 self._counts = Counter(t for c in self.chunks for t in set(tokenize(c.indexed_text)))

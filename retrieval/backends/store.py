@@ -263,8 +263,8 @@ def forget_client(chroma_path: Path | str, bump: bool = True) -> None:
     try:
         from chromadb.api.shared_system_client import SharedSystemClient as Shared
     except Exception:  # noqa: BLE001 - chromadb absent or changed: nothing is kept to forget
-        Shared = None
-    if Shared is not None:
+        pass
+    else:
         for key in {str(chroma_path), str(Path(chroma_path).resolve())}:
             system = Shared._identifier_to_system.pop(key, None)
             Shared._identifier_to_refcount.pop(key, None)
@@ -663,10 +663,13 @@ class VectorStore:
         holder: dict[str, tuple[str, Any]] = {}
         name_of: dict[str, str] = {}
         for c in chunks:
-            name = layout.name_for(c.metadata.get(field)) if layout.multi_tenant else self.name
-            if layout.isolated and holder.setdefault(name, typed(c.metadata[field])) != typed(c.metadata[field]):
-                raise ValueError(f"tenants {holder[name][1]!r} and {c.metadata[field]!r} share collection {name}: "
-                                 "set RETRIEVAL_TENANT_BUCKETS")
+            name = self.name
+            if layout.multi_tenant:
+                assert field is not None  # the layout is multi-tenant only with a tenant field
+                name = layout.name_for(c.metadata.get(field))
+                if layout.isolated and holder.setdefault(name, typed(c.metadata[field])) != typed(c.metadata[field]):
+                    raise ValueError(f"tenants {holder[name][1]!r} and {c.metadata[field]!r} share collection "
+                                     f"{name}: set RETRIEVAL_TENANT_BUCKETS")
             groups.setdefault(name, []).append(c)
             name_of[c.chunk_id] = name
         existing = self.owned()
@@ -715,8 +718,8 @@ class VectorStore:
 
         moved = [c for part in todo.values() for c in part if c.chunk_id in reused]
         for start in range(0, len(moved), 512):
-            rows = moved[start : start + 512]
-            write(rows, np.vstack([reused[c.chunk_id] for c in rows]))
+            block = moved[start : start + 512]
+            write(block, np.vstack([reused[c.chunk_id] for c in block]))
         # Writes overlap the encoding of the next batch (one writer thread, at most two batches waiting); a stopped
         # or failed sync still waits for what was handed to the writer, so every batch encoded is kept.
         with ThreadPoolExecutor(1, thread_name_prefix="store-write") as writer:
@@ -833,8 +836,9 @@ class VectorStore:
             chunk = catalog.get(cid) if catalog is not None else None
             if chunk is None and catalog is not None:
                 continue  # not a chunk of this corpus
-            names = ([layout.name_for(chunk.metadata.get(self.tenant_field)) if layout.multi_tenant else self.name]
-                     if chunk is not None else list(self.collections))
+            field = self.tenant_field  # set whenever the layout is multi-tenant
+            names = ([layout.name_for(chunk.metadata.get(field)) if layout.multi_tenant and field is not None
+                      else self.name] if chunk is not None else list(self.collections))
             for name in names:
                 wanted.setdefault(name, []).append(cid)
         out: dict[str, np.ndarray] = {}
@@ -888,8 +892,8 @@ class ExactSearch:
             found = {cid: vec for got in _pages(self.collections[name], ["embeddings"], self.page)
                      for cid, vec in zip(got["ids"], got["embeddings"]) if cid in self.catalog}
             ids = sorted(found)
-            matrix = (np.asarray([found[cid] for cid in ids], dtype=np.float32) if ids
-                      else np.zeros((0, 0), dtype=np.float32))
+            matrix: np.ndarray = (np.asarray([found[cid] for cid in ids], dtype=np.float32) if ids
+                                  else np.zeros((0, 0), dtype=np.float32))
             if len(ids):
                 norms = np.linalg.norm(matrix, axis=1, keepdims=True)
                 matrix = matrix / np.where(norms > 0, norms, 1.0)

@@ -125,8 +125,8 @@ def expand(question: str, s: Settings, state: IndexState, search: Search) -> Exp
                 if lst.skipped is None:
                     lists[RankerKey(side, technique, variant)] = (query, lst)
                     calls += 1
-        llm_costs = ({k: (None if llm.costs[k] is None else llm.costs[k] - (before[k] or 0)) for k in llm.costs}
-                     if llm else {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
+        llm_costs = ({k: (None if v is None else v - (before[k] or 0)) for k, v in llm.costs.items()}
+                     if llm and before is not None else {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
         techniques[technique] = put({**cost(calls, 0, started), **llm_costs}, "fallback", fallback)
     return Expansion(tuple(queries), lists, techniques)
 

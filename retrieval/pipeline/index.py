@@ -131,6 +131,7 @@ def store_write_lock(settings: Settings, key: str = "", what: str = "",
                 fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if on_wait is not None else 0))
                 break
             except BlockingIOError:
+                assert on_wait is not None  # only the non-blocking try raises it
                 on_wait(lock_holder(path))
                 time.sleep(WAIT_POLL_S)
         report()

@@ -115,7 +115,7 @@ class Trace:
 
     def _placed(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """The items, each with its chunk's :attr:`locations` entry added (a copy; an item without one as it is)."""
-        return [{**item, **self.locations.get(item.get("chunk_id"), {})} for item in items]
+        return [{**item, **self.locations.get(item.get("chunk_id", ""), {})} for item in items]
 
     def _ranked(self, data: dict[str, Any]) -> dict[str, Any]:
         """A ranked list's dict (``RankedList.to_dict()``) with its items placed (:meth:`_placed`)."""

@@ -18,7 +18,7 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from ..core.reasons import Reason, declare, put
 from ..core.text import has_words, plain_codes
 from ..core.timing import StageTimer, tracer
 from ..core.types import Chunk, FinalItem, Query, RankedList, RankerKey
-from ..learned.judge.models import folder_fingerprint, load_judge, one_version_per_request
+from ..learned.judge.models import JudgeModels, folder_fingerprint, load_judge, one_version_per_request
 from ..learned.reader import EMBEDDER as READER_EMBEDDER
 from ..learned.reader.codecs import AUTO
 from ..learned.reader.loader import BackgroundStates, ReaderStore
@@ -93,6 +93,13 @@ DISABLED = declare("embedder.disabled", en="embedder disabled by the caller",
 NO_VECTORS_DENSE = declare("select.no_dense", en="the dense side did not run: {why}", pt="o lado denso não rodou: {why}")
 NO_VECTORS_STORE = declare("select.no_store", en="no vector store: {why}", pt="sem repositório de vetores: {why}")
 TECHNIQUE_FALLBACK = declare("pipeline.technique_fallback", en="{technique}: {why}", pt="{technique}: {why}")
+
+
+@runtime_checkable
+class _HoldsJudge(Protocol):
+    """A loaded reranker of a kind that ``shares_judge``: it holds the judge's models (``.models``)."""
+
+    models: JudgeModels
 
 
 class Workbench:
@@ -292,6 +299,7 @@ class Workbench:
         ``(None, why)``)."""
         if RerankerSpec.parse(s.reranker_model).declaration.shares_judge:
             reranker, why = self.reranker(s.reranker_model)
+            assert reranker is None or isinstance(reranker, _HoldsJudge)  # what shares_judge declares
             return (reranker.models if reranker is not None else None), why
         key = f"{s.judge_path}@{folder_fingerprint(s.judge_path)}"  # retrained in place → loaded anew
         return self._judges.get(key, lambda: load_judge(s.judge_path))
@@ -441,7 +449,7 @@ class Workbench:
             queries += hops.queries
             extra.update(hops.lists)
         cache = None if original.vector_cached is None else ("hit" if original.vector_cached else "miss")
-        source = encoder.source_of(question) if original.vector is not None else None
+        source = encoder.source_of(question) if encoder is not None and original.vector is not None else None
         return _Candidates(tier, reason, flt, tuple(queries), techniques, lexical, dense, fused, extra,
                            original.vector, cache, source)
 
@@ -470,6 +478,7 @@ class Workbench:
     def _shared_encoder(self, reader: Any) -> SharedQuestionEncoder:
         """The reader's pass as the question's encoder, where the embedder's tokens of it are the reader's."""
         count = getattr(self.embedder, "query_tokens", None)
+        assert self.encoder is not None  # both callers checked: there is an embedder
         return SharedQuestionEncoder(lambda text: reader.question_vector(text, count(text) if count else None),
                                      self.encoder)
 
@@ -515,6 +524,7 @@ class Workbench:
         if tier is not FULL:
             return tier, reason, RankedList("reranked", "none", (), note=NONE_RAN(why=reason))
         reranker, _ = self.reranker(s.reranker_model)
+        assert reranker is not None  # the full tier is planned only with the reranker loaded (held for good)
         window = fused.items[: s.reranker_max_input]
         inp = RerankInput(question, window, {i.chunk_id: state.chunk_by_id[i.chunk_id].text for i in window},
                           judged[1] if judged is not None else None, judge_why,
@@ -522,6 +532,7 @@ class Workbench:
         with timer.stage("rerank"):
             outcome = run_reranker(reranker, inp)
         if outcome.reranked is None:
+            assert outcome.reason is not None  # run() says why whenever it gives no list
             timer.skip("rerank")
             return RRF_ONLY, outcome.reason, RankedList("reranked", "none", (), note=NONE_RAN(why=outcome.reason))
         return tier, reason, outcome.reranked

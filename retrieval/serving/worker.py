@@ -133,8 +133,8 @@ def install(settings: Settings, owners: MediaOwners | None = None) -> MediaOwner
 
     starlette_routes.create_media_routes = create_media_routes
     starlette_app.create_media_routes = create_media_routes
-    MemoryMediaFileStorage.load_and_get_id = load_and_get_id
-    MemoryMediaFileStorage.delete_file = delete_file
+    setattr(MemoryMediaFileStorage, "load_and_get_id", load_and_get_id)  # a method replaced on the class itself
+    setattr(MemoryMediaFileStorage, "delete_file", delete_file)
     return owners
 
 

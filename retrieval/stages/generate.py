@@ -180,11 +180,13 @@ def generate(state: IndexState, encoder: QueryEncoder | SharedQuestionEncoder | 
         if timer is not None:
             timer.skip("embed_query", "dense")
         return Generated(lexical, dense, None, None)
+    store = state.store
+    assert encoder is not None and store is not None  # a tier with the dense side is planned with both
     with timed("embed_query"):
         vector, cached = (encoder.passage(text), False) if hyde else encoder.query(text)
     with timed("dense"):  # guarded: a failed search is a reason, not a raise (and is never cached)
         read = _shared_read(lists, ("dense", state.index_id, text, hyde, encoder.source, flt, window),
-                            lambda: read_window(state.store, vector, flt, window))
+                            lambda: read_window(store, vector, flt, window))
     if read.value is None:  # the request carries on one tier down, saying why
         why = read.reason
         return Generated(lexical, RankedList("dense", "cosine", (), skipped=why), None, cached, why)

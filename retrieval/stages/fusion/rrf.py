@@ -12,7 +12,7 @@ from typing import Mapping
 
 from ...core.kinds import Text
 from ...core.types import RankedList
-from .base import (METHODS, FusionMethod, check_weight_names, checked_weight, fused_items, rank_formula,
+from .base import (METHODS, FusionMethod, Term, check_weight_names, checked_weight, fused_items, rank_formula,
                    refuses_weights, weight_note, weight_of)
 
 
@@ -84,6 +84,12 @@ def weighted_rrf(
 _no_weights = refuses_weights("plain rrf")
 
 
+def _recorded_weight(term: Term) -> float:
+    """A weighted RRF term's weight, read back from what it recorded (``w / (k + rank)`` times ``k + rank``); 1
+    for a term without a rank."""
+    return round(term.recorded * (term.k + term.rank), 6) if term.rank is not None else 1.0
+
+
 METHODS.declare(FusionMethod(
     name="rrf", fuse=lambda lists, k, weights: rrf(lists, k=k),
     label=Text("RRF", "RRF"), rank_based=True, check_weights=_no_weights,
@@ -94,8 +100,8 @@ METHODS.declare(FusionMethod(
 METHODS.declare(FusionMethod(
     name="weighted_rrf", fuse=lambda lists, k, weights: weighted_rrf(lists, k=k, weights=weights),
     label=Text("weighted RRF", "RRF ponderado"), rank_based=True, check_weights=check_weight_names,
-    term_weight=lambda term: round(term.recorded * (term.k + term.rank), 6) if term.rank is not None else 1.0,
-    formula=lambda term, lang: rank_formula(round(term.recorded * (term.k + term.rank), 6), term.k, term.rank, lang),
+    term_weight=_recorded_weight,
+    formula=lambda term, lang: rank_formula(_recorded_weight(term), term.k, term.rank, lang),
     evaluation=("weighted-rrf", {"reranker_model": "none", "fusion": "weighted_rrf",
                                  "fusion_weights": "bm25=1.0,dense=0.5"}),
     tuned_weights=("bm25=1.0,dense=0.5", "bm25=0.5,dense=1.0")))

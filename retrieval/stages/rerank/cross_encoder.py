@@ -99,9 +99,10 @@ def load(spec: RerankerSpec, context: LoadContext) -> tuple[CrossEncoderReranker
     name = spec.text
     problem = None
     if looks_like_path(name):  # a path: it must be a model folder, whatever allow_downloads says
-        why = model_folder_problem(name)
-        if why is not None:
-            problem = NOT_A_MODEL_FOLDER(spec=name, why=FOLDER_PROBLEMS[why]() if why in FOLDER_PROBLEMS else raw(why))
+        code = model_folder_problem(name)
+        if code is not None:
+            problem = NOT_A_MODEL_FOLDER(spec=name,
+                                         why=FOLDER_PROBLEMS[code]() if code in FOLDER_PROBLEMS else raw(code))
     elif not context.allow_downloads and not on_disk(name):  # fail in milliseconds, before the library loads
         problem = NOT_ON_DISK(spec=name, cache=cache_folder())
     if problem is not None:
