@@ -236,14 +236,14 @@ def params_from_query(query: Mapping[str, Sequence[str]], defaults: ViewParams) 
         elif name in _INTEGERS:
             low, high = integer_bounds(name)
             try:
-                number = int(text)
+                whole = int(text)
             except ValueError:
                 problems.append(NOT_INTEGER(key=key, value=text[:40], default=default))
                 continue
-            if not low <= number <= high:
-                problems.append(OUTSIDE(key=key, value=number, low=low, high=high, default=default))
+            if not low <= whole <= high:
+                problems.append(OUTSIDE(key=key, value=whole, low=low, high=high, default=default))
                 continue
-            values[key] = number
+            values[key] = whole
         elif name == "min_similarity":
             low, high = bounds("min_similarity")
             try:

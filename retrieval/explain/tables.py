@@ -86,7 +86,7 @@ def snippet(text: str, terms: Iterable[str], width: int = 280) -> tuple[str, boo
             break
         position += len(segment)
     start = 0 if first_hit is None else max(0, first_hit - width // 4)
-    if start:
+    if first_hit is not None and start:
         space = text.find(" ", start)
         start = space + 1 if 0 <= space < first_hit else start
     end = min(len(text), start + width)

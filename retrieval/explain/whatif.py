@@ -146,7 +146,8 @@ def manual_fusion(lists: Mapping[str, Sequence[str]], k: int = 60, top_k: int | 
         ``{"label", "filtered": {ranker: [kept ids]}, "removed": {ranker: [ids]}, "fused": RankedList,
         "rows": [{"rank", "id", "score", "<ranker> rank", "<ranker> contribution", …}]}``.
     """
-    filtered, removed = {}, {}
+    filtered: dict[str, list[str]] = {}
+    removed: dict[str, list[str]] = {}
     for name, ids in lists.items():
         if allowed is None:
             filtered[name], removed[name] = list(ids), []

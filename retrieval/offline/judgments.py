@@ -375,7 +375,7 @@ def fmt_of(path: str | Path) -> str:
 def _jsonl_lines(path: Path, text: str | None = None) -> list[tuple[str, dict[str, Any] | None]]:
     """``(line as stored, record or None)`` per line; JSON Lines are split at ``\\n`` only, as the evaluation
     reads them (str.splitlines would also cut at U+0085, U+2028 and other separators a JSON string may hold)."""
-    out = []
+    out: list[tuple[str, dict[str, Any] | None]] = []
     for number, line in enumerate(_split(_read(path) if text is None else text), start=1):
         if not line.strip():
             out.append((line, None))

@@ -35,7 +35,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, TypedDict
 
 import numpy as np
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
@@ -52,6 +52,16 @@ MAX_NOTE_CHARS = 2_000
 #: A question's key: ``(question_set, qid, tenant)``; for a line written before keys ``(None, qid, text and
 #: filters)``, so that it groups only with lines of the same question.
 QuestionKey = tuple[Any, str, str]
+
+
+class Disagreement(TypedDict):
+    """One parent of one question its raters graded differently (:func:`agreement`)."""
+
+    qid: str
+    parent: str
+    grades: dict[str, int]
+    notes: dict[str, str]
+    spread: int
 
 
 def _nfc(text: str) -> str:
@@ -162,16 +172,17 @@ def save_ratings(path: str | Path, ratings: Iterable[Rating]) -> int:
     target = _target(Path(path))
     with _locked(target) as folder:
         lines = _jsonl_lines(target, _read_at(folder, target))
-        by_who = {(r.rater, r.parent, r.qid): [] for r in new}
+        by_who: dict[tuple[str, str, str], list[Rating]] = {(r.rater, r.parent, r.qid): [] for r in new}
         for r in new:
             by_who[(r.rater, r.parent, r.qid)].append(r)
         kept = []
         for n, (line, rec) in enumerate(lines, start=1):
-            who = (str(rec.get("rater")), str(rec.get("parent")), str(rec.get("qid"))) if rec is not None else None
-            if who in by_who:
-                old = _rating(rec, f"{target}:{n}")
-                if any(_replaces(r, old) for r in by_who[who]):
-                    continue
+            if rec is not None:
+                who = (str(rec.get("rater")), str(rec.get("parent")), str(rec.get("qid")))
+                if who in by_who:
+                    old = _rating(rec, f"{target}:{n}")
+                    if any(_replaces(r, old) for r in by_who[who]):
+                        continue
             kept.append(line)
         fresh = [json.dumps({**asdict(r), "question_set": r.question_set or "", "filters": dict(r.filters),
                              "at": r.at or stamp}, ensure_ascii=False) for r in new]
@@ -294,7 +305,7 @@ def agreement(ratings: Sequence[Rating]) -> dict[str, Any]:
     if everyone:
         counts, _ = aggregate_raters(np.array([[p[r].grade for r in raters] for p in everyone]), n_cat=len(GRADES))
         fleiss = {"pairs": len(everyone), "kappa": _kappa(lambda: fleiss_kappa(counts))}
-    disagreements = []
+    disagreements: list[Disagreement] = []
     for (key, parent), by_rater in by_pair.items():
         grades = {r: x.grade for r, x in sorted(by_rater.items())}
         if len(set(grades.values())) > 1:

@@ -61,11 +61,10 @@ def start(address: str | None, workers: int = 2) -> Any:
 
     if ray.is_initialized():
         return ray
-    kwargs = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True}
     if address in (None, "", "local"):
-        ray.init(num_cpus=workers + 1, **kwargs)
+        ray.init(num_cpus=workers + 1, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     else:
-        ray.init(address=address, **kwargs)
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     return ray
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from ...core.errors import first_line
-from .encoder import E5Encoder, batch_ids
+from .encoder import Block, E5Encoder, batch_ids
 from .states import file_sha1
 
 log = logging.getLogger(__name__)
@@ -98,12 +98,15 @@ def _export(encoder: E5Encoder) -> bytes:
     """The encoder's graph as ONNX bytes (batch and tokens dynamic), its attention written out
     (:attr:`~.encoder.Block.explicit`)."""
     for block in encoder.blocks:
+        assert isinstance(block, Block)  # a ModuleList yields nn.Module; E5Encoder.blocks holds Blocks
         block.explicit = True
     ids, mask = batch_ids(_PROBE, 1)
     buffer = io.BytesIO()
     with warnings.catch_warnings(), torch.inference_mode():
         warnings.simplefilter("ignore")
-        torch.onnx.export(_Graph(encoder.eval()), (ids, mask), buffer, input_names=["ids", "mask"],
+        # the stub types f as a path; the TorchScript exporter (dynamo=False) writes to a file object as well
+        torch.onnx.export(_Graph(encoder.eval()), (ids, mask), buffer,  # type: ignore[arg-type]
+                          input_names=["ids", "mask"],
                           output_names=["hidden"], opset_version=17, dynamo=False,
                           dynamic_axes={"ids": {0: "batch", 1: "tokens"}, "mask": {0: "batch", 1: "tokens"},
                                         "hidden": {0: "batch", 1: "tokens"}})

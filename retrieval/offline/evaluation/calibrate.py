@@ -27,8 +27,12 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
         best = _best_cosine(bench.ask(q.question, q.filters, settings=s))
         points.append((q.id, split_of(q.id), -1.0 if best is None else best, bool(q.relevant)))
 
+    def right(rows: list[tuple], t: float) -> float:
+        """The share of ``rows`` (not empty) the threshold ``t`` gets right."""
+        return round(sum((p[2] >= t) == p[3] for p in rows) / len(rows), 4)
+
     def accuracy(rows: list[tuple], t: float) -> float | None:
-        return round(sum((p[2] >= t) == p[3] for p in rows) / len(rows), 4) if rows else None
+        return right(rows, t) if rows else None
 
     dev = [p for p in points if p[1] == "dev"]
     held = [p for p in points if p[1] == "heldout"]
@@ -36,8 +40,8 @@ def calibrate_gate(bench: Any, questions: Sequence[Question], settings: Settings
         raise ValueError("calibrating the gate needs answerable and unanswerable questions (empty 'relevant') "
                          "in the dev split")
     candidates = _midpoints([p[2] for p in dev], None)
-    best = max(accuracy(dev, t) for t in candidates)
-    good = [t for t in candidates if accuracy(dev, t) == best]
+    top = max(right(dev, t) for t in candidates)  # dev holds both kinds of question: not empty
+    good = [t for t in candidates if right(dev, t) == top]
     threshold = round(statistics.median(good), 4)
     return {"threshold": threshold,
             "dev": {"questions": len(dev), "abstention_accuracy": accuracy(dev, threshold)},

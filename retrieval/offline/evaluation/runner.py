@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 from ...core.listcache import ListCache
 from ...core.redact import scrub
@@ -30,6 +30,9 @@ from .labels import resolve_labels
 from .metrics import aggregate, best_positions, judged_share, metric_names, parent_run, percentile, scores
 from ..runs import ImportedRun, parent_rankings
 from .sweep import run_sweep
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 #: ``(done, total, config name)`` after each request.
 Progress = Callable[[int, int, str], None]
@@ -220,7 +223,7 @@ def _run_question(plan: _Plan, q: Question, a: _Acc, embed_paid: dict[int, float
     elapsed = (time.perf_counter() - started) * 1000
     a.ms += elapsed
     alone = elapsed
-    if before is not None:
+    if before is not None and plan.lists is not None:
         after = plan.lists.stats()
         a.hits += after["hits"] - before["hits"]
         a.misses += after["misses"] - before["misses"]
@@ -282,7 +285,7 @@ def _entry(plan: _Plan, a: _Acc, per_q: Mapping[str, Mapping[str, float]], names
     groups = sorted({r["group"] for r in rows})
     tier_counts = {t: a.tiers.count(t) for t in dict.fromkeys(a.tiers)}
     entry = {
-        "tier": max(tier_counts, key=tier_counts.get),
+        "tier": max(tier_counts, key=tier_counts.__getitem__),
         "tiers": tier_counts,
         "settings": {k: v for k, v in settings.public_dict().items() if k in config.overrides or k == "top_k"},
         "overall": aggregate(rows, per_q, names),
@@ -375,7 +378,7 @@ class TqdmProgress:
 
     def __init__(self, desc: str = "evaluating", postfix_width: int | None = None,
                  close_at_total: bool = True) -> None:
-        self._bar = None
+        self._bar: tqdm | None = None
         self._desc, self._width, self._close_at_total = desc, postfix_width, close_at_total
 
     def __call__(self, done: int, total: int, name: str) -> None:
