@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from retrieval.core.reasons import Reason
-from retrieval.learned.reader.loader import COULD_NOT_LOAD as READER_COULD_NOT_LOAD
-from retrieval.learned.reader.loader import FILE_ERRORS, NOT_INSTALLED
 from retrieval.stages.judge import READER_FAILED, READER_UNAVAILABLE
 from retrieval.stages.rerank.learned import LEARNED
+from retrieval.stages.rerank.reader import COULD_NOT_LOAD as READER_COULD_NOT_LOAD
+from retrieval.stages.rerank.reader import FILE_ERRORS, NOT_INSTALLED
 
 from .escape import code, md
 from .i18n import TEXTS, t

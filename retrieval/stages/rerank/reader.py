@@ -13,8 +13,12 @@ import numpy as np
 from ...core.kinds import Text
 from ...core.reasons import Reason
 from ...learned.reader import KIND, SCORE_KIND
-from ...learned.reader.loader import ReaderStore, load_reader
+from ...learned.reader.loader import COULD_NOT_LOAD, FILE_ERRORS, NOT_INSTALLED, ReaderStore, load_reader
 from .base import KINDS, LOADED, LoadContext, PassageReranker, RerankerKind, RerankerSpec, prefixed
+
+#: What the pages read of this kind besides its declaration: the reasons its loader records (``COULD_NOT_LOAD``,
+#: ``NOT_INSTALLED``) and the error classes that mean a file is missing or unreadable.
+__all__ = ["COULD_NOT_LOAD", "FILE_ERRORS", "NOT_INSTALLED", "READER"]
 
 
 class ReaderReranker(PassageReranker):
@@ -46,7 +50,7 @@ def load(spec: RerankerSpec, context: LoadContext) -> tuple[ReaderReranker | Non
     return ReaderReranker(reader), LOADED(name=reader.name, kind=KIND)
 
 
-KINDS.declare(RerankerKind(
+READER = KINDS.declare(RerankerKind(
     name=KIND, label=Text("Reader (token-level match over e5, offline)",
                           "Leitor (correspondência por token sobre o e5, offline)"),
     described=Text("{name} (late interaction over e5, offline, as hybrid+reader)",
