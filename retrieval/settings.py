@@ -292,7 +292,7 @@ class Settings(BaseSettings):
 
     @field_validator("transforms", mode="before")
     @classmethod
-    def _split_transforms(cls, value: object) -> object:
+    def _split_transforms(cls, value: Any) -> Any:
         if isinstance(value, str):
             value = [v.strip() for v in value.strip("[]").replace('"', "").split(",") if v.strip()]
 
@@ -553,7 +553,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def load_settings(**kwargs: object) -> Settings:
+def load_settings(**kwargs: Any) -> Settings:
     """``Settings(**kwargs)`` (from the environment and ``.env``), with a one-line :class:`InvalidSetting` in
     place of pydantic's multi-line error (an invalid ``RETRIEVAL_*`` variable)."""
     try:

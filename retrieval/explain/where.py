@@ -257,7 +257,7 @@ def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int
         return {"status": "filtered", **blocked}, dense_rank, cosine
     if note is not None and note.code == "list.skipped":
         return {"status": "skipped", "note": note}, dense_rank, cosine
-    if beyond:
+    if beyond and evidence is not None:  # beyond is read from the evidence
         return ({"status": "outside_window", "rank": None, "score": cosine, "window": window,
                  "beyond": len(evidence.nearest)}, None, cosine)
     if exact_rank is None:

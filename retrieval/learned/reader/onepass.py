@@ -84,8 +84,9 @@ class OnePassEmbedder:
         reader = self._reader()
         return self._patch(reader.encode_passages(list(texts))[0], texts, False, reader)
 
-    def chunk_encoder(self, chunks: Sequence[Any], store_states: bool = True) -> "ChunkEncoder":
-        """The index's encoder of ``chunks`` (all of the corpus'): vectors returned, states kept as it goes."""
+    def chunk_encoder(self, chunks: Sequence[Any], store_states: bool = True) -> "ChunkEncoder | RayChunkEncoder":
+        """The index's encoder of ``chunks`` (all of the corpus'): vectors returned, states kept as it goes (on a
+        Ray cluster where the embedder names one: streamed)."""
         reader = self._reader()
         sink = StateSink(reader, chunks) if store_states else None
         if self.cluster is not None:

@@ -243,8 +243,8 @@ def score_passages(reranker: Any, inp: RerankInput) -> RankedList:
     candidates = inp.candidates
     if not candidates:
         return RankedList("reranked", reranker.score_kind, ())
-    whole = getattr(reranker, "reads_chunks", False) and inp.chunks is not None
-    passages = [inp.chunks[i.chunk_id] if whole else inp.texts[i.chunk_id] for i in candidates]
+    chunks = inp.chunks if getattr(reranker, "reads_chunks", False) else None  # read whole where it can
+    passages = [chunks[i.chunk_id] if chunks is not None else inp.texts[i.chunk_id] for i in candidates]
     scores = np.asarray(reranker.score(inp.question, passages), dtype=np.float64).reshape(-1)
     if len(scores) != len(candidates) or not np.all(np.isfinite(scores)):
         raise ValueError(BAD_SCORES().text())
@@ -257,7 +257,7 @@ def score_passages(reranker: Any, inp: RerankInput) -> RankedList:
                              fused_rank=candidates[j].rank, truncation=truncation[j] if truncation else None)
                   for rank, j in enumerate(order, start=1))
     cut = sum(1 for t in truncation or () if t.get("truncated"))
-    note = TRUNCATED(cut=cut, n=len(candidates), limit=truncation[0]["limit"]) if cut else None
+    note = TRUNCATED(cut=cut, n=len(candidates), limit=truncation[0]["limit"]) if cut and truncation else None
     return RankedList("reranked", reranker.score_kind, items, note=note)
 
 
