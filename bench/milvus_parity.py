@@ -11,7 +11,7 @@ Two ways of running our lexical side in Milvus are compared with the local engin
 
 Per question: the window (``overfetch × top_k`` = 20) of each engine; rank parity = the share of questions
 whose list equals the local list item for item, overlap@10 = |top10 ∩ local top10| / 10, and nDCG@10 of each
-list over parent documents (graded gains where the question file has them). Run:
+list over parent documents (graded gains where the question file has them; the evaluation's ranx metric). Run:
 
     python bench/milvus_parity.py [--faquad PATH] [--json-out FILE]
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ from retrieval.backends.milvus import MilvusLexical, MilvusStore, open_client, t
 from retrieval.core.filters import build_filters, field_types  # noqa: E402
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS  # noqa: E402
 from retrieval.core.text import KEPT_WORDS, fold, stopwords  # noqa: E402
+from retrieval.offline.evaluation.metrics import ranking_scores, relevant_grades  # noqa: E402
 from retrieval.settings import Settings  # noqa: E402
 
 FAQUAD = ROOT.parent / "shared" / "data" / "faquad"
@@ -49,18 +49,6 @@ def hash_embed(texts: list[str]) -> np.ndarray:
         rng = np.random.default_rng(abs(hash(t)) % 2**32)
         out[i] = rng.normal(size=8)
     return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
-def ndcg_at(parents: list[str], gains: dict[str, float], k: int = 10) -> float:
-    seen, ranked = set(), []
-    for p in parents:
-        if p not in seen:
-            seen.add(p)
-            ranked.append(p)
-    dcg = sum(gains.get(p, 0.0) / math.log2(i + 2) for i, p in enumerate(ranked[:k]))
-    ideal = sorted(gains.values(), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
 
 
 def _stop_list() -> list[str]:
@@ -119,11 +107,12 @@ def measure(label: str, corpus: Path, questions: Path, client, settings: Setting
     setup_s = time.perf_counter() - started
     parent = {c.chunk_id: c.parent_id for c in chunks}
     window = settings.window
-    rows = {"local": [], "sparse": [], "builtin": [], "builtin_folded": []}
+    rows: dict[str, dict[str, list[str]]] = {"local": {}, "sparse": {}, "builtin": {}, "builtin_folded": {}}
+    grades: dict[str, dict[str, int]] = {}
     same = {"sparse": 0, "builtin": 0, "builtin_folded": 0}
     overlap = {"sparse": [], "builtin": [], "builtin_folded": []}
     score_diff = 0.0
-    for q in qs:
+    for number, q in enumerate(qs):
         flt = build_filters(q.filters, types, tf)
         a = local.search(q.question, flt, window)
         b = lexical.search(q.question, flt, window)
@@ -138,17 +127,19 @@ def measure(label: str, corpus: Path, questions: Path, client, settings: Setting
         for x, y in zip(a.items, b.items):
             score_diff = max(score_diff, abs(x.score - y.score),
                              max((abs(x.terms[t] - y.terms.get(t, 0.0)) for t in x.terms), default=0.0))
-        gains = {p: float(g) for p, g in (q.graded or {}).items()} or {p: 1.0 for p in q.relevant}
+        if relevant_grades(q):  # nDCG of the answerable questions (graded gains where the file has them)
+            grades[str(number)] = relevant_grades(q)
         for name, ids in lists.items():
-            rows[name].append(ndcg_at([parent[i] for i in ids], gains) if gains else None)
+            rows[name][str(number)] = [parent[i] for i in ids]
         for name in ("sparse", "builtin", "builtin_folded"):
             same[name] += lists[name] == lists["local"]
             top = set(lists["local"][:10])
             overlap[name].append(len(top & set(lists[name][:10])) / len(top) if top else float(not lists[name]))
     n = len(qs)
     mean = lambda xs: round(float(np.mean([x for x in xs if x is not None])), 4)  # noqa: E731
+    ndcg = {k: ranking_scores(grades, v, ["ndcg@10"], k) for k, v in rows.items()}
     return {"set": label, "questions": n, "chunks": len(chunks), "setup_s": round(setup_s, 1),
-            "ndcg@10": {k: mean(v) for k, v in rows.items()},
+            "ndcg@10": {k: mean([x["ndcg@10"] for x in v.values()]) for k, v in ndcg.items()},
             "identical_lists": {k: f"{v}/{n}" for k, v in same.items()},
             "overlap@10": {k: mean(v) for k, v in overlap.items()},
             "max_abs_score_diff_sparse_vs_local": score_diff}

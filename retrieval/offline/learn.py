@@ -44,6 +44,7 @@ from ..settings import Settings
 from . import tuned
 from .evaluation.compare import p_text
 from .evaluation.configs import Config
+from .evaluation.metrics import brief
 from .evaluation.runner import evaluate_configs
 from .judgments import question_id
 from .raters import consensus, load_ratings
@@ -53,8 +54,6 @@ from .tune import ALPHA, decide
 
 #: The training data that ships with the project, traced beside the corpus' own labels: (corpus, questions).
 SHIPPED: tuple[tuple[Path, Path], ...] = ((LAB_CORPUS, LAB_QUESTIONS),)
-#: The held-out metrics shown beside each other.
-METRICS = ("ndcg@10", "recall@10", "mrr@10")
 #: Where the last training of a corpus is recorded, inside its ranker folder.
 LAST = "last.json"
 
@@ -274,9 +273,10 @@ def card(record: Mapping[str, Any]) -> str:
               for s in record["shipped"]]
     lines += ["", "## Held-out check (the evaluation's held-out split, never trained on)", ""]
     if held:
-        lines += ["| configuration | " + " | ".join(METRICS) + " |", "|" + " --- |" * (len(METRICS) + 1)]
+        shown = brief(10)
+        lines += ["| configuration | " + " | ".join(shown) + " |", "|" + " --- |" * (len(shown) + 1)]
         for name in ("default", "learned"):
-            lines.append(f"| {name} | " + " | ".join(str(held[name].get(m)) for m in METRICS) + " |")
+            lines.append(f"| {name} | " + " | ".join(str(held[name].get(m)) for m in shown) + " |")
     lines += ["", f"Decision: {'recommended' if record['recommended'] else 'not recommended'} — {record['why']}", ""]
     return "\n".join(lines)
 
@@ -379,7 +379,7 @@ def learn_ranker(open_corpus: OpenCorpus, base: Settings, corpus: str | Path | N
     row = next((r for r in report["comparisons"] if r["metric"] == "ndcg@10"), None)
     recommended, why = decide(row, ALPHA)
     record.update(
-        heldout={name: {m: entry["overall"].get(m) for m in METRICS} | {"questions": report["questions"]}
+        heldout={name: {m: entry["overall"].get(m) for m in brief(10)} | {"questions": report["questions"]}
                  for name, entry in report["configs"].items()},
         comparison=row and {k: row[k] for k in ("delta", "p_value", "lost_relevant", "improved", "worsened")},
         recommended=recommended, why=why, seconds=round(clock() - started, 1), baseline_overrides=current)

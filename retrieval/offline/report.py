@@ -21,7 +21,7 @@ from ..core.reasons import Reason, declare, put
 from ..core.safecsv import csv_text
 from ..core.paths import LAB_CORPUS
 from .evaluation.compare import p_reason, p_text
-from .evaluation.metrics import best_positions
+from .evaluation.metrics import best_positions, headline as headline_metrics
 from .judgments import trec_field_problem
 
 _log = logging.getLogger(__name__)
@@ -282,7 +282,7 @@ def decision_record(report: Mapping[str, Any], title: str | None = None, now: da
     names = list(configs)
     baseline = names[0]
     kmax = report["k"][-1]
-    headline = [f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}", f"hit_rate@{kmax}", "abstention_accuracy"]
+    headline = headline_metrics(kmax) + ["abstention_accuracy"]
     decision = choose(report, name=code)
     when = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     source = Path(str(report.get("corpus") or "corpus"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..explain.html import esc, label, lang_of, num, page, table
+from .evaluation.metrics import headline as headline_metrics
 from .report import choose, comparison_rows
 
 
@@ -35,8 +36,8 @@ def evaluation_report(report: Mapping[str, Any], lang: str = "en") -> str:
                                                                        for c in caveats))
     if report.get("hypothesis"):
         parts.append(f"<h3>{esc(label('hypothesis', lang))}</h3><p>{esc(report['hypothesis'])}</p>")
-    headline = [ndcg, judged, f"recall@{kmax}", f"mrr@{kmax}", f"hit_rate@{kmax}", f"precision@{kmax}",
-                "abstention_accuracy"]
+    headline = headline_metrics(kmax) + ["abstention_accuracy"]
+    headline.insert(headline.index(ndcg) + 1, judged)  # judged@k beside the nDCG@k it qualifies
     names = {judged: label("judged_name", lang, k=kmax)}
     parts.append(f"<h2>{esc(label('metrics', lang))}</h2>")
     parts.append(table([esc(label("config", lang)), esc(label("tier", lang))] + [esc(names.get(m, m)) for m in headline],

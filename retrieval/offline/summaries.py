@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from . import learn
 from .evaluation.compare import p_text
+from .evaluation.metrics import brief
 from .report import problem_lines
 
 
@@ -21,8 +22,8 @@ def evaluation(report: Mapping[str, Any], split: str) -> str:
     check, the questions with problems (labels no configuration can satisfy), and what an imported run lacks."""
     lines: list[str] = []
     kmax = report["k"][-1]
-    cols = list(dict.fromkeys([f"ndcg@{kmax}", f"recall@{report['k'][0]}", f"recall@{kmax}", f"mrr@{kmax}",
-                               "abstention_accuracy"]))   # one --k: recall@k once
+    short = brief(kmax)  # recall also at the smallest k (one --k: recall@k once)
+    cols = list(dict.fromkeys([short[0], f"recall@{report['k'][0]}", *short[1:], "abstention_accuracy"]))
     if report.get("tuned"):
         lines.append(f"settings: {report['tuned']} (every configuration starts from it)")
     lines.append(f"{report['questions']} questions, split {split}\n")

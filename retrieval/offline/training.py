@@ -53,12 +53,12 @@ from ..learned.judge.features import (
     stats_without,
     tenant_stats,
 )
-from ..learned.judge.models import FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, JudgeModels, LogisticModel, ndcg_at
+from ..learned.judge.models import FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, JudgeModels, LogisticModel
 from ..pipeline.workbench import Workbench
 from ..stages.answer import ExtractiveAnswerer
 from ..stages.fusion import fuse
 from ..stages.judge import reader_scores
-from .evaluation.metrics import relevant_grades
+from .evaluation.metrics import brief, label, ranking_scores, relevant_grades
 
 SEED = 20261201
 WINDOW = 20          # generator window of a default request (overfetch 4 × top_k 5)
@@ -136,12 +136,6 @@ class Case:
     @property
     def answerable(self) -> bool:
         return self.kind == "answerable"
-
-    @property
-    def grades(self) -> dict[str, float]:
-        if self.kind != "answerable":
-            return {}
-        return {d: float(g) for d, g in relevant_grades(self.question).items()}
 
 
 def assign_splits(questions: Sequence[Question]) -> dict[str, str]:
@@ -470,15 +464,19 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
     """Figures of the learned judge against RRF and the cosine gate on ``cases``.
 
     Returns ``{"n", "ndcg@10": {"rrf", "ltr"}, "recall@10", "mrr@10", "lost_relevant", "abstention": {...},
-    "evidence": {...}}`` (``None`` where a part has no case).
+    "evidence": {...}}`` (``None`` where a part has no case). The ranking figures are the brief metrics at 10
+    (:func:`~retrieval.offline.evaluation.metrics.brief`), computed by the evaluation's own metric code on each
+    answerable case's top 10 parents, in the fused (``rrf``) and the learned (``ltr``) order.
     """
     t = models.threshold if threshold is None else threshold
-    nd_r, nd_l, rc_r, rc_l, mr_r, mr_l, lost = [], [], [], [], [], [], 0
+    lost = 0
     lost_ids = []
+    grades_of: dict[str, dict[str, int]] = {}
+    orders: dict[str, dict[str, list[str]]] = {"rrf": {}, "ltr": {}}
     abst: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
     abst_cos: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
     abst_codes: dict[str, list[bool]] = {k: [] for k in GATE_KINDS}
-    groups: dict[str, list[tuple[float, float]]] = {}
+    groups: dict[str, list[str]] = {}
     ev_before, ev_after, ev_after_ltr = [], [], []
     for c in cases:
         n = len(c.rows.chunk_ids)
@@ -492,17 +490,13 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
             abst_cos[k].append(cosine_gate_abstains(c, final_r))
             abst_codes[k].append(p < t or cosine_gate_abstains(c, final_l))
         if c.answerable:
-            grades = c.grades
+            key = str(len(grades_of))  # one key per case: two corpora may share a question id
+            grades_of[key] = relevant_grades(c.question)
             pr = [c.rows.parent_ids[j] for j in final_indexes(c, fused_order, 10)]
             pl = [c.rows.parent_ids[j] for j in final_indexes(c, order, 10)]
-            nd_r.append(ndcg_at(pr, grades))
-            nd_l.append(ndcg_at(pl, grades))
-            groups.setdefault(c.question.group, []).append((nd_r[-1], nd_l[-1]))
-            rel = set(grades)
-            rc_r.append(len(rel & set(pr)) / len(rel))
-            rc_l.append(len(rel & set(pl)) / len(rel))
-            mr_r.append(next((1 / (i + 1) for i, d in enumerate(pr) if d in rel), 0.0))
-            mr_l.append(next((1 / (i + 1) for i, d in enumerate(pl) if d in rel), 0.0))
+            orders["rrf"][key], orders["ltr"][key] = pr, pl
+            groups.setdefault(c.question.group, []).append(key)
+            rel = set(grades_of[key])
             if (set(pr) & rel) - set(pl):
                 lost += 1
                 lost_ids.append(c.question.id)
@@ -520,17 +514,20 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
     def mean(v: list) -> float | None:
         return round(float(np.mean(v)), 4) if v else None
 
+    names = brief(10)
+    per = {side: ranking_scores(grades_of, orders[side], names, side) for side in orders}
+
+    def figure(name: str, keys: Sequence[str]) -> dict[str, float | None]:
+        return {side: mean([per[side][k][name] for k in keys]) for side in orders}
+
     return {
-        "n_answerable": len(nd_r), "n_unanswerable": len(abst["unanswerable"]), "n_leave_out": len(abst["leave_out"]),
-        "n_leave_out_clean": len(abst["leave_out_clean"]),
-        "ndcg@10": {"rrf": mean(nd_r), "ltr": mean(nd_l)},
-        "recall@10": {"rrf": mean(rc_r), "ltr": mean(rc_l)},
-        "mrr@10": {"rrf": mean(mr_r), "ltr": mean(mr_l)},
+        "n_answerable": len(grades_of), "n_unanswerable": len(abst["unanswerable"]),
+        "n_leave_out": len(abst["leave_out"]), "n_leave_out_clean": len(abst["leave_out_clean"]),
+        **{name: figure(name, list(grades_of)) for name in names},
         "lost_relevant": lost, "lost_relevant_ids": lost_ids,
         "support_gate": {"threshold": t, **gate_shares(abst)},
         "support_and_cosine_gate": gate_shares(abst_codes),
-        "ndcg@10_by_group": {g: {"n": len(v), "rrf": mean([a for a, _ in v]), "ltr": mean([b for _, b in v])}
-                             for g, v in sorted(groups.items())},
+        "ndcg@10_by_group": {g: {"n": len(keys), **figure("ndcg@10", keys)} for g, keys in sorted(groups.items())},
         "cosine_gate": {"threshold": 0.80, **gate_shares(abst_cos)},
         "evidence_span_share": {"n": len(ev_before), "extractive_rrf_context": mean(ev_before),
                                 "model_rrf_context": mean(ev_after), "model_ltr_context": mean(ev_after_ltr)},
@@ -727,9 +724,10 @@ def _operating_table(metrics: Mapping[str, Mapping[str, Any]], chosen: float) ->
 
 
 def _metrics_table(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    rows = ["| part | answerable | nDCG@10 rrf → ltr | recall@10 rrf → ltr | MRR@10 rrf → ltr | lost | "
+    names = brief(10)
+    rows = ["| part | answerable | " + "".join(f"{label(n)} rrf → ltr | " for n in names) + "lost | "
             "gate learned | gate learned+cos | gate cosine | evidence span share: extractive → model "
-            "(rrf context) / model (ltr context) |", "|" + " --- |" * 10]
+            "(rrf context) / model (ltr context) |", "|" + " --- |" * (7 + len(names))]
 
     def gate(g: Mapping[str, Any], r: Mapping[str, Any]) -> str:
         return (f"{g['answered_answerable']} / {g['abstained_unanswerable']} ({r['n_unanswerable']}) / "
@@ -739,8 +737,8 @@ def _metrics_table(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for part, r in metrics.items():
         ev = r["evidence_span_share"]
         both = r.get("support_and_cosine_gate") or r["support_gate"]
-        rows.append(f"| {part} | {r['n_answerable']} | {r['ndcg@10']['rrf']} → {r['ndcg@10']['ltr']} | "
-                    f"{r['recall@10']['rrf']} → {r['recall@10']['ltr']} | {r['mrr@10']['rrf']} → {r['mrr@10']['ltr']} | "
+        figures = "".join(f"{(r.get(n) or {}).get('rrf')} → {(r.get(n) or {}).get('ltr')} | " for n in names)
+        rows.append(f"| {part} | {r['n_answerable']} | {figures}"
                     f"{r['lost_relevant']} | {gate(r['support_gate'], r)} | {gate(both, r)} | "
                     f"{gate(r['cosine_gate'], r)} | {ev['extractive_rrf_context']} → {ev['model_rrf_context']} / "
                     f"{ev['model_ltr_context']} (n={ev['n']}) |")

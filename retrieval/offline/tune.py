@@ -32,6 +32,7 @@ from ..settings import Settings, bounds
 from .evaluation.compare import p_text
 from .evaluation.calibrate import calibrate_abstention
 from .evaluation.configs import Config, select_split
+from .evaluation.metrics import brief
 from .evaluation.runner import evaluate_configs
 
 #: The decision's significance level (paired Fisher randomization test on held-out nDCG@10).
@@ -433,7 +434,7 @@ def markdown(record: Mapping[str, Any], corpus: str, questions: str, top: int = 
         lines += [f"Left out by the budget ({len(s['not_run_budget'])}): " + "; ".join(s["not_run_budget"]), ""]
     if s["skipped"]:
         lines += ["Skipped (cannot change a ranking there): " + "; ".join(s["skipped"]), ""]
-    cols = [metric, "recall@10", "mrr@10"]
+    cols = list(dict.fromkeys([metric, *brief(10)]))  # the tuning metric first, then the brief ones at 10
     lines += [f"## Top candidates on dev (by {metric})", "",
               "Time per request on dev is marginal: a candidate reuses the query vectors and generator windows of the "
               "candidates before it (the first, the default, paid them; a passage template loads its own index). "

@@ -1,6 +1,8 @@
 """The figures: metrics by configuration (judged@k beside nDCG@k, wall time and per-request latency), the
 comparison against the baseline per split, what was expected beside what was observed, two configurations
-question by question, and the metrics by group with each candidate's gains."""
+question by question, and the metrics by group with each candidate's gains. The metrics shown and offered are
+the declared headline ones (:func:`retrieval.offline.evaluation.metrics.headline`); a picker's help says what
+each measures."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import streamlit as st
 
 from retrieval.explain import compare as cmp
 from retrieval.offline import report as rep
+from retrieval.offline.evaluation.metrics import describe, label
 
 from ..escape import md, md_text
 from ..format import num
@@ -38,6 +41,11 @@ def panel(run: Evaluated) -> None:
     comparison(run)
     two(run)
     by_group(run)
+
+
+def _described(offered: list[str], lang: str) -> str:
+    """A metric picker's help: each offered metric in words and what it measures, as its declaration says."""
+    return "\n".join(f"- **{label(m, lang)}** (`{m}`): {describe(m, lang)}" for m in offered if describe(m, lang))
 
 
 def comparison(run: Evaluated) -> None:
@@ -72,8 +80,8 @@ def two(run: Evaluated) -> None:
     x1, x2, x3 = st.columns(3)
     a = x1.selectbox("A", names, index=0, key="ev_two_a")
     b = x2.selectbox("B", names, index=len(names) - 1, key="ev_two_b")
-    metric = x3.selectbox(t("ev_metric", lang), [m for m in run.headline if m != "abstention_accuracy"],
-                          key="ev_two_metric")
+    offered = [m for m in run.headline if m != "abstention_accuracy"]
+    metric = x3.selectbox(t("ev_metric", lang), offered, key="ev_two_metric", help=_described(offered, lang))
     result = cmp.compare_report_configs(run.report, a, b, metric)
     st.markdown(t("ev_two_line", lang, metric=metric, a=md(a), b=md(b), ma=num(result["mean_a"] or 0, ".4f", lang),
                   mb=num(result["mean_b"] or 0, ".4f", lang), d=num(result["mean_delta"] or 0, "+.4f", lang),
@@ -84,7 +92,8 @@ def two(run: Evaluated) -> None:
 def by_group(run: Evaluated) -> None:
     lang, report, configs, names = run.lang, run.report, run.report["configs"], run.names
     st.subheader(t("ev_by_group", lang))
-    metric = st.selectbox(t("ev_metric", lang), run.headline, key="ev_group_metric")
+    metric = st.selectbox(t("ev_metric", lang), run.headline, key="ev_group_metric",
+                          help=_described(run.headline, lang))
     groups = sorted({g for c in configs.values() for g in c["groups"]})
     table(pd.DataFrame([{"group": g, **{n: configs[n]["groups"].get(g, {}).get(metric) for n in names}}
                         for g in groups]), lang)

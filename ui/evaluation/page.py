@@ -11,6 +11,7 @@ import streamlit as st
 from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
 from retrieval.core.types import Question
 from retrieval.explain import links
+from retrieval.offline.evaluation import metrics
 from retrieval.serving import roots
 from retrieval.settings import Settings
 from retrieval.stages.rerank import KINDS, RerankerSpec
@@ -84,8 +85,8 @@ class Evaluated:
 
     @property
     def headline(self) -> list[str]:
-        k = self.kmax
-        return [f"ndcg@{k}", f"recall@{k}", f"mrr@{k}", f"hit_rate@{k}", f"precision@{k}", "abstention_accuracy"]
+        """The declared headline metrics at the largest k, then abstention accuracy."""
+        return metrics.headline(self.kmax) + ["abstention_accuracy"]
 
 
 def start() -> EvalPage:

@@ -14,6 +14,7 @@ from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import learn
 from retrieval.offline.evaluation.compare import p_text
+from retrieval.offline.evaluation.metrics import brief
 from retrieval.serving import roots
 
 from ..escape import code
@@ -75,7 +76,7 @@ def show(page: EvalPage, record: dict) -> None:
                  shipped=sum(s["questions"] for s in record.get("shipped") or [])))
     held = record.get("heldout") or {}
     # numbers written in the page's language (text cells: two rows, nothing to sort)
-    rows = [{"config": t(f"tr_row_{name}", lang), **{m: num(held[name].get(m), ".4f", lang) for m in learn.METRICS}}
+    rows = [{"config": t(f"tr_row_{name}", lang), **{m: num(held[name].get(m), ".4f", lang) for m in brief(10)}}
             for name in ("default", "learned") if name in held]
     if rows:
         table(pd.DataFrame(rows), lang)

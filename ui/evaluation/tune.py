@@ -17,6 +17,7 @@ from retrieval.core.errors import RetrievalError
 from retrieval.core.paths import LAB_CORPUS
 from retrieval.offline import tuned
 from retrieval.offline.evaluation.compare import p_reason
+from retrieval.offline.evaluation.metrics import brief
 from retrieval.settings import Settings
 
 from ..escape import code, md
@@ -28,7 +29,6 @@ from .page import EvalPage, open_bench
 
 #: The budget input's bounds and default, in seconds (the dev search stops before passing it).
 BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT = 1, 3600, 120
-COLUMNS = ("ndcg@10", "recall@10", "mrr@10")
 
 
 def decision_sentence(record: Mapping[str, Any], lang: str) -> str:
@@ -161,7 +161,7 @@ def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -
                   dev=record["questions"]["dev"], s=num(s["seconds"], ".0f", lang), budget=num(record["budget_s"], ".0f", lang))
                 + (t("tu_stopped", lang) if s["stopped_by_budget"] else ""))
     st.markdown(t("tu_top", lang, metric=record["metric"]))
-    rows = [{"candidate": c["name"], "step": c["step"], **{m: c["dev"].get(m) for m in COLUMNS},
+    rows = [{"candidate": c["name"], "step": c["step"], **{m: c["dev"].get(m) for m in brief(10)},
              "ms_per_request": c["ms_per_request"]} for c in ranked(s["candidates"], record["metric"])[:8]]
     table(pd.DataFrame(rows), lang)
     st.caption(t("tu_marginal", lang))
@@ -170,7 +170,7 @@ def _report(lang: str, base: Settings, record: Mapping[str, Any], target: str) -
     if held is None:
         st.caption(t("tu_heldout_none", lang))
     else:
-        rows = [{"config": name, **{m: entry["overall"].get(m) for m in COLUMNS},
+        rows = [{"config": name, **{m: entry["overall"].get(m) for m in brief(10)},
                  "ms_per_request": entry["ms_per_request"]} for name, entry in held["configs"].items()]
         table(pd.DataFrame(rows), lang)
         row = record.get("comparison")

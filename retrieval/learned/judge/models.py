@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -403,11 +402,3 @@ def load_judge(folder: str | Path) -> tuple[JudgeModels | None, Reason]:
         return read_models(folder), LOADED()
     except JudgeModelError as exc:
         return None, exc.reason
-
-
-def ndcg_at(ranked: Sequence[str], grades: Mapping[str, float], k: int = 10) -> float:
-    """nDCG@k with linear gain, ``Σ g_i / log2(i + 1)`` over the first k items (ranx's ``ndcg``)."""
-    dcg = sum(grades.get(d, 0.0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else 0.0

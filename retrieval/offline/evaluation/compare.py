@@ -17,7 +17,7 @@ from ...core.locale import number
 from ...core.reasons import Reason, declare, raw
 from ...core.types import Question
 from .configs import Config
-from .metrics import parent_ranking
+from .metrics import brief, parent_ranking
 
 
 OBSERVED = declare("observed.line", en="{candidate!c} vs {baseline!c}: {deltas}; {improved} questions improved, "
@@ -45,13 +45,14 @@ def p_reason(p: Any) -> Reason:
 
 
 def observed(report: Mapping[str, Any]) -> list[Reason]:
-    """One line per candidate: what the run showed on the headline metrics (to set beside the hypothesis)."""
+    """One line per candidate: what the run showed on the brief metrics at the largest k (nDCG, recall, MRR;
+    :func:`~.metrics.brief`), to set beside the hypothesis."""
     kmax = report["k"][-1]
     lines = []
     rows = report.get("comparisons") or []
     for candidate in dict.fromkeys(r["candidate"] for r in rows):
         parts = []
-        for metric in (f"ndcg@{kmax}", f"recall@{kmax}", f"mrr@{kmax}"):
+        for metric in brief(kmax):
             row = next((r for r in rows if r["candidate"] == candidate and r["metric"] == metric), None)
             if row:
                 parts.append(DELTA(metric=metric, delta=row["delta"], p=p_reason(row["p_value"])))

@@ -1,8 +1,14 @@
-"""Per-question metrics (ranx) and their aggregates.
+"""The ranking metrics, declared once, and their values per question (ranx) and aggregates.
 
-Metrics come from ``ranx``: recall@k, precision@k, MRR@k, nDCG@k (graded gains when ``graded`` is present)
-and hit rate@k. Questions with an empty ``relevant`` list count only in ``abstention_accuracy`` (abstained
-on unanswerable, answered on answerable).
+A metric is one :class:`Metric` declaration in :data:`METRICS`: its name as ranx spells it, its label and a
+line on what it measures in each language, and its place in the headline. Declared here: nDCG@k (linear
+graded gains when ``graded`` is present), recall@k, precision@k, MRR@k and hit rate@k. Every value comes from
+ranx, by :func:`scores` (an evaluation's questions) or :func:`ranking_scores` (rankings of any source: the
+judge's training report). What shows metrics reads the registry: the evaluation computes every declared
+metric at every k (:func:`metric_names`), reports and pages show :func:`headline`, the short tables
+:func:`brief`, a page labels a key with :func:`label` and explains it with :func:`describe`, and
+:func:`compile_ranx` compiles them all. Questions with an empty ``relevant`` list count only in
+``abstention_accuracy`` (abstained on unanswerable, answered on answerable).
 
 Relevance is judged per parent document, so a question's ranked list is read as its **parent ranking**: each
 parent once, at its best (first) rank (:func:`parent_ranking`). With ``dedup="chunk"`` the final list may hold
@@ -13,14 +19,96 @@ run :func:`parent_run` builds from those rankings.
 
 from __future__ import annotations
 
+import math
 import statistics
 import threading
 import warnings
+from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
+from ...core.kinds import Registry, Text
 from ...core.types import Question
 
-METRICS = ("ndcg", "recall", "precision", "mrr", "hit_rate")
+
+@dataclass(frozen=True)
+class Metric:
+    """A ranking metric, declared once.
+
+    Attributes:
+        name: ranx's name of it (``ndcg``, ``map``); ``name@k`` is its key in a report.
+        label: the metric in words (``nDCG``, ``hit rate``), written ``label@k`` where a text names it.
+        description: what it measures, one line (the Evaluation page's metric pickers show it).
+        headline: its place among the headline metrics (1 first), the few that reports and pages show at the
+            largest k; ``None``: computed and exported (report JSON, comparison CSV) only.
+        brief: also in the short tables (the observed lines beside the hypothesis, the tuner's and the
+            learned ranker's tables, the judge's training report), in its headline place.
+    """
+
+    name: str
+    label: Text
+    description: Text
+    headline: int | None = None
+    brief: bool = False
+
+
+#: The ranking metrics, in declaration order: the order an evaluation computes and exports them in.
+METRICS: Registry[Metric] = Registry("metric")
+METRICS.declare(Metric("ndcg", Text("nDCG", "nDCG"),
+                       Text("the gains of the relevant parents in the top k, each divided by log2(rank + 1), over "
+                            "the same sum in the best order",
+                            "os ganhos dos pais relevantes no top k, cada um dividido por log2(posição + 1), sobre "
+                            "a mesma soma na melhor ordem"), headline=1, brief=True))
+METRICS.declare(Metric("recall", Text("recall", "revocação"),
+                       Text("the share of the relevant parents found in the top k",
+                            "a fração dos pais relevantes achados no top k"), headline=2, brief=True))
+METRICS.declare(Metric("precision", Text("precision", "precisão"),
+                       Text("the share of the top k that is relevant", "a fração do top k que é relevante"),
+                       headline=5))
+METRICS.declare(Metric("mrr", Text("MRR", "MRR"),
+                       Text("1 / the rank of the first relevant parent in the top k (0 when none is there)",
+                            "1 / a posição do primeiro pai relevante no top k (0 quando nenhum está lá)"),
+                       headline=3, brief=True))
+METRICS.declare(Metric("hit_rate", Text("hit rate", "taxa de acerto"),
+                       Text("1 when a relevant parent is in the top k, else 0",
+                            "1 quando um pai relevante está no top k, senão 0"), headline=4))
+
+
+def _shown() -> list[Metric]:
+    """The declared metrics in headline order, those outside the headline after them (declaration order)."""
+    return sorted(METRICS, key=lambda m: math.inf if m.headline is None else m.headline)
+
+
+def headline(k: int) -> list[str]:
+    """The headline metrics at ``k``, in their headline order: ``ndcg@10, recall@10, mrr@10, hit_rate@10,
+    precision@10``. Reports and pages put ``abstention_accuracy`` after them."""
+    return [f"{m.name}@{k}" for m in _shown() if m.headline is not None]
+
+
+def brief(k: int) -> list[str]:
+    """The metrics of the short tables at ``k``, in their headline order: ``ndcg@10, recall@10, mrr@10``."""
+    return [f"{m.name}@{k}" for m in _shown() if m.brief]
+
+
+def _declared(key: str) -> tuple[Metric, str] | None:
+    name, _, k = key.partition("@")
+    return (METRICS.get(name), k) if name in METRICS else None
+
+
+def label(key: str, lang: str = "en") -> str:
+    """A metric key in words in ``lang``: ``mrr@10`` → ``MRR@10``, ``hit_rate@10`` → ``taxa de acerto@10``; a key
+    of no declared metric as it is."""
+    found = _declared(key)
+    if found is None:
+        return key
+    metric, k = found
+    return metric.label(lang) + (f"@{k}" if k else "")
+
+
+def describe(key: str, lang: str = "en") -> str:
+    """What the metric of a key measures, in ``lang`` (``mrr@10`` → ``1 / the rank of …``); ``""`` for a key of
+    no declared metric."""
+    found = _declared(key)
+    return "" if found is None else found[0].description(lang)
 
 
 #: ranx's metrics are numba functions compiled on first use; two threads compiling them at once crashed the
@@ -34,8 +122,14 @@ def quiet_ranx() -> None:
     warnings.filterwarnings("ignore", message=".*unsafe cast from uint64 to int64.*")
 
 
-#: The metric names the Evaluation page computes by default (k = 1, 3, 5, 10): what :func:`compile_ranx` compiles.
-WARM_METRICS = tuple(f"{m}@{k}" for m in ("ndcg", "recall", "mrr", "hit_rate", "precision") for k in (1, 3, 5, 10))
+#: The cut-offs the Evaluation page computes by default.
+WARM_KS = (1, 3, 5, 10)
+
+
+def warm_metrics() -> list[str]:
+    """The metric keys the Evaluation page computes by default (every declared metric at k = 1, 3, 5, 10, in
+    headline order): what :func:`compile_ranx` compiles."""
+    return [f"{m.name}@{k}" for m in _shown() for k in WARM_KS]
 
 
 def compile_ranx() -> None:
@@ -53,8 +147,8 @@ def compile_ranx() -> None:
         qrels = Qrels({"a": {"d1": 1, "d2": 3}, "b": {"d3": 1}})
         one = Run({"a": {"d1": 2.0, "d4": 1.0}, "b": {"d3": 1.0}}, name="one")
         two = Run({"a": {"d2": 1.0}, "b": {"__none__": 0.0}}, name="two")
-        evaluate(qrels, one, list(WARM_METRICS), return_mean=False, make_comparable=True)
-        compare(qrels, [one, two], list(WARM_METRICS), stat_test="fisher", max_p=0.05, rounding_digits=6,
+        evaluate(qrels, one, warm_metrics(), return_mean=False, make_comparable=True)
+        compare(qrels, [one, two], warm_metrics(), stat_test="fisher", max_p=0.05, rounding_digits=6,
                 make_comparable=True)
 
 
@@ -95,13 +189,13 @@ def parent_run(questions: Sequence[Question], finals: Mapping[str, Sequence[str]
     :func:`~retrieval.offline.evaluation.compare.compare` (each ranx call makes its own ``Run`` of it: ranx's
     ``make_comparable`` edits the ``Run`` it is given).
     """
-    run: dict[str, dict[str, float]] = {}
-    for q in questions:
-        if not q.relevant:
-            continue
-        ranked = parent_ranking(finals.get(q.id) or [])
-        run[q.id] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
-    return run
+    return {q.id: _ranked_run(finals.get(q.id) or []) for q in questions if q.relevant}
+
+
+def _ranked_run(parents: Sequence[str]) -> dict[str, float]:
+    """One question's entry of a run: its :func:`parent_ranking`, rank ``r`` of ``n`` scored ``n − r + 1``."""
+    ranked = parent_ranking(parents)
+    return {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {"__none__": 0.0}
 
 
 def judged_share(parents: Sequence[str], judged: Collection[str], k: int) -> tuple[float | None, list[str]]:
@@ -129,7 +223,8 @@ def judged_share(parents: Sequence[str], judged: Collection[str], k: int) -> tup
 
 
 def metric_names(ks: Sequence[int]) -> list[str]:
-    return [f"{m}@{k}" for k in ks for m in METRICS]
+    """Every declared metric at every k: ``ndcg@1, recall@1, …, hit_rate@10`` (k first, then declaration order)."""
+    return [f"{m}@{k}" for k in ks for m in METRICS.names()]
 
 
 def scores(questions: Sequence[Question], finals: Mapping[str, Sequence[str]], names: list[str],
@@ -145,12 +240,33 @@ def scores(questions: Sequence[Question], finals: Mapping[str, Sequence[str]], n
     if not answerable:
         return {}
     run = parent_run(answerable, finals) if run is None else run
+    return _ranx({q.id: relevant_grades(q) for q in answerable}, run, names, run_name)
+
+
+def ranking_scores(grades: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]],
+                   names: list[str], run_name: str) -> dict[str, dict[str, float]]:
+    """The metrics ``names`` of rankings that are not an evaluation's (the judge's training report reads its
+    orders with them): ``{key: {metric: value}}``, one entry per key of ``grades``.
+
+    Args:
+        grades: key → the grades of its relevant parents (> 0; :func:`relevant_grades` of a question); every
+            key needs one.
+        rankings: key → its parents, best first (each read at its best rank; a missing key ranks nothing).
+    """
+    if not grades:
+        return {}
+    return _ranx(grades, {key: _ranked_run(rankings.get(key) or []) for key in grades}, names, run_name)
+
+
+def _ranx(grades: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], names: list[str],
+          run_name: str) -> dict[str, dict[str, float]]:
+    """ranx's values of ``names`` per key of ``grades``: the one place a metric is computed."""
     quiet_ranx()
     with RANX_LOCK:  # ranx builds numba structures and compiles on first use: one thread at a time
         from ranx import Qrels, Run, evaluate
 
-        qrels = Qrels({q.id: relevant_grades(q) for q in answerable})
-        run_dict = {q.id: dict(run.get(q.id) or {"__none__": 0.0}) for q in answerable}
+        qrels = Qrels({key: dict(g) for key, g in grades.items()})
+        run_dict = {key: dict(run.get(key) or {"__none__": 0.0}) for key in grades}
         values = evaluate(qrels, Run(run_dict, name=run_name), names, return_mean=False, make_comparable=True)
     if len(names) == 1:
         values = {names[0]: values}

@@ -22,7 +22,6 @@ from retrieval.learned.judge.models import (
     JudgeModels,
     LogisticModel,
     load_judge,
-    ndcg_at,
     read_models,
 )
 
@@ -121,13 +120,6 @@ def test_missing_or_broken_folder_gives_a_reason(tmp_path):
     (tmp_path / "m" / "reranker.txt").write_text("not a model")
     models, reason = load_judge(tmp_path / "m")
     assert models is None and "unreadable" in reason.text()
-
-
-def test_ndcg_by_hand():
-    grades = {"a": 3.0, "b": 1.0}
-    dcg = 1 / np.log2(2) + 3 / np.log2(3)
-    idcg = 3 / np.log2(2) + 1 / np.log2(3)
-    assert ndcg_at(["b", "a", "z"], grades) == pytest.approx(dcg / idcg)
 
 
 def test_a_damaged_model_folder_is_refused_before_lightgbm_reads_it(tmp_path):

@@ -36,6 +36,37 @@ def test_graded_ndcg_uses_grades_as_gains():
     assert got["ndcg@2"] == pytest.approx(dcg / idcg)
 
 
+def test_rankings_of_any_source_are_scored_by_the_same_code():
+    """The judge's training report reads its orders through ranking_scores: the same ranx values as an
+    evaluation's, keyed by the caller (two corpora may share a question id), each parent at its best rank."""
+    from retrieval.offline.evaluation.metrics import ranking_scores
+
+    grades = {"0": {"a": 3, "b": 1}, "1": {"c": 1}}
+    got = ranking_scores(grades, {"0": ["b", "b", "a", "z"], "1": []}, ["ndcg@10", "recall@10", "mrr@10"], "rrf")
+    dcg = 1 / math.log2(2) + 3 / math.log2(3)  # b at rank 1, a at rank 2 (the second b read at its best rank)
+    idcg = 3 / math.log2(2) + 1 / math.log2(3)
+    assert got["0"]["ndcg@10"] == pytest.approx(dcg / idcg)
+    assert (got["0"]["recall@10"], got["0"]["mrr@10"]) == (1.0, 1.0)
+    assert got["1"] == {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}  # nothing ranked
+    same = _scores([Q("q", ["a", "b"], {"a": 3, "b": 1})], {"q": ["b", "b", "a", "z"]}, ["ndcg@10"], "run")["q"]
+    assert same["ndcg@10"] == got["0"]["ndcg@10"]
+
+
+def test_the_declared_metrics_and_the_lists_they_make():
+    from retrieval.offline.evaluation import metrics
+
+    assert metrics.METRICS.names() == ("ndcg", "recall", "precision", "mrr", "hit_rate")
+    assert metrics.metric_names([1, 10])[:5] == ["ndcg@1", "recall@1", "precision@1", "mrr@1", "hit_rate@1"]
+    assert metrics.headline(10) == ["ndcg@10", "recall@10", "mrr@10", "hit_rate@10", "precision@10"]
+    assert metrics.brief(5) == ["ndcg@5", "recall@5", "mrr@5"]
+    assert metrics.warm_metrics()[:5] == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "recall@1"]
+    assert len(metrics.warm_metrics()) == 20
+    assert metrics.label("hit_rate@10", "pt") == "taxa de acerto@10" and metrics.label("mrr@3") == "MRR@3"
+    assert metrics.label("judged@10") == "judged@10"  # not a declared metric: as it is
+    assert metrics.describe("recall@10") == "the share of the relevant parents found in the top k"
+    assert metrics.describe("abstention_accuracy") == ""
+
+
 def test_unanswerable_kept_out_and_empty_run_scores_zero():
     scores = _scores([Q("u", []), Q("q", ["d1"])], {"u": ["d1"], "q": []}, ["recall@5", "mrr@5"], "run")
     assert set(scores) == {"q"}
