@@ -3,7 +3,9 @@ they are validated by the settings, run in a trace, offered by the app's pickers
 card and evaluated as a configuration; withdrawn, they are refused again.
 
 Borda count (each list gives ``n − rank + 1`` points to an item at ``rank`` of its ``n``) and a reranker that
-reverses the fused window are small enough to check by hand."""
+reverses the fused window are small enough to check by hand. A ranking metric is one declaration too: MAP@k,
+declared here, is computed by the evaluation (checked by hand), shown where the headline metrics go and offered
+by the Evaluation page's metric pickers."""
 
 from __future__ import annotations
 
@@ -211,6 +213,97 @@ def test_the_app_names_a_declared_embedder(declared_embedder) -> None:
     assert_ok(at)
     assert any("`letters` — letter counts (a test's embedder)" in plain(c.value) for c in at.caption), \
         [c.value for c in at.caption]
+
+
+# --- A metric is one declaration too ----------------------------------------------------------------------------
+
+def average_precision(ranked: list[str], relevant: set[str], k: int) -> float:
+    """AP@k by hand: the precision at the rank of each relevant parent in the top k, summed, over the relevant
+    parents (ranx's ``map``)."""
+    hits, total = 0, 0.0
+    for rank, parent in enumerate(ranked[:k], start=1):
+        if parent in relevant:
+            hits += 1
+            total += hits / rank
+    return total / len(relevant)
+
+
+@pytest.fixture
+def declared_metric():
+    from retrieval.offline.evaluation import METRICS, Metric, metrics
+
+    assert "map@10" not in metrics.headline(10) and "map" not in METRICS
+    METRICS.declare(Metric("map", Text("MAP", "MAP"),
+                           Text("the precision at each relevant parent's rank in the top k, averaged over the "
+                                "relevant parents",
+                                "a precisão na posição de cada pai relevante no top k, na média sobre os pais "
+                                "relevantes"), headline=6))
+    try:
+        yield metrics
+    finally:
+        METRICS.withdraw("map")
+    assert "map@10" not in metrics.headline(10) and "map@3" not in metrics.metric_names([3])
+    assert "map@10" not in metrics.warm_metrics()
+
+
+def test_a_declared_metric_is_computed_by_the_evaluation(declared_metric) -> None:
+    from retrieval.core.types import Question
+    from retrieval.offline.evaluation import scores
+
+    metrics = declared_metric
+    assert metrics.metric_names([3]) == ["ndcg@3", "recall@3", "precision@3", "mrr@3", "hit_rate@3", "map@3"]
+    assert metrics.headline(10)[-1] == "map@10" and "map@10" in metrics.warm_metrics()
+    assert metrics.label("map@10", "pt") == "MAP@10"
+    # Relevant a and b; the list a, z, b: precision 1/1 at a, 2/3 at b, over 2 relevant parents = 5/6.
+    got = scores([Question("q", "?", "g", ("a", "b"), {}, None)], {"q": ["a", "z", "b"]}, ["map@3"], "run")
+    assert got["q"]["map@3"] == pytest.approx(5 / 6)
+    assert average_precision(["a", "z", "b"], {"a", "b"}, 3) == pytest.approx(5 / 6)
+
+
+def test_the_evaluation_page_reports_and_offers_a_declared_metric(declared_metric) -> None:
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from retrieval.offline.evaluation.metrics import relevant_grades
+    from retrieval.offline.report import decision_record
+    from retrieval.offline.report_html import evaluation_report
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "pages" / "2_Evaluation.py"),
+                           default_timeout=300).run()
+    at.selectbox(key="ev_split").set_value("heldout")
+    at.multiselect(key="ev_configs").set_value(["bm25", "hybrid"])
+    at.selectbox(key="ev_reranker").set_value("none")
+    at.button[0].click().run()  # the form's submit button
+    assert_ok(at)
+    report, asked = at.session_state["ev_report"], at.session_state["ev_questions_by_id"]
+    # Computed by the evaluation, each question's value by hand from its ranked parents and its judgments (the
+    # parents it names relevant or grades above 0).
+    for cfg in report["configs"].values():
+        answerable = [r for r in cfg["questions"] if r["relevant"]]
+        for r in answerable:
+            relevant = set(relevant_grades(asked[r["id"]]))
+            assert r["metrics"]["map@10"] == pytest.approx(average_precision(r["ranked"], relevant, 10))
+        assert cfg["overall"]["map@10"] == pytest.approx(
+            sum(r["metrics"]["map@10"] for r in answerable) / len(answerable), abs=1e-4)
+        assert 0 < cfg["overall"]["map@10"] < 1
+    assert {c["metric"] for c in report["comparisons"]} >= {"map@1", "map@10"}
+    # Shown where the headline metrics go: the page's table, the decision record, the HTML report.
+    frames = [d.value for d in at.dataframe]
+    figures = next(f for f in frames if {"config", "tier", "ndcg@10"} <= set(f.columns))
+    assert list(figures.columns[2:9]) == ["ndcg@10", "recall@10", "mrr@10", "hit_rate@10", "precision@10", "map@10",
+                                          "abstention_accuracy"]
+    # the comparison panel's table (the decision's one-row table comes before it)
+    compared = [f for f in frames if {"split", "config", "metric", "value"} <= set(f.columns)][-1]
+    assert set(compared["metric"]) == {"ndcg@10", "recall@10", "mrr@10", "hit_rate@10", "precision@10", "map@10",
+                                       "abstention_accuracy"}
+    assert "| config | ndcg@10 | recall@10 | mrr@10 | hit_rate@10 | precision@10 | map@10 | abstention_accuracy |" \
+        in decision_record(report)
+    assert "<th>precision@10</th><th>map@10</th><th>abstention_accuracy</th>" in evaluation_report(report)
+    # Offered by the metric pickers, and said what it measures.
+    for key in ("ev_two_metric", "ev_group_metric"):
+        assert "map@10" in at.selectbox(key=key).options
+    assert "- **MAP@10** (`map@10`): the precision at each relevant parent" in at.selectbox(key="ev_two_metric").help
 
 
 # --- A reader state codec is one declaration too ----------------------------------------------------------------
