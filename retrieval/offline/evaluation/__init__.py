@@ -8,7 +8,6 @@
 * :mod:`.diagnose`: the failure layer of each question, the evidence check.
 * :mod:`.calibrate`: the cosine gate chosen on dev, judged on held-out.
 * :mod:`.sweep`: the top-k sweep (recall and redundancy by k).
-* :mod:`.tune`: the tuner: a coordinate search on dev, the best checked once on held-out, the decision.
 
 Exports of a report are in :mod:`retrieval.offline.report`.
 """
@@ -23,4 +22,6 @@ from .runner import TqdmProgress, bench_factory, evaluate_configs
 
 __all__ = ["LAYERS", "METRICS", "Config", "Metric", "TqdmProgress", "aggregate", "bench_factory", "named_configs",
            "calibrate_gate", "compare", "diagnose", "evaluate_configs", "evidence_check", "observed",
-           "resolve_configs", "scores", "select_split", "split_of"]
+           "resolve_configs", "scores", "select_split", "split_of",
+           # the modules the pages read besides these names
+           "metrics", "runner", "sweep"]
