@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .core.errors import InvalidSetting
+from .core.defaults import LLM_TIMEOUT_S, MIN_SIMILARITY, OVERFETCH, RRF_K, TOP_K
 from .core.llm import EgressPolicy, endpoint_problem
 from .core.redact import is_url_setting, redact_setting, setting_secrets
 from .core.paths import PROJECT_ROOT
@@ -94,7 +95,7 @@ class Settings(BaseSettings):
     hybrid_enabled: bool = Field(True, description="False runs the dense list alone (the 'dense' evaluation "
                                  "config; the app's dense-only switch).")
     dense_enabled: bool = Field(True, description="False runs BM25 alone (the 'bm25' evaluation config).")
-    rrf_k: int = Field(60, ge=1, le=MAX_RRF_K, description="RRF constant k (Cormack et al., 2009); ranks start "
+    rrf_k: int = Field(RRF_K, ge=1, le=MAX_RRF_K, description="RRF constant k (Cormack et al., 2009); ranks start "
                        "at 1.")
     fusion: str = Field(
         "rrf", description="The fusion method, one of those declared in retrieval/stages/fusion/ (shipped: 'rrf', "
@@ -163,10 +164,10 @@ class Settings(BaseSettings):
                                             "unset = the model's own (its card gives the operating points).")
     evidence_model: bool = Field(True, description="The extractive answer's sentences are chosen by the "
                                  "learned evidence model (where the judge model loads).")
-    top_k: int = Field(5, ge=1, le=200, description="Chunks in the final list (past the rerank window: the "
+    top_k: int = Field(TOP_K, ge=1, le=200, description="Chunks in the final list (past the rerank window: the "
                        "fused tail, in fused order and marked so).")
-    overfetch: int = Field(4, ge=1, le=100, description="Each generator returns overfetch × top_k candidates.")
-    min_similarity: float = Field(0.80, ge=-1.0, le=1.0, description="Cosine gate on final chunks.")
+    overfetch: int = Field(OVERFETCH, ge=1, le=100, description="Each generator returns overfetch × top_k candidates.")
+    min_similarity: float = Field(MIN_SIMILARITY, ge=-1.0, le=1.0, description="Cosine gate on final chunks.")
     require_codes: bool = Field(True, description="Abstain when the question names a code no final chunk holds.")
     min_bm25: float = Field(2.0, ge=0.0, description="BM25 gate used in the lexical_only tier.")
     dedup: Literal["parent", "chunk"] = Field("parent", description="'parent': one chunk per parent document "
@@ -236,7 +237,7 @@ class Settings(BaseSettings):
     llm_model: Connection[str | None] = Field(None, description="The LLM's model name at that endpoint.")
     llm_api_key: Connection[SecretStr | None] = Field(None, description="The endpoint's key (never shown, never in a "
                                           "trace).")
-    llm_timeout: Connection[float] = Field(60.0, gt=0, le=600, description="Seconds one LLM call may take in all (connection "
+    llm_timeout: Connection[float] = Field(LLM_TIMEOUT_S, gt=0, le=600, description="Seconds one LLM call may take in all (connection "
                                "and every read of the reply); past it the call falls back and says so.")
     llm_max_reply_chars: Connection[int] = Field(20_000, ge=1, le=1_000_000, description="The longest LLM reply accepted "
                                      "(characters); a longer one is refused and the call falls back.")

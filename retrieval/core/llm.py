@@ -39,6 +39,7 @@ from functools import lru_cache
 from typing import Any, Iterable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from .defaults import LLM_TIMEOUT_S
 from .reasons import Reason, declare
 # The redaction of the endpoint (and of every other setting): one module, re-exported here for its callers.
 from .redact import (MIN_SECRET_CHARS, PUBLIC_QUERY_PARAMS, REDACTED, holds_secret, redact_url,  # noqa: F401
@@ -336,7 +337,7 @@ class ChatClient:
         ImportError: the ``openai`` package is not installed.
     """
 
-    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = LLM_TIMEOUT_S,
                  max_reply_chars: int = 20_000, allow_hosts: str | Iterable[str] = ()) -> None:
         import openai  # noqa: F401 - fail here (the caller records why), not inside the first request
 

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping, Sequence
 
+from ..core.defaults import MIN_SIMILARITY, OVERFETCH, RRF_K, TOP_K
 from ..core.errors import RetrievalError
 from ..core.filters import build_filters
 from ..core.locale import LANGUAGES
@@ -87,12 +88,12 @@ class ViewParams:
     questions: str = ""
     tenant: str = ""
     filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    top_k: int = 5
-    overfetch: int = 4
-    rrf_k: int = 60
+    top_k: int = TOP_K
+    overfetch: int = OVERFETCH
+    rrf_k: int = RRF_K
     reranker: str = RERANKER_OFF
     dense_only: bool = False
-    min_similarity: float = 0.80
+    min_similarity: float = MIN_SIMILARITY
     ab: bool = True
     rows: int = 10
     transforms: tuple[str, ...] = ()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..core.defaults import RRF_K
 from ..core.types import RankedList
 from ..stages.fusion import rrf, weighted_rrf
 
@@ -100,7 +101,7 @@ def _fuse(lists: Mapping[str, Sequence[str]], k: int, weights: Mapping[str, floa
     return rrf(plain, k=k, parents=parents)
 
 
-def what_if(lists: Mapping[str, Sequence[str]], edits: Sequence[Edit], k: int = 60,
+def what_if(lists: Mapping[str, Sequence[str]], edits: Sequence[Edit], k: int = RRF_K,
             weights: Mapping[str, float] | None = None, parents: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Fuse the lists as they are and after ``edits``; compare.
 
@@ -131,7 +132,7 @@ def what_if(lists: Mapping[str, Sequence[str]], edits: Sequence[Edit], k: int = 
     return {"before": before, "after": after, "lists": edited, "rows": rows}
 
 
-def manual_fusion(lists: Mapping[str, Sequence[str]], k: int = 60, top_k: int | None = None,
+def manual_fusion(lists: Mapping[str, Sequence[str]], k: int = RRF_K, top_k: int | None = None,
                   weights: Mapping[str, float] | None = None, doc_values: Mapping[str, str] | None = None,
                   allowed: str | None = None) -> dict[str, Any]:
     """Fuse hand-typed rankings, with the filter applied inside every list before the fusion.

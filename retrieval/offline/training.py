@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..core.defaults import MIN_SIMILARITY
 from ..ingest.corpus import load_questions
 from ..core.split import split_of
 from ..core.text import fold
@@ -405,7 +406,7 @@ def _span_hit(sentences: Sequence[str], answers: Sequence[str]) -> bool:
     return contains_span(" ".join(sentences), answers) or any(contains_span(s, answers) for s in sentences)
 
 
-def cosine_gate_abstains(case: Case, final: Sequence[int], min_similarity: float = 0.80,
+def cosine_gate_abstains(case: Case, final: Sequence[int], min_similarity: float = MIN_SIMILARITY,
                          require_codes: bool = True) -> bool:
     """The current default gate: no final chunk with cosine ≥ ``min_similarity``, or a question code that no
     final chunk holds."""
@@ -528,7 +529,7 @@ def measure(models: JudgeModels, cases: Sequence[Case], threshold: float | None 
         "support_gate": {"threshold": t, **gate_shares(abst)},
         "support_and_cosine_gate": gate_shares(abst_codes),
         "ndcg@10_by_group": {g: {"n": len(keys), **figure("ndcg@10", keys)} for g, keys in sorted(groups.items())},
-        "cosine_gate": {"threshold": 0.80, **gate_shares(abst_cos)},
+        "cosine_gate": {"threshold": MIN_SIMILARITY, **gate_shares(abst_cos)},
         "evidence_span_share": {"n": len(ev_before), "extractive_rrf_context": mean(ev_before),
                                 "model_rrf_context": mean(ev_after), "model_ltr_context": mean(ev_after_ltr)},
     }
@@ -692,7 +693,7 @@ def model_card(manifest: Mapping[str, Any]) -> str:
               "## Metrics by part", "",
               "`train` was trained on (in-sample, shown for the fit); `dev_other` (dev questions whose parents are "
               "also held-out parents) and `heldout` (the evaluation's held-out split) were never trained on. "
-              "Gates: *learned* = P(support) ≥ threshold alone; *learned+cos* = learned and the cosine (0.80) "
+              f"Gates: *learned* = P(support) ≥ threshold alone; *learned+cos* = learned and the cosine ({MIN_SIMILARITY:.2f}) "
               "and code checks together (what the pipeline runs); *cosine* = the cosine and code checks alone. "
               "Each cell: answered share of answerable / abstained share of unanswerable (n) / abstained share of "
               "leave-the-evidence-out cases (n) / the same for clean leave-out cases, those whose remaining "

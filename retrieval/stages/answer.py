@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Sequence
 
+from ..core.defaults import LLM_TIMEOUT_S
 from ..core.llm import ChatClient, LLMFailure
 from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize, whole_sentences
@@ -176,7 +177,7 @@ class LLMAnswerer:
     """Answer through an OpenAI-compatible chat-completions endpoint (:class:`retrieval.core.llm.ChatClient`: the
     API key is never logged or recorded, a reply holding it is refused, each call has a total deadline)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = LLM_TIMEOUT_S,
                  max_reply_chars: int = 20_000, allow_hosts: str | Sequence[str] = ()) -> None:
         self.model = model
         self.name = f"llm:{model}"

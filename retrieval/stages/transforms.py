@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..core.defaults import LLM_TIMEOUT_S
 from ..core.codes import _CODE_RE, invariant_flags
 from ..core.errors import InvalidGlossary
 from ..core.inputs import check_json_depth
@@ -293,7 +294,7 @@ class LLMTransformer:
     through :class:`retrieval.core.llm.ChatClient` (a total deadline; an empty, oversized or malformed reply, or one
     holding the API key, is refused); ``costs`` adds up every call, refused ones included."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = 60.0,
+    def __init__(self, base_url: str, model: str, api_key: str | None, timeout_s: float = LLM_TIMEOUT_S,
                  max_reply_chars: int = 20_000, allow_hosts: str | Sequence[str] = ()) -> None:
         self.model = model
         self._chat = ChatClient(base_url, model, api_key, timeout_s, max_reply_chars, allow_hosts)

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ...core.defaults import RRF_K
 from ...core.filters import Filters
 from ...core.text import tokenize
 from ...core.types import Chunk, RankedList, ScoredItem
@@ -236,7 +237,7 @@ class MilvusStore:
         return list(result[0]) if result else []
 
     def server_rrf(self, query_sparse: Mapping[int, float], vector: np.ndarray, filters: Filters, tenant: Any,
-                   window: int, k: int = 60) -> list[tuple[str, float]]:
+                   window: int, k: int = RRF_K) -> list[tuple[str, float]]:
         """Milvus's server-side ``hybrid_search`` with ``RRFRanker(k)`` over the sparse and the dense search
         (each ``window`` long, same expression): ``(chunk id, RRF score)`` in Milvus's order."""
         from pymilvus import AnnSearchRequest, RRFRanker

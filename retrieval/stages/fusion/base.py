@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from ...core.defaults import RRF_K
 from ...core.errors import InvalidSetting
 from ...core.kinds import Registry, Text
 from ...core.locale import number
@@ -108,7 +109,7 @@ def method(name: str) -> FusionMethod:
     return METHODS.get(name)
 
 
-def fuse(lists: Mapping[str, RankedList], method_name: str = "rrf", k: int = 60,
+def fuse(lists: Mapping[str, RankedList], method_name: str = "rrf", k: int = RRF_K,
          weights: Mapping[str, float] | None = None) -> RankedList:
     """The ``fusion`` setting's method over ``lists``.
 

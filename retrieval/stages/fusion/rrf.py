@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ...core.defaults import RRF_K
 from ...core.kinds import Text
 from ...core.types import RankedList
 from .base import (METHODS, FusionMethod, Term, check_weight_names, checked_weight, fused_items, rank_formula,
@@ -18,7 +19,7 @@ from .base import (METHODS, FusionMethod, Term, check_weight_names, checked_weig
 
 def rrf(
     lists: Mapping[str, RankedList | list[str]],
-    k: int = 60,
+    k: int = RRF_K,
     weights: Mapping[str, float] | None = None,
     parents: Mapping[str, str] | None = None,
 ) -> RankedList:
@@ -62,7 +63,7 @@ def rrf(
 
 def weighted_rrf(
     lists: Mapping[str, RankedList | list[str]],
-    k: int = 60,
+    k: int = RRF_K,
     weights: Mapping[str, float] | None = None,
     parents: Mapping[str, str] | None = None,
 ) -> RankedList:
