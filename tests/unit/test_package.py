@@ -28,3 +28,22 @@ def test_settings_validate_and_hide_the_api_key():
     with pytest.raises(ValueError, match="unknown setting"):
         s.with_overrides(rrf=3)
     assert s.with_overrides(rrf_k="30").rrf_k == 30
+
+
+def test_the_package_declares_its_command_and_extras():
+    """pyproject.toml: the `retrieval` command is the CLI's main, the dependencies are requirements.txt, and the
+    extras (ray, bench) are read from their own pinned files, so a pin is written once."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"] == {"retrieval": "retrieval.cli:main"}
+    dynamic = project["tool"]["setuptools"]["dynamic"]
+    assert dynamic["dependencies"] == {"file": ["requirements.txt"]}
+    assert dynamic["optional-dependencies"] == {"ray": {"file": ["requirements-ray.txt"]},
+                                                "bench": {"file": ["requirements-bench.txt"]}}
+    for name in ("requirements-ray.txt", "requirements-bench.txt"):
+        pins = [line for line in (ROOT / name).read_text().splitlines() if line.strip() and not line.startswith("#")]
+        assert pins and all("==" in line for line in pins), name
+    from retrieval.cli import main
+
+    assert callable(main)
