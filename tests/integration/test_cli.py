@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from _paths import ROOT
+from helpers.cli import run
+from helpers.paths import ROOT
 
 pytestmark = pytest.mark.integration
-
-
-def run(*args, env_extra=None, timeout=600):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "retrieval", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 @pytest.mark.parametrize("question", ["", "   ", "?!... —", "x" * 2001])

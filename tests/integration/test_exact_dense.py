@@ -22,7 +22,7 @@ from retrieval.core.filters import Filters
 from retrieval.core.types import Document
 from retrieval.ingest.corpus import chunk_documents
 
-from .test_reliability_cli import run
+from helpers.cli import run
 
 pytestmark = pytest.mark.integration
 LAB = ROOT / "data" / "lab"

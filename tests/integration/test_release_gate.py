@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 
 from _paths import ROOT
 
-from .test_reliability_cli import run
+from helpers.cli import run
 
 LAB = ROOT / "data" / "lab"
 

@@ -12,6 +12,8 @@ from retrieval.pipeline.workbench import Workbench
 pytestmark = pytest.mark.integration
 
 NEGATION_Q = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
+CARD = "Posso usar o cartão virtual em uma compra presencial?"
+TWO_PARTS = "Qual o prazo do PX-7 e qual o prazo do reembolso?"
 
 
 def test_hyde_text_never_in_context_answer_or_citations_over_the_lab_set(lab_bench, lab_questions):
@@ -78,6 +80,22 @@ def test_decomposition_of_two_part_question_retrieves_both_parts(lab_bench, lab_
     assert trace.fused.score_kind == "rrf (round-robin over sub-questions)"
 
 
+@pytest.mark.parametrize("other", ["hyde", "multi_query", "rewrite"])
+def test_decompose_skips_the_transforms_it_cannot_fuse_and_says_so(lab_bench, other):
+    """Regression: decompose beside a transform it cannot fuse neither skipped that transform nor said so."""
+    s = lab_bench.settings.with_overrides(transforms=(other, "decompose"))
+    trace = lab_bench.ask(TWO_PARTS, {"tenant": "lumen"}, settings=s)
+    kinds = [(q.kind, q.flags) for q in trace.queries]
+    assert [k for k, _ in kinds].count("decompose") == 2
+    assert (other, ("skipped:decomposed",)) in kinds
+    assert all(":decompose" in name for v in trace.to_dict()["variants"] for name in v["rankers"])  # nothing unfused
+    assert trace.costs["techniques"][other]["retrieval_calls"] == 0
+    assert "decomposed" in trace.costs["techniques"][other]["skipped"]
+    # A question that does not split keeps the other transform.
+    single = lab_bench.ask("Como ativar o PX-7?", {"tenant": "lumen"}, settings=s)
+    assert other in {q.kind for q in single.queries} and not any(q.flags == ("skipped:decomposed",) for q in single.queries)
+
+
 def test_rewrite_with_lab_glossary_is_recorded(lab_bench):
     s = lab_bench.settings.with_overrides(transforms=("rewrite",))
     trace = lab_bench.ask("O PX-7 nao foi ativado apesar do pgto", {"tenant": "lumen"}, settings=s)
@@ -94,6 +112,19 @@ def test_multi_hop_finds_the_code_explained_elsewhere(lab_bench):
     hops = [x.text for x in trace.queries if x.kind == "multi_hop"]
     assert "E-19" in hops and len(hops) <= 2 * s.max_hops
     assert "ventura-e19" in {i.parent_id for i in trace.fused.items[:10]}
+
+
+def test_multi_hop_on_the_card_question_answers_in_its_tenant(lab_bench):
+    """Regression: multi-hop raised StopIteration when a hop's best chunk was its own referrer (this question's)."""
+    s = lab_bench.settings.with_overrides(transforms=("multi_hop",))
+    trace = lab_bench.ask(CARD, {"tenant": "ventura"}, settings=s)
+    data = trace.to_dict()
+    assert data["tier"] in ("full", "rrf_only", "refusal")  # full: the learned ranker is the default
+    assert all(i["chunk_id"].startswith("ventura-") for i in data["fused"]["items"])
+    hops = [q for q in data["queries"] if q["kind"] == "multi_hop"]
+    assert hops, "the question's top chunks name codes that the hops follow"
+    fused_ids = [i["chunk_id"] for i in data["fused"]["items"]]
+    assert len(fused_ids) == len(set(fused_ids))  # an insertion never duplicates nor loses an item
 
 
 def test_contextual_index_keeps_original_text_in_context(lab_bench):

@@ -14,6 +14,9 @@ from retrieval.core.text import tokenize
 from retrieval.core.types import Document
 
 
+SECRET = "A senha do cofre é 4512 para o time."
+
+
 def _chunks(*docs):
     return chunk_documents([Document(i, "", t, m) for i, t, m in docs], 200, 20)
 
@@ -188,3 +191,34 @@ def test_an_answer_quotes_whole_sentences_never_a_clause_after_a_semicolon_or_co
                                          [FinalItem("d#0", "d", 1, 1.0, 0.9, text)])
     assert answer.sentences == [{"text": "Não compre uma segunda licença: a primeira vale para dois aparelhos.",
                                  "citations": ["d#0"]}]
+
+
+def test_bm25_indexes_and_filters_keep_tenants_1_and_true_apart():
+    """Regression (a leak): tenants 1 and True merged in one BM25 index (True == 1) and passed ``True in (1,)``."""
+    docs = [Document("one", "", SECRET + " Time um.", {"tenant": 1}),
+            Document("true", "", SECRET + " Time verdadeiro.", {"tenant": True}),
+            Document("float", "", SECRET + " Time real.", {"tenant": 1.0})]
+    chunks = chunk_documents(docs, 50, 5)
+    for engine in ("bm25s", "rank-bm25"):
+        index = LexicalIndex(chunks, "tenant", engine)
+        assert index.size(1) == index.size(True) == index.size(1.0) == 1
+        for tenant, parent in ((1, "one"), (True, "true"), (1.0, "float")):
+            found = index.search("Qual a senha do cofre?", Filters((("tenant", (tenant,)),)), 10)
+            assert [i.parent_id for i in found.items] == [parent], (engine, tenant)
+    one, true = Filters((("tenant", (1,)),)), Filters((("tenant", (True,)),))
+    assert one != true and len({one, true}) == 2  # caches keyed by filters never merge them
+    assert one.matches({"tenant": 1}) and not one.matches({"tenant": True}) and not one.matches({"tenant": 1.0})
+    assert not true.matches({"tenant": 1})
+    assert one.narrowed("tenant", [True]).get("tenant") == ()
+
+
+def test_a_tenant_the_corpus_does_not_have_finds_nothing():
+    """Regression (found by the CLI property test, ``--filter tenant=``): the empty tenant was not a value like any other.
+
+    The empty tenant finds its own documents, and a tenant the corpus lacks finds nothing (no other tenant's
+    chunk, and no list of tenant names either)."""
+    docs = [Document("a", "", "senha do cofre", {"tenant": "lumen"}), Document("b", "", "senha do cofre", {"tenant": ""})]
+    index = LexicalIndex(chunk_documents(docs, 50, 5), "tenant")
+    assert [i.parent_id for i in index.search("senha", Filters((("tenant", ("",)),)), 5).items] == ["b"]
+    assert index.search("senha", Filters((("tenant", ("lumn",)),)), 5).items == ()
+    assert index.search("senha", Filters((("tenant", ()),)), 5).items == ()  # an emptied clause never widens

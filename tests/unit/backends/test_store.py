@@ -210,3 +210,10 @@ def test_store_write_lock_is_one_writer_per_machine_and_never_blocks_a_store_it_
     with store_write_lock(Settings(chroma_path=Path("/"))):  # no name to put a lock beside: no lock, no error
         entered_root = True
     assert entered_root
+
+
+def test_each_passage_template_and_chunking_has_its_own_collection():
+    from retrieval.backends.store import index_variant
+
+    assert index_variant(120, 30) == index_variant(120, 30, False, "title-newline") == "chunks-120-30"
+    assert index_variant(120, 30, True, "text") == "chunks-120-30+context+text"

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from _paths import ROOT
 from _tenant_corpus import ACME_FIELDS, write_corpus
+from helpers.errors import one_line
 
 from retrieval.core.errors import InvalidFilter, TenantRequired
+from retrieval.core.filters import Filters, build_filters
 
 GLOBEX_ONLY = ("clearance", "secret", "alpha", "str")
 
@@ -128,3 +130,30 @@ def test_the_cli_names_only_the_tenants_fields(tmp_path: Path) -> None:
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [f"error: unknown filter field 'colour' ({ACME_FIELDS})"]
     assert not any(word in result.stderr for word in ("clearance", "globex"))
+
+
+def test_filter_values_keep_their_type_and_one_tenant_per_request():
+    """Regression: a filter's True matched tenant 1 (True == 1), and a request could name two tenants."""
+    types = {"tenant": {int}, "flag": {bool}, "code": {int, str}, "price": {float}}
+    assert build_filters({"tenant": 1}, types, "tenant").get("tenant") == (1,)
+    with pytest.raises(InvalidFilter, match="bool"):
+        build_filters({"tenant": True}, types, "tenant")  # True is not the tenant 1
+    with pytest.raises(InvalidFilter, match="int"):
+        build_filters([("tenant", "1"), ("flag", 1)], types, "tenant")  # 1 is not True
+    with pytest.raises(InvalidFilter):
+        build_filters([("tenant", "1_0")], types, "tenant")  # Python's int() would read 10
+    assert build_filters([("tenant", "1"), ("code", "7")], types, "tenant").get("code") == (7, "7")
+    assert build_filters([("tenant", "1"), ("price", 2)], types, "tenant").get("price") == (2.0,)
+    with pytest.raises(InvalidFilter, match=r"exactly one tenant; got 2") as err:
+        build_filters([("tenant", "1"), ("tenant", "2")], types, "tenant")
+    one_line(err.value)
+    with pytest.raises(InvalidFilter, match="exactly one tenant"):
+        build_filters({"tenant": [1, 2]}, types, "tenant")
+    assert build_filters([("tenant", "1"), ("tenant", 1)], types, "tenant").get("tenant") == (1,)  # same one
+
+
+def test_chroma_where_is_exact_per_type():
+    assert Filters((("tenant", (1,)),)).chroma_where() == {"tenant": {"$eq": 1}}
+    assert Filters((("c", (1, 2)),)).chroma_where() == {"c": {"$in": [1, 2]}}
+    mixed = Filters((("tenant", ("a",)), ("c", (1, "1")))).chroma_where()
+    assert mixed == {"$and": [{"tenant": {"$eq": "a"}}, {"$or": [{"c": {"$eq": 1}}, {"c": {"$eq": "1"}}]}]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.errors import one_line
 
 from retrieval.ingest.corpus import chunk_documents, load_corpus, load_questions
 from retrieval.core.errors import CorpusError, InvalidFilter, TenantRequired
@@ -15,6 +16,9 @@ def _jsonl(path, rows):
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows),
                     encoding="utf-8")
     return path
+
+
+SECRET = "A senha do cofre é 4512 para o time."
 
 
 def test_duplicate_id_names_file_and_both_lines(tmp_path):
@@ -208,3 +212,70 @@ def test_trec_topics_and_qrels(tmp_path):
     qrels.write_text("q1 doc-a 2\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="qrels.txt:1"):
         load_questions(topics, qrels=qrels)
+
+
+def test_tenant_field_mixing_json_types_is_refused_with_file_and_line(tmp_path):
+    """Regression: a corpus whose tenant field mixed JSON types (1, "x", true) was loaded as it was."""
+    path = _jsonl(tmp_path / "c.jsonl", [
+        {"id": "a", "text": SECRET, "metadata": {"tenant": 1}},
+        {"id": "b", "text": SECRET, "metadata": {"tenant": "x"}},
+        {"id": "c", "text": SECRET, "metadata": {"tenant": True}},
+    ])
+    with pytest.raises(CorpusError) as err:
+        load_corpus(path)
+    message = one_line(err.value)
+    assert "c.jsonl:2:" in message and "c.jsonl:1" in message and "tenant" in message
+    for pair in ([1, 1.0], [True, 1], ["1", 1]):
+        path = _jsonl(tmp_path / "d.jsonl", [{"id": str(n), "text": SECRET, "metadata": {"tenant": v}}
+                                             for n, v in enumerate(pair)])
+        with pytest.raises(CorpusError, match=r"d\.jsonl:2: tenant field 'tenant'"):
+            load_corpus(path)
+    # Another field name as the tenant field: checked when named, free otherwise.
+    assert len(load_corpus(path, tenant_field="org")) == 2
+
+
+@pytest.mark.parametrize("key", ["", "  ", "$and", "$or", "#document", "chroma:document", "rw_hash", "rw_parent",
+                                 "rw_position"])
+def test_metadata_keys_empty_operator_or_reserved_are_refused(tmp_path, key):
+    """Regression: empty, ``$`` operator and reserved metadata keys were loaded into the stores."""
+    path = _jsonl(tmp_path / "c.jsonl", [{"id": "a", "text": "ok", "metadata": {"tenant": "x"}},
+                                         {"id": "b", "text": "ok", "metadata": {"tenant": "x", key: "v"}}])
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: metadata key") as err:
+        load_corpus(path)
+    one_line(err.value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 2**70])
+def test_metadata_values_the_stores_cannot_hold_are_refused(tmp_path, value):
+    """Regression: NaN, infinite and over-64-bit metadata values, which the stores cannot hold, were loaded."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "a", "text": "ok", "metadata": {"n": value}}), encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:1: metadata 'n'"):
+        load_corpus(path)
+
+
+@pytest.mark.parametrize("data", [{"data": ["x"]}, {"data": [{"paragraphs": "x"}]}, {"data": [{"paragraphs": [1]}]},
+                                  {"data": [{"paragraphs": [{"context": "c", "qas": [{"id": 1}]}]}]},
+                                  {"data": [{"paragraphs": [{"context": 5}]}]}, ["x"], {"data": {}}])
+def test_malformed_squad_is_one_corpus_error(tmp_path, data):
+    """Regression: a malformed SQuAD file was not refused in one line naming the file."""
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    for load in (load_corpus, load_questions):
+        with pytest.raises(CorpusError) as err:
+            load(path)
+        assert "squad.json" in one_line(err.value)
+
+
+def test_jsonl_lines_are_split_at_newlines_only(tmp_path):
+    """Regression (found by the property test): a title holding U+0085 or U+2028 unescaped cut its line in two."""
+    path = tmp_path / "c.jsonl"
+    rows = [{"id": "a", "title": "\x85", "text": "senha\u2028cofre", "metadata": {"tenant": False}},
+            {"id": "b", "text": "ok", "metadata": {"tenant": True}}]
+    path.write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    docs = load_corpus(path)
+    assert [(d.id, d.title, d.text) for d in docs] == [("a", "\x85", "senha\u2028cofre"), ("b", "", "ok")]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [*rows, {"id": "a", "text": "x"}]),
+                    encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:3: duplicate id 'a' \(first at .*c\.jsonl:1\)"):
+        load_corpus(path)

@@ -60,6 +60,19 @@ def test_static_site_front_matter_is_kept_dates_iso_lists_multi_valued_maps_dott
                                "blog/post.md: metadata 'tags' dropped (an empty list)"]
 
 
+def test_front_matter_numbers_yaml_would_rewrite_stay_distinct_tenants(tmp_path):
+    """Regression: YAML read the front matter's ``tenant: 007`` as the integer 7, merging tenants 007 and 7."""
+    from retrieval.core.errors import CorpusError
+    from retrieval.ingest.corpus import load_corpus
+
+    for name, tenant in (("t007.md", "007"), ("t7.md", "7")):
+        (tmp_path / name).write_text(f"---\ntitle: {name}\ntenant: {tenant}\n---\nsenha do cofre\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="tenant field 'tenant' is a integer here but a string"):
+        load_corpus(tmp_path, "tenant")  # two tenants of two types: refused, never merged into one
+    (tmp_path / "t7.md").write_text("---\ntitle: sete\ntenant: '7'\n---\nsenha\n", encoding="utf-8")
+    assert sorted(d.metadata["tenant"] for d in load_corpus(tmp_path, "tenant")) == ["007", "7"]
+
+
 def test_a_filter_on_a_list_matches_by_member(tmp_path):
     _write(tmp_path, "blog/post.md", POST)
     _write(tmp_path, "blog/outro.md", "---\ncategories: saude\n---\nO posto de saúde abre às sete.\n")

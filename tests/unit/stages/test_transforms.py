@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.errors import one_line
 
 from retrieval.core.codes import codes, invariant_flags
+from retrieval.core.errors import InvalidGlossary, RetrievalError
 from retrieval.core.llm import LLMFailure
 from retrieval.core.types import ScoredItem
 from retrieval.core.llm import EMPTY, HTTP
@@ -113,3 +115,22 @@ def test_variant_texts_report_the_llm_fallback():
     assert texts == [local_hyde("PX-7")] and why.text() == "the LLM failed (HTTP 500); the local adapter wrote this query"
     why = variant_texts(TRANSFORMS.get("multi_query"), "PX-7", glossary, Refusing(LLMFailure(EMPTY(), refused=True)))[1]
     assert why.text() == "the LLM reply was refused (empty reply); the local adapter wrote this query"
+
+
+@pytest.mark.parametrize("content, match", [
+    ('["pgto", "pagamento"]', "JSON object"),
+    ('{"abbreviations": {"pgto": "pagamento"', "invalid glossary JSON"),
+    ('{"synonyms": {"reembolso": "estorno"}}', "synonyms of 'reembolso' must be a list"),
+    ('{"synonyms": {"reembolso": [1]}}', "must be a list of texts"),
+    ('{"abbreviations": ["pgto"]}', "'abbreviations' must be an object"),
+    ('{"spelling": {"x": 3}}', "must be a non-empty text"),
+    ('{"synonym": {}}', "unknown glossary section"),
+])
+def test_invalid_glossary_is_one_line_naming_the_file(tmp_path, content, match):
+    """Regression: an invalid glossary was not refused in one line naming its file."""
+    path = tmp_path / "glossary.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InvalidGlossary, match=match) as err:
+        Glossary.load(path)
+    assert str(path) in one_line(err.value)
+    assert isinstance(err.value, RetrievalError)

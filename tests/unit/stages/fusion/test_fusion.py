@@ -8,7 +8,7 @@ import pytest
 
 from retrieval.core.filters import Filters
 from retrieval.core.types import RankedList, ScoredItem
-from retrieval.stages.fusion import rrf
+from retrieval.stages.fusion import fuse, rrf, weighted_rrf
 
 
 def test_plain_fixture_matches_formula():
@@ -157,3 +157,27 @@ def test_fuse_dispatch_and_weight_parsing():
     assert fuse(lists, "weighted_rrf", 60, {"bm25": 9.0}).items[0].score == pytest.approx(9 / 61 + 1 / 61)
     with pytest.raises(ValueError):
         fuse(lists, "condorcet")
+
+
+def _lists():
+    bm25 = RankedList("lexical", "bm25", (ScoredItem("a", "a", 1, 3.0), ScoredItem("b", "b", 2, 2.0)))
+    dense = RankedList("dense", "cosine", (ScoredItem("c", "c", 1, 0.9), ScoredItem("a", "a", 2, 0.8)))
+    return {"bm25": bm25, "dense": dense}
+
+
+@pytest.mark.parametrize("method", ["weighted_rrf", "combsum"])
+def test_weight_zero_ranker_is_dropped_from_the_fusion_and_said(method):
+    """Regression: weighted fusion fused a ranker of weight 0 and did not say so."""
+    fused = fuse(_lists(), method, 60, {"bm25": 1.0, "dense": 0.0})
+    assert fused.chunk_ids() == ["a", "b"]  # c (dense only) is not listed, a is ordered by bm25 alone
+    assert all(set(i.contributions) == {"bm25"} for i in fused.items)
+    if method == "weighted_rrf":
+        assert [i.score for i in fused.items] == pytest.approx([1 / 61, 1 / 62])
+    assert "dropped from the fusion (weight 0): dense" in fused.note.text()
+
+
+def test_weights_of_rankers_without_a_list_are_reported():
+    fused = weighted_rrf({"bm25": ["a"]}, weights={"bm25": 1.0, "dense": 0.5, "bm25:rewrite": 2.0})
+    assert fused.note.text() == "weights with no list in this request: dense, bm25:rewrite"
+    assert weighted_rrf({"bm25": ["a"], "bm25:multi_query#2": ["b"]}, weights={"bm25:multi_query": 0.0}).chunk_ids() \
+        == ["a"]  # a variant's weight covers its numbered lists

@@ -1,41 +1,24 @@
-"""The command line on the reliability classes, as a user runs it: every failure is one line on stderr and exit
-code 2 (never a traceback); one tenant per request; the transforms that used to raise now answer."""
+"""The command line's refusals, as a user meets them: every failure is one line on stderr and exit code 2 (never a
+traceback), before anything loads where it can be; one tenant per request; the transforms that used to raise now
+answer."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
-from _paths import ROOT
+from helpers.cli import one_error_line, run
 
 pytestmark = pytest.mark.integration
 
 UNREACHABLE = "127.0.0.1:9"  # the discard port: nothing listens there
-
-
-def run(*args, env_extra=None, timeout=600):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "retrieval", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def one_error_line(result, *fragments):
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    # Progress bars also write to stderr (by design); the error itself is one line, and the last.
-    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("embedding chunks")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    return lines[0]
+LAB = ["--corpus", "data/lab/corpus.jsonl", "--questions", "data/lab/questions.jsonl"]
 
 
 @pytest.mark.parametrize("action", ["--status", "--drop"])
 def test_index_status_and_drop_on_an_unusable_store_is_one_line(tmp_path, action):
+    """Regression: index --status and --drop on a store they could not open did not fail in one line."""
     a_file = tmp_path / "store-is-a-file"
     a_file.write_text("not a folder", encoding="utf-8")
     one_error_line(run("index", action, env_extra={"RETRIEVAL_CHROMA_PATH": str(a_file)}),
@@ -57,6 +40,7 @@ def test_index_status_on_a_read_only_folder_is_one_line(tmp_path):
 
 
 def test_an_index_that_builds_no_vectors_exits_2(tmp_path):
+    """Regression: an index that built no vectors (its store unreachable) exited 0."""
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"id": "a", "text": "O PX-7 ativa em 24 horas."}) + "\n", encoding="utf-8")
     result = run("index", "--corpus", str(corpus), env_extra={"RETRIEVAL_CHROMA_HOST": UNREACHABLE})
@@ -74,12 +58,23 @@ def test_setting_errors_are_one_line_before_anything_loads(tmp_path):
     configs = tmp_path / "configs.json"
     configs.write_text(json.dumps([{"name": "w", "settings": {"fusion": "weighted_rrf",
                                                                "fusion_weights": "bm25=1,dense=x"}}]), encoding="utf-8")
-    questions = ROOT / "data" / "lab" / "questions.jsonl"
-    one_error_line(run("eval", "--corpus", str(ROOT / "data" / "lab" / "corpus.jsonl"), "--questions", str(questions),
-                       "--configs", "", "--config-file", str(configs)), "config 'w'", "'dense' is not a number")
+    one_error_line(run("eval", *LAB, "--configs", "", "--config-file", str(configs)), "config 'w'",
+                   "'dense' is not a number")
     configs.write_text(json.dumps([{"name": "o", "settings": {"chunk_overlap": 500}}]), encoding="utf-8")
-    one_error_line(run("eval", "--corpus", str(ROOT / "data" / "lab" / "corpus.jsonl"), "--questions", str(questions),
-                       "--configs", "", "--config-file", str(configs)), "chunk_overlap=500")
+    one_error_line(run("eval", *LAB, "--configs", "", "--config-file", str(configs)), "chunk_overlap=500")
+
+
+def test_settings_and_configurations_that_did_nothing_are_refused(tmp_path):
+    """Regression: a missing glossary, a config given twice or setting top_k, an empty calibration set were taken."""
+    one_error_line(run("ask", "Qual o prazo?", "--set", f"glossary_path={tmp_path / 'none.json'}"),
+                   "glossary_path", "existing glossary file")
+    one_error_line(run("eval", *LAB, "--configs", "hybrid,hybrid"), "config 'hybrid' is given twice")
+    config = tmp_path / "configs.json"
+    config.write_text(json.dumps([{"name": "a", "settings": {"top_k": 1}}]), encoding="utf-8")
+    one_error_line(run("eval", *LAB, "--configs", "", "--config-file", str(config)), "top_k is set by the evaluation")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    one_error_line(run("calibrate", "--questions", str(empty)), "answerable and unanswerable")
 
 
 @pytest.mark.parametrize("command", ["index", "ask"])

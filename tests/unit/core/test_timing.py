@@ -1,0 +1,13 @@
+"""The stage timer (retrieval/core/timing.py): a skipped stage, and a total that holds every stage."""
+
+from __future__ import annotations
+
+from retrieval.core.timing import StageTimer
+
+def test_timer_accounts_for_the_whole_request():
+    timer = StageTimer()
+    with timer.stage("lexical"):
+        pass
+    timer.skip("rerank")
+    t = timer.finish()
+    assert t["rerank"] is None and t["total"] >= t["lexical"] + t["other"] - 1e-6
