@@ -333,9 +333,10 @@ def learn_ranker(open_corpus: OpenCorpus, base: Settings, corpus: str | Path | N
     ready = readiness(labels)
     if not ready["enough"]:
         raise ValueError(ready["why"])
-    judge, why = load_judge(base.judge_path)
+    judge, unloaded = load_judge(base.judge_path)
     if judge is None:
-        raise ValueError(f"the shipped judge cannot be loaded ({why.text()}): its gate and evidence model are kept")
+        raise ValueError(f"the shipped judge cannot be loaded ({unloaded.text()}): its gate and evidence model are "
+                         "kept")
     own = training_questions(labels.questions)
     others = []
     for c, qfile in shipped:

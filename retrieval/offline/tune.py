@@ -235,6 +235,7 @@ def embedding_seconds(open_bench: Callable[[Settings], Any], base: Settings, pro
     def seconds_per_chunk(template: str) -> float:
         if "s" not in rate:
             sample = [c.passage(template) for c in chunks[:probe]] or ["passage: x"]
+            assert embedder is not None  # cost() asks only where there is one
             t0 = clock()
             embedder.embed_passages(sample)
             rate["s"] = max(1e-6, (clock() - t0) / len(sample))

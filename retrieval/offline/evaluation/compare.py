@@ -137,7 +137,7 @@ def compare(questions: Sequence[Question], configs: Sequence[Config], finals: Ma
         return []
     base = configs[0].name
     groups = sorted({q.group for q in answerable})
-    out = []
+    out: list[dict[str, Any]] = []
     for config in configs[1:]:
         for metric in names:
             k = _metric_k(metric)
