@@ -40,7 +40,7 @@ def main() -> None:
     try:  # typer vendors click (its own exception classes); older typers use click's
         from typer._click import exceptions as click_errors
     except ImportError:  # pragma: no cover - depends on the typer version
-        from click import exceptions as click_errors
+        from click import exceptions as click_errors  # type: ignore[no-redef]  # the same module, older typers
     usage_error = getattr(click_errors, "UsageError", ())
     click_error = getattr(click_errors, "ClickException", ())
 

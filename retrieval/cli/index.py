@@ -166,12 +166,13 @@ def index(
             bench.load_corpus(path)
         else:
             bench = loaded if loaded is not None and loaded.state is not None else open_bench(settings, path)
-        if DAMAGED.matches(bench.state.store_reason):  # found while syncing: one line with the remedy
-            fail(bench.state.store_reason.text())
+        state = bench.state
+        assert state is not None  # open_bench and load_corpus load a corpus or raise
+        if DAMAGED.matches(state.store_reason):  # found while syncing: one line with the remedy
+            fail(state.store_reason.text())
         states = bench.store_reader_states(_states_progress()) if settings.reader_states_at_index else None
     except RetrievalError as exc:
         fail(str(exc))
-    state = bench.state
     report = state.sync
     if json_:
         typer.echo(json.dumps({
