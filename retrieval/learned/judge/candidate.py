@@ -144,7 +144,7 @@ class _Window:
         known = np.zeros(len(items), dtype=bool)
         for n, cid in enumerate(self.ids):
             if self.den[n] is not None:
-                cos[n], known[n] = self.den[n].score, True
+                cos[n], known[n] = self.den[n].score, True  # type: ignore[union-attr]  # not None: checked above
             elif inp.q_vec is not None and cid in inp.vectors:
                 cos[n], known[n] = float(np.dot(inp.vectors[cid], inp.q_vec)), True
         self.cos, self.known = cos, known

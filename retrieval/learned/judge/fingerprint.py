@@ -5,8 +5,9 @@ For each declared feature, the fingerprint reads its declaration's source (the `
 declares it: name, range, text, sign and the function that computes it; not its label, which only shows it) and,
 transitively, the source of every project function or class that function names (type annotations aside): the
 helpers, the group's context class (what ``w.covs`` reads) and the tokenizer, codes and text functions they import.
-Sources are compared as Python reads them (:func:`ast.unparse`: comments and layout do not count), so a reformatting
-keeps the version and a changed formula changes it.
+Sources are compared as Python reads them (:func:`ast.unparse`: comments and layout do not count) and without their
+type annotations (they compute nothing), so a reformatting or a typing change keeps the version and a changed formula
+changes it.
 
 Reached code is known by its qualified name (``_coverage``, ``TextView.tokens``), not by its module's: moving a
 function or a declaration to another module keeps the version. So a qualified name must name one object: two
@@ -29,12 +30,35 @@ class FingerprintClash(ValueError):
     its qualified name alone)."""
 
 
+class _Unannotated(ast.NodeTransformer):
+    """A source's syntax without its type annotations: ``x: int = 0`` reads ``x = 0``, a bare ``x: int`` (a
+    dataclass field) reads ``x``, and a function's parameters and return lose theirs."""
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
+        if node.value is None:
+            return ast.copy_location(ast.Expr(node.target), node)
+        return ast.copy_location(ast.Assign([node.target], self.visit(node.value)), node)
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        node.returns = None
+        self.generic_visit(node)
+        return node
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+
 def _normalized(source: str) -> str:
-    tree = ast.parse(textwrap.dedent(source))
+    tree = _Unannotated().visit(ast.parse(textwrap.dedent(source)))
     for node in ast.walk(tree):  # docstrings describe, they do not compute
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef, ast.Module)) and node.body \
-                and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
-                and isinstance(node.body[0].value.value, str):
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef, ast.Module)) or not node.body:
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             node.body = node.body[1:] or [ast.Pass()]
     return ast.unparse(tree)
 

@@ -153,7 +153,7 @@ def focus_of(question: str, q: QuestionTerms) -> Focus:
     """The focus tokens of ``question`` (see :data:`GATE_FEATURES`)."""
 
     drop = QUESTION_WORDS | (ENGLISH_FUNCTION_WORDS - KEPT_WORDS)
-    raw = {}
+    raw: dict[str, str] = {}
     for word in _WORD_FORM_RE.findall(question.casefold()):
         raw.setdefault(fold(word), word)
     toks, idf, forms = [], [], []

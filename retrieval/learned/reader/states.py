@@ -317,8 +317,10 @@ class StateStore:
                 if not rows:
                     return {}
                 mapped = self._mapped(max(first + n for _, first, n, _ in rows))
+                if mapped is None:
+                    return {}
                 kept = [(key, first, n, spans) for key, first, n, spans in rows
-                        if mapped is not None and first >= 0 and n > 0 and first + n <= self._mapped_rows]
+                        if first >= 0 and n > 0 and first + n <= self._mapped_rows]
                 if not kept:
                     return {}
                 # one decode for the whole window (a codec's call has a fixed cost: 30 calls cost 4× one)
@@ -326,7 +328,7 @@ class StateStore:
                 at = 0
                 for key, _, n, spans in kept:
                     found[key] = (decoded[at:at + n],
-                                  tuple(tuple(int(x) for x in span) for span in json.loads(spans)))
+                                  tuple((int(start), int(end)) for start, end in json.loads(spans)))
                     at += n
         except (OSError, ValueError, sqlite3.Error) as exc:
             self._off(f"reader state store {self.folder} could not be read: {exc.__class__.__name__}: {exc}")

@@ -82,6 +82,22 @@ def test_changing_a_helpers_body_changes_the_fingerprint(tmp_path, monkeypatch):
     assert reworded == here
 
 
+def test_a_typing_change_keeps_the_fingerprint(tmp_path, monkeypatch):
+    """Annotations compute nothing: a helper typed, a local annotated or a dataclass-like field declared with its
+    type reads as before; the same helper with another default does not."""
+    here = _version(tmp_path, monkeypatch, "fpcase_untyped", _one_module())
+    typed = COUNT.replace("def _count(words, held):", "def _count(words: list[str], held: set[str]) -> int:\n"
+                          "    found: int = sum(1 for w in words if w in held)\n    return found")
+    untyped_local = COUNT.replace("def _count(words, held):", "def _count(words, held):\n"
+                                  "    found = sum(1 for w in words if w in held)\n    return found")
+    assert _version(tmp_path, monkeypatch, "fpcase_typed", _one_module(typed)) == \
+        _version(tmp_path, monkeypatch, "fpcase_local", _one_module(untyped_local)) != here
+    assert _version(tmp_path, monkeypatch, "fpcase_annotated", _one_module(
+        COUNT.replace("def _count(words, held):", "def _count(words: 'list[str]', held) -> 'int':"))) == here
+    assert _version(tmp_path, monkeypatch, "fpcase_default", _one_module(
+        COUNT.replace("def _count(words, held):", "def _count(words, held=()):"))) != here
+
+
 def test_two_modules_helpers_of_one_name_are_refused(tmp_path, monkeypatch):
     """share reaches one _count and the declarations another: by qualified name alone the two could not be told
     apart (a change to either, or a swap of their bodies, could leave the version as it was), so it is refused."""
