@@ -28,7 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "app"))
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' helpers package
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -115,9 +115,9 @@ def dump_eval() -> dict[str, Any]:
 
 
 def dump_pages() -> dict[str, Any]:
-    from _apptest import APP, open_tab
+    from helpers.apptest import APP, EVALUATION_PAGE as PAGE, open_tab
+    from helpers.language import visible
     from streamlit.testing.v1 import AppTest
-    from test_one_language import PAGE, visible
 
     out: dict[str, Any] = {}
     tabs = ("tab_grid", "tab_lists", "tab_movement", "tab_compare", "tab_judge", "tab_timings")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
-# Property-based tests: each test sets its own example budget through ``_fuzz.budget`` (the default run holds
+# Property-based tests: each test sets its own example budget through ``helpers.fuzz.budget`` (the default run holds
 # 500+ examples in all); ``make fuzz`` loads the "fuzz" profile, which multiplies every budget by 20 (10,000+).
 # No per-example deadline (a shared store's first write can take a while); the budgets bound the time.
 # The reader reads every chunk at index time for users (RETRIEVAL_READER_STATES_AT_INDEX); the suite builds

@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from _apptest import assert_ok, open_tab, page, plain
+from helpers.apptest import assert_ok, open_tab, page, plain
 from streamlit.testing.v1 import AppTest
 
 PANELS = ("Lexical (BM25)", "Dense (cosine)", "Fused (RRF)", "Reranked")

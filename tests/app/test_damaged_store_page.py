@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _apptest import assert_ok, page, plain, rendered
+from helpers.apptest import assert_ok, page, plain, rendered
 
 from ui.i18n import t
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _apptest import APP, assert_ok, open_tab, page, plain
+from helpers.apptest import APP, assert_ok, open_tab, page, plain
 from streamlit.testing.v1 import AppTest
 
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"

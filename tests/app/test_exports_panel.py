@@ -10,10 +10,10 @@ from streamlit.testing.v1 import AppTest
 def _panel() -> None:
     from types import SimpleNamespace
 
-    from offline.test_report import report
+    from helpers.reports import evaluation_report
     from ui.evaluation import exports
 
-    rep = report()
+    rep = evaluation_report()
     rep["configs"]["hybrid"]["questions"][1]["ranked"] = ["d 3", "d4"]
     exports.panel(SimpleNamespace(lang="en", report=rep, names=list(rep["configs"])), "hybrid")
 

@@ -4,7 +4,7 @@ signal that decided; in both interface languages."""
 
 from __future__ import annotations
 
-from _apptest import assert_ok, page
+from helpers.apptest import assert_ok, page
 from streamlit.testing.v1 import AppTest
 
 from ui.escape import code

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from _apptest import assert_ok, page, plain
+from helpers.apptest import assert_ok, page, plain
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _apptest import assert_ok
+from helpers.apptest import assert_ok
 from streamlit.testing.v1 import AppTest
 
 from retrieval.offline.raters import load_ratings

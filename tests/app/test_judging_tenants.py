@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _apptest import APP, assert_ok, open_tab, rendered
+from helpers.apptest import APP, assert_ok, open_tab, rendered
 from streamlit.testing.v1 import AppTest
 
 from retrieval.offline import judgments

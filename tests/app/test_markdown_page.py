@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _apptest import assert_ok, open_tab, page, plain
+from helpers.apptest import assert_ok, open_tab, page, plain
 from streamlit.testing.v1 import AppTest
 
 from retrieval.ingest.corpus import chunk_documents, load_corpus

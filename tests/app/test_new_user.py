@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _apptest import assert_ok, open_tab
-from _apptest import page as open_page
+from helpers.apptest import assert_ok, open_tab
+from helpers.apptest import page as open_page
 from streamlit.testing.v1 import AppTest
 
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from _apptest import assert_ok, page
+from helpers.apptest import assert_ok, page
 
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 

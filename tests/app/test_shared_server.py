@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _apptest import APP, assert_ok, open_tab, rendered, walk
+from helpers.apptest import APP, assert_ok, open_tab, rendered, walk
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 

@@ -1,7 +1,7 @@
 """In the app, a filter is checked against the chosen tenant's own fields: the refusal of a link's filter and of
 an evaluated question's filter names only that tenant's fields, and the pickers list only its fields and values.
 
-The corpus (tests/_tenant_corpus.py): Acme's documents carry ``doc_type``, ``region`` and ``batch``;
+The corpus (tests/helpers/tenant_corpus.py): Acme's documents carry ``doc_type``, ``region`` and ``batch``;
 Globex's carry ``doc_type`` (one of them ``secret``), ``clearance`` and ``batch``.
 """
 
@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from _apptest import APP, assert_ok, plain, rendered
-from _tenant_corpus import ACME_FIELDS, write_corpus
+from helpers.apptest import APP, assert_ok, plain, rendered
+from helpers.tenant_corpus import ACME_FIELDS, write_corpus
 from streamlit.testing.v1 import AppTest
 
 EVAL_PAGE = str(Path(APP).parent / "pages" / "2_Evaluation.py")

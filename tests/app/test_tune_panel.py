@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _apptest import assert_ok
+from helpers.apptest import assert_ok
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "2_Evaluation.py")
@@ -54,7 +54,7 @@ def test_a_tiny_budget_on_the_lab_set_keeps_the_default(lang: str, monkeypatch: 
     labels = [b.label for b in at.get("download_button")]
     assert ("Configuration (JSON)" if lang == "en" else "Configuração (JSON)") in labels
     if lang == "pt":  # one language: the panel's report holds no English sentence of its own
-        from test_one_language import ENGLISH, visible, words_of_the_other_language
+        from helpers.language import ENGLISH, visible, words_of_the_other_language
 
         leaks = words_of_the_other_language(visible(at), ENGLISH, "")
         assert not leaks, leaks

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _apptest import assert_ok, page, plain
+from helpers.apptest import assert_ok, page, plain
 
 PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 

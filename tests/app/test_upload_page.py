@@ -6,8 +6,8 @@ document is gone from the list and the index."""
 from __future__ import annotations
 
 import pytest
-from _apptest import assert_ok, page, plain
-from _documents import gazette_pdf
+from helpers.apptest import assert_ok, page, plain
+from helpers.documents import gazette_pdf
 
 
 @pytest.fixture

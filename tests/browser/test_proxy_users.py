@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
 
 
 pytestmark = [pytest.mark.browser,

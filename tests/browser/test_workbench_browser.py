@@ -14,9 +14,8 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from _documents import gazette_pdf
-
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
+from helpers.documents import gazette_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"

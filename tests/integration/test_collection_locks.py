@@ -10,8 +10,8 @@ import sys
 import threading
 import time
 
-from _fuzz import HashEmbedder
-from _paths import ROOT
+from helpers.fakes import HashEmbedder
+from helpers.paths import ROOT
 
 from retrieval.pipeline.index import collection_key
 from retrieval.pipeline.workbench import Workbench

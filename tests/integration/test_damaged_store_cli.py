@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _paths import ROOT
+from helpers.paths import ROOT
 
 pytestmark = pytest.mark.integration
 

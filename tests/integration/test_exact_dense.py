@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 import pytest
-from _paths import ROOT
+from helpers.paths import ROOT
 
 from retrieval.backends.store import VectorStore, open_client
 from retrieval.core.filters import Filters

@@ -8,7 +8,7 @@ import pytest
 
 import lightgbm  # noqa: E402,F401 - pinned: a missing package fails here, it never skips
 
-from _paths import ROOT  # noqa: E402
+from helpers.paths import ROOT  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
+from helpers.milvus import EMBEDDER, HOSTILE, assert_same_as_local, embed, ids, open_store, small_docs, write_corpus
 
-from retrieval.ingest.corpus import chunk_documents, load_corpus
-from retrieval.backends.milvus import LITE, MilvusLexical, MilvusStore, MilvusUnavailable, open_client, tenant_stats
+from retrieval.backends.milvus import MilvusLexical, MilvusUnavailable, open_client
 from retrieval.core.filters import build_filters, field_types
 from retrieval.pipeline.workbench import Workbench
 from retrieval.stages.fusion import rrf
 
 pytestmark = pytest.mark.integration
 
-HOSTILE = 'manual" or 1==1 or tenant == "ventura\' \\ '
+
 
 
 @pytest.fixture(scope="module")
@@ -35,27 +33,6 @@ def milvus_bench(settings, lab_bench, milvus_dir):
     bench.encoder = lab_bench.encoder  # the same model: both backends search the same query vectors
     bench.load_corpus()
     return bench
-
-
-def _ids(lst) -> list[str]:
-    return [i.chunk_id for i in lst.items]
-
-
-def assert_same_as_local(local, other, question, filters, label) -> None:
-    """One request on the local backend and on ``other`` (a Milvus backend): the same tier and reason, the
-    same lexical list (scores and per-term parts within 1e-5), dense list (cosines within 1e-5), fused list and
-    final chunks. Used by the Milvus server test too (test_milvus_server.py)."""
-    a, b = local.ask(question, dict(filters)), other.ask(question, dict(filters))
-    assert (b.tier, b.tier_reason) == (a.tier, a.tier_reason), label
-    assert _ids(b.lexical) == _ids(a.lexical), label
-    for x, y in zip(a.lexical.items, b.lexical.items):
-        assert y.score == pytest.approx(x.score, rel=1e-5) and set(y.terms) == set(x.terms)
-        assert all(y.terms[t] == pytest.approx(x.terms[t], rel=1e-5) for t in x.terms)
-    assert _ids(b.dense) == _ids(a.dense), label
-    assert [i.score for i in b.dense.items] == pytest.approx([i.score for i in a.dense.items], abs=1e-5)
-    assert _ids(b.fused) == _ids(a.fused), label
-    assert [f.chunk_id for f in b.final] == [f.chunk_id for f in a.final], label
-    assert b.models["vector_store"] == "milvus"
 
 
 def test_same_lists_and_final_chunks_as_local_on_every_lab_question(lab_bench, milvus_bench, lab_questions):
@@ -79,41 +56,12 @@ def test_tenant_isolation_over_every_lab_question(milvus_bench, lab_questions):
     assert checked >= len(lab_questions)  # the lists were not simply empty
 
 
-def _corpus(path: Path, docs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    return path
-
-
-def _embed(texts: list[str]) -> np.ndarray:
-    """Deterministic 8-dim vectors from the text's bytes (the dense values do not matter here)."""
-    out = np.array([[sum(t.encode()[i::8]) % 97 + 1 for i in range(8)] for t in texts], dtype=np.float32)
-    return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
-def _small_docs(kind_a: str = HOSTILE) -> list[dict]:
-    return [
-        {"id": "a1", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.", "metadata": {"tenant": "lumen", "doc_type": kind_a}},
-        {"id": "a2", "title": "Garantia", "text": "A garantia do PX-7 é de um ano.", "metadata": {"tenant": "lumen", "doc_type": "manual"}},
-        {"id": "b1", "title": "Ativação", "text": "O VX-2 é ativado em 48 horas.", "metadata": {"tenant": "ventura", "doc_type": "manual"}},
-        {"id": "b2", "title": "Reembolso", "text": "O reembolso do VX-2 leva 7 dias.", "metadata": {"tenant": "ventura", "doc_type": "faq"}},
-    ]
-
-
-def _open(tmp_path: Path, docs: list[dict], client=None, name: str = "c.jsonl", features=LITE):
-    chunks = chunk_documents(load_corpus(_corpus(tmp_path / name, docs)), 120, 30)
-    client = client or open_client(tmp_path / "m.db")
-    stats = tenant_stats(chunks, "tenant")
-    store = MilvusStore(client, "corpus", "fake-8", "v", tenant_field="tenant", types=field_types(chunks),
-                        features=features, server=features is not LITE)
-    return client, chunks, stats, store
-
-
 def test_hostile_filter_value_matches_only_itself(tmp_path):
-    client, chunks, stats, store = _open(tmp_path, _small_docs())
-    store.sync(chunks, _embed, 8, False, stats=stats)
+    client, chunks, stats, store = open_store(tmp_path, small_docs())
+    store.sync(chunks, embed, 8, False, stats=stats)
     lexical = MilvusLexical(store, chunks, "tenant", stats)
     types = field_types(chunks)
-    vec = _embed(["ativado"])[0]
+    vec = embed(["ativado"])[0]
 
     def both(raw):
         flt = build_filters(raw, types, "tenant")
@@ -129,14 +77,14 @@ def test_hostile_filter_value_matches_only_itself(tmp_path):
 
 
 def test_reindex_writes_nothing_then_updates_and_removes(tmp_path):
-    client, chunks, stats, store = _open(tmp_path, _small_docs("faq"))
-    first = store.sync(chunks, _embed, 8, False, stats=stats)
+    client, chunks, stats, store = open_store(tmp_path, small_docs("faq"))
+    first = store.sync(chunks, embed, 8, False, stats=stats)
     assert (first.added, first.updated, first.removed, first.unchanged, first.reweighted) == (4, 0, 0, 0, 0)
     calls: list[int] = []
 
     def counting(texts):
         calls.append(len(texts))
-        return _embed(texts)
+        return embed(texts)
 
     writes: list[str] = []
 
@@ -153,10 +101,10 @@ def test_reindex_writes_nothing_then_updates_and_removes(tmp_path):
     store.client = client
     # One lumen document changed, one ventura document gone: the other lumen row is only reweighted
     # (its tenant's average length moved), the ventura survivor too (its tenant lost a chunk).
-    docs = _small_docs("faq")
+    docs = small_docs("faq")
     docs[1]["text"] = "A garantia do PX-7 é de dois anos, com troca imediata."
     docs = docs[:3]
-    client, chunks2, stats2, store2 = _open(tmp_path, docs, client, "c2.jsonl")
+    client, chunks2, stats2, store2 = open_store(tmp_path, docs, client, "c2.jsonl")
     third = store2.sync(chunks2, counting, 8, False, stats=stats2)
     assert (third.added, third.updated, third.removed, third.unchanged, third.reweighted) == (0, 1, 1, 2, 2)
     assert calls == [1] and store2.count() == 3
@@ -166,15 +114,15 @@ def test_reindex_writes_nothing_then_updates_and_removes(tmp_path):
 
 
 def test_failed_ingest_leaves_the_previous_collection_usable(tmp_path):
-    client, chunks, stats, store = _open(tmp_path, _small_docs("faq"))
-    store.sync(chunks, _embed, 8, False, stats=stats)
-    docs = _small_docs("faq")
+    client, chunks, stats, store = open_store(tmp_path, small_docs("faq"))
+    store.sync(chunks, embed, 8, False, stats=stats)
+    docs = small_docs("faq")
     docs[0]["text"] = "O PX-7 agora é ativado na hora."
 
     def broken(texts):
         raise MemoryError("out of memory while embedding")
 
-    client, chunks2, stats2, store2 = _open(tmp_path, docs, client, "c2.jsonl")
+    client, chunks2, stats2, store2 = open_store(tmp_path, docs, client, "c2.jsonl")
     with pytest.raises(MemoryError):
         store2.sync(chunks2, broken, 8, False, stats=stats2)
     store.attach(chunks, stats)
@@ -196,7 +144,7 @@ def test_server_side_rrf_gives_our_fused_order(milvus_bench, lab_questions, sett
         qs = lexical.query_vector(list(dict.fromkeys(tokenize(q.question))), tenant)
         vec = milvus_bench.encoder.query(q.question)[0]
         sparse = [cid for cid, _ in store.sparse_search(qs, flt, tenant, window)] if qs else []
-        dense = _ids(store.query(vec, flt, window))
+        dense = ids(store.query(vec, flt, window))
         ours = rrf({"bm25": sparse, "dense": dense}, k)
         theirs = store.server_rrf(qs or {0: 0.0}, vec, flt, tenant, window, k) if qs else None
         if theirs is None:
@@ -233,15 +181,13 @@ def _server(data_dir: Path, port: int) -> subprocess.Popen:
 
 
 def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_path):
-    from retrieval.backends.embedders import FunctionEmbedder
-
     port = _free_port()
-    corpus = _corpus(tmp_path / "small.jsonl", _small_docs("faq"))
+    corpus = write_corpus(tmp_path / "small.jsonl", small_docs("faq"))
     # The judge is pinned off: this tests the store (a fake 8-dim embedder on a toy corpus), not the learned gate.
     s = settings.with_overrides(backend="milvus", milvus_uri=f"http://127.0.0.1:{port}", milvus_timeout=5.0,
                                 min_similarity=-1.0, min_bm25=0.5, reranker_model="none", support_gate=False,
                                 evidence_model=False)
-    bench = Workbench(s, embedder=FunctionEmbedder("fake-8", _embed, _embed), progress=False)
+    bench = Workbench(s, embedder=EMBEDDER, progress=False)
     question = "Em quanto tempo o PX-7 é ativado?"
     server = _server(tmp_path / "srv", port)
     try:
@@ -256,7 +202,7 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
     assert down.tier == "lexical_only"
     assert down.tier_reason.startswith("dense search failed: MilvusException")
     assert "in-process BM25" in down.lexical.note
-    assert _ids(down.lexical) == _ids(up.lexical)
+    assert ids(down.lexical) == ids(up.lexical)
     assert [i.score for i in down.lexical.items] == pytest.approx([i.score for i in up.lexical.items], rel=1e-6)
     assert [f.parent_id for f in down.final][:1] == ["a1"] and down.gate["kind"] == "bm25"
     # Loading while the server is down: the in-process BM25 and the reason, never an exception.
@@ -281,14 +227,14 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
         assert state.store_reason.code == "store.ok"
         assert (state.sync.added, state.sync.updated, state.sync.removed, state.sync.unchanged) == (0, 0, 0, 4)
         back = bench.ask(question, {"tenant": "lumen"})
-        assert back.tier == "rrf_only" and _ids(back.lexical) == _ids(up.lexical) and _ids(back.dense) == _ids(up.dense)
+        assert back.tier == "rrf_only" and ids(back.lexical) == ids(up.lexical) and ids(back.dense) == ids(up.dense)
     finally:
         server.kill()
         server.wait()
 
 
 def test_cli_index_status_on_milvus_and_unreachable_server_exits_2(tmp_path):
-    from _paths import ROOT
+    from helpers.paths import ROOT
 
     def run(uri):
         env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
@@ -310,13 +256,13 @@ def test_non_ascii_filter_values_match_on_milvus(tmp_path):
              "metadata": {"tenant": "josé", "doc_type": "ação"}},
             {"id": "j2", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.",
              "metadata": {"tenant": "🚀", "doc_type": "ação"}}]
-    client, chunks, stats, store = _open(tmp_path, docs)
-    store.sync(chunks, _embed, 8, False, stats=stats)
+    client, chunks, stats, store = open_store(tmp_path, docs)
+    store.sync(chunks, embed, 8, False, stats=stats)
     lexical = MilvusLexical(store, chunks, "tenant", stats)
     types = field_types(chunks)
     for tenant, parent in (("josé", "j1"), ("🚀", "j2")):
         flt = build_filters({"tenant": tenant, "doc_type": "ação"}, types, "tenant")
-        assert [i.parent_id for i in store.query(_embed(["ativado"])[0], flt, 10).items] == [parent]
+        assert [i.parent_id for i in store.query(embed(["ativado"])[0], flt, 10).items] == [parent]
         assert [i.parent_id for i in lexical.search("ativado PX-7", flt, 10).items] == [parent]
 
 
@@ -338,14 +284,14 @@ def test_control_characters_quotes_and_backslashes_in_tenants_and_filters_match_
     the tenant (partition key), a typed field and a JSON-path field alike, without a fallback."""
     docs = [{"id": f"d{i}", "title": "Ativação", "text": "O PX-7 é ativado em 24 horas.",
              "metadata": {"tenant": value, "doc_type": value, "weird key": value}} for i, value in enumerate(ODD_VALUES)]
-    client, chunks, stats, store = _open(tmp_path, docs)
+    client, chunks, stats, store = open_store(tmp_path, docs)
     assert set(store.schema.scalars) == {"doc_type"}  # "weird key" is read through meta["weird key"]
-    store.sync(chunks, _embed, 8, False, stats=stats)
+    store.sync(chunks, embed, 8, False, stats=stats)
     lexical = MilvusLexical(store, chunks, "tenant", stats)
     types = field_types(chunks)
     for i, value in enumerate(ODD_VALUES):
         flt = build_filters({"tenant": value, "doc_type": value, "weird key": value}, types, "tenant")
-        assert [x.parent_id for x in store.query(_embed(["ativado"])[0], flt, 10).items] == [f"d{i}"], repr(value)
+        assert [x.parent_id for x in store.query(embed(["ativado"])[0], flt, 10).items] == [f"d{i}"], repr(value)
         found = lexical.search("ativado PX-7", flt, 10)
         assert [x.parent_id for x in found.items] == [f"d{i}"] and found.note is None, repr(value)
 

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 import pytest
-from .test_milvus import HOSTILE, _embed, _open, _small_docs, assert_same_as_local
+from helpers.milvus import HOSTILE, assert_same_as_local, embed, open_store, small_docs
 
 from bench.milvus_server import MilvusServerProcess, MilvusServerUnavailable
 from retrieval.backends.embedders import FunctionEmbedder
@@ -128,20 +128,20 @@ def test_rewritten_rows_stay_in_their_tenant_and_hostile_values_match_only_thems
     changed chunk is deleted and inserted again, and a re-index of an unchanged corpus writes nothing."""
     client = open_client(milvus_server.uri, None, 30.0)
     features = server_features(client, milvus_server.uri)
-    docs = _small_docs()
-    client, chunks, _, store = _open(tmp_path, docs, client, features=features)
+    docs = small_docs()
+    client, chunks, _, store = open_store(tmp_path, docs, client, features=features)
     names = tenant_names(chunks, "tenant")
-    first = store.sync(chunks, _embed, 8, False, stats=names)
+    first = store.sync(chunks, embed, 8, False, stats=names)
     assert (first.added, first.unchanged, first.reweighted) == (4, 0, 0) and store.count() == 4
-    again = store.sync(chunks, _embed, 8, False, stats=names)
+    again = store.sync(chunks, embed, 8, False, stats=names)
     assert (again.added, again.updated, again.removed, again.unchanged) == (0, 0, 0, 4)
     docs[1]["text"] = "A garantia do PX-7 é de dois anos."
     docs[3]["text"] = "O reembolso do VX-2 leva 10 dias."
-    client, chunks2, _, store2 = _open(tmp_path, docs, client, "c2.jsonl", features=features)
-    third = store2.sync(chunks2, _embed, 8, False, stats=tenant_names(chunks2, "tenant"))
+    client, chunks2, _, store2 = open_store(tmp_path, docs, client, "c2.jsonl", features=features)
+    third = store2.sync(chunks2, embed, 8, False, stats=tenant_names(chunks2, "tenant"))
     assert (third.added, third.updated, third.removed, third.unchanged) == (0, 2, 0, 2) and store2.count() == 4
     types = field_types(chunks2)
-    vec = _embed(["garantia"])[0]
+    vec = embed(["garantia"])[0]
     for tenant, parents in (("lumen", {"a1", "a2"}), ("ventura", {"b1", "b2"})):
         found = store2.query(vec, build_filters({"tenant": tenant}, types, "tenant"), 10)
         assert {i.parent_id for i in found.items} == parents, tenant
@@ -192,7 +192,7 @@ def test_versions_map_to_features():
 
 
 def test_cli_index_status_names_the_servers_collection(milvus_server, server_bench):
-    from _paths import ROOT
+    from helpers.paths import ROOT
 
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RETRIEVAL_") or k == "RETRIEVAL_READER_STATES_AT_INDEX"}
     env.update(RETRIEVAL_BACKEND="milvus", RETRIEVAL_MILVUS_URI=milvus_server.uri)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree
 
-from _paths import ROOT
+from helpers.paths import ROOT
 
 from helpers.cli import run
 

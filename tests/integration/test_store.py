@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _fuzz import HashEmbedder
+from helpers.fakes import HashEmbedder
 
 from retrieval.backends.store import VectorStore, open_client
 from retrieval.core.filters import Filters

@@ -5,20 +5,16 @@ store built in the one-collection layout (its stored vectors moved, nothing re-e
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
-from _paths import ROOT
+from helpers.fakes import HashEmbedder
 
-sys.path.insert(0, str(ROOT / "tests"))
-from _fuzz import HashEmbedder  # noqa: E402
-
-from retrieval.ingest.corpus import chunk_documents  # noqa: E402
-from retrieval.backends.store import DenseLayout, VectorStore, collection_name, open_client  # noqa: E402
-from retrieval.core.errors import InvalidFilter  # noqa: E402
-from retrieval.core.filters import Filters, build_filters, field_types  # noqa: E402
-from retrieval.core.types import Document  # noqa: E402
+from retrieval.backends.store import DenseLayout, VectorStore, collection_name, open_client
+from retrieval.core.errors import InvalidFilter
+from retrieval.core.filters import Filters, build_filters, field_types
+from retrieval.core.types import Document
+from retrieval.ingest.corpus import chunk_documents
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _fuzz import HashEmbedder, budget
+from helpers.fakes import HashEmbedder
+from helpers.fuzz import budget
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner

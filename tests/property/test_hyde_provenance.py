@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _fuzz import HashEmbedder, assert_trace_invariants, budget
+from helpers.fakes import HashEmbedder
+from helpers.fuzz import assert_trace_invariants, budget
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 

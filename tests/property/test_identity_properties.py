@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from _fuzz import budget
+from helpers.fuzz import budget
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ import json
 import math
 import unicodedata
 
-from _fuzz import budget, typed
+from helpers.fuzz import budget, typed
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

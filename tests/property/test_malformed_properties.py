@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _fuzz import budget
+from helpers.fuzz import budget
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

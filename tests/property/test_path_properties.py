@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _fuzz import budget
+from helpers.fuzz import budget
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 

@@ -14,7 +14,8 @@ import json
 import unicodedata
 
 import pytest
-from _fuzz import HashEmbedder, assert_trace_invariants, budget, lists_of, typed
+from helpers.fakes import HashEmbedder
+from helpers.fuzz import assert_trace_invariants, budget, lists_of, typed
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 

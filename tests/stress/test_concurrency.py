@@ -15,7 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from _fuzz import HashEmbedder, assert_trace_invariants
+from helpers.fakes import HashEmbedder
+
+from helpers.fuzz import assert_trace_invariants
 
 pytestmark = pytest.mark.stress
 

@@ -11,8 +11,8 @@ import sys
 import time
 
 import pytest
-from _fuzz import HashEmbedder
-from _paths import ROOT
+from helpers.fakes import HashEmbedder
+from helpers.paths import ROOT
 
 pytestmark = pytest.mark.stress
 
@@ -63,7 +63,7 @@ def test_store_folder_removed_between_index_and_ask_gives_its_tier_and_reason(tm
 SLOW_INDEX = """
 import sys, time
 sys.path[:0] = [{tests!r}, {root!r}]
-from _fuzz import HashEmbedder
+from helpers.fakes import HashEmbedder
 from retrieval.pipeline import Workbench
 from retrieval.settings import Settings
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from _paths import ROOT
+from helpers.paths import ROOT
 from pydantic import ValidationError
 
 

@@ -96,7 +96,7 @@ def test_metadata_filter_inside_lexical_generator():
 
 @pytest.mark.parametrize("corpus", ["lab", "faquad"])
 def test_bm25s_engine_ranks_like_rank_bm25(corpus):
-    from _paths import FAQUAD
+    from helpers.paths import FAQUAD
 
     from retrieval.ingest.corpus import load_corpus, load_questions
     from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS

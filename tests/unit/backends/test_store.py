@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.fakes import HashEmbedder
 
 from retrieval.backends.base import OK as STORE_OK
 from retrieval.backends.store import VECTORS_UNAVAILABLE, StoreRead, guarded, read_vectors, read_window
@@ -31,15 +32,6 @@ DOCS = [
     {"id": "d", "title": "Outro", "text": "Prazo de entrega do cofre.", "metadata": {"tenant": "t2"}},
 ]
 QUESTION = "Quando o PX-7 é ativado após o pagamento?"
-
-
-class FakeEmbedder:
-    name = "fake-2"
-
-    def embed_queries(self, texts):
-        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
-
-    embed_passages = embed_queries
 
 
 class GetFails:
@@ -70,7 +62,7 @@ def _write(path, docs):
 
 def _bench(tmp_path, **overrides) -> tuple[Workbench, GetFails]:
     settings = Settings(_env_file=None, chroma_path=tmp_path / "unused", **overrides)
-    bench = Workbench(settings, embedder=FakeEmbedder(), progress=False)
+    bench = Workbench(settings, embedder=HashEmbedder(), progress=False)
     state = build_index(settings, _write(tmp_path / "c.jsonl", DOCS), None, "no embedder here",
                         lambda: (None, "unused"), threading.RLock())
     store = GetFails(state.chunks)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.fakes import HashEmbedder
+from helpers.paths import ROOT
 
 from retrieval.backends.base import DAMAGED, OK, OpenRequest, StoreDamaged, StoreStatusError, rebuild_command
 from retrieval.backends.local import chroma_client, open_local, status
@@ -32,15 +34,6 @@ ROWS = [
 ]
 QUESTION = "Quando o PX-7 é ativado após o pagamento?"
 PAGE = 4096
-
-
-class FakeEmbedder:
-    name = "fake-2"
-
-    def embed_queries(self, texts):
-        return np.array([[1.0, 0.0]] * len(texts), dtype=np.float32)
-
-    embed_passages = embed_queries
 
 
 class PanicException(BaseException):
@@ -79,16 +72,14 @@ def _build(store: Path, path: Path) -> None:
     """Index ``path`` into ``store`` in a separate process (a copy of the template holds the template's collection,
     named by the template corpus' path: a real Chroma file to damage; a test's own corpus gets its own collection
     at its first load)."""
-    code = ("import sys, numpy as np\nsys.path.insert(0, sys.argv[3])\n"
+    code = ("import sys\nsys.path[:0] = [sys.argv[3], sys.argv[4]]\n"
+            "from helpers.fakes import HashEmbedder\n"
             "from retrieval.pipeline.workbench import Workbench\nfrom retrieval.settings import Settings\n"
-            "class E:\n  name = 'fake-2'\n"
-            "  def embed_passages(self, t): return np.array([[1.0, 0.0]] * len(t), dtype=np.float32)\n"
-            "  embed_queries = embed_passages\n"
             "s = Settings(_env_file=None, chroma_path=sys.argv[1], reader_states_at_index=False)\n"
-            "assert Workbench(s, embedder=E(), progress=False).load_corpus(sys.argv[2]).sync.added > 0\n")
-    root = str(Path(__file__).resolve().parents[3])
-    done = subprocess.run([sys.executable, "-c", code, str(store), str(path), root], capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}, cwd=root)
+            "assert Workbench(s, embedder=HashEmbedder(), progress=False).load_corpus(sys.argv[2]).sync.added > 0\n")
+    done = subprocess.run([sys.executable, "-c", code, str(store), str(path), str(ROOT), str(ROOT / "tests")],
+                          capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("RETRIEVAL_")}, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -145,7 +136,7 @@ def test_a_panic_while_syncing_is_damage_not_a_crash(tmp_path):
     import contextlib
 
     def request(client):
-        return OpenRequest(s, chunks, FakeEmbedder(), OK(), str(tmp_path / "c.jsonl"), "v",
+        return OpenRequest(s, chunks, HashEmbedder(), OK(), str(tmp_path / "c.jsonl"), "v",
                            contextlib.nullcontext, lambda: (client, OK()), False)
 
     opened = open_local(request(Panics()))
@@ -200,7 +191,7 @@ def test_a_damaged_store_loads_lexical_only_with_the_rebuild_reason(built, tmp_p
     s, store, path = built
     DAMAGES[damage](store)
     for _ in range(2):   # a second open in the same process reads the folder again (no half-started client)
-        bench = Workbench(s, embedder=FakeEmbedder(), progress=False)
+        bench = Workbench(s, embedder=HashEmbedder(), progress=False)
         state = bench.load_corpus(path)
         assert state.store is None and DAMAGED.matches(state.store_reason), state.store_reason
         assert rebuild_command(path) in state.store_reason.text()
@@ -226,10 +217,10 @@ def test_status_on_a_damaged_store_is_one_line_naming_rebuild(built, tmp_path, d
 def test_rebuild_moves_the_damaged_store_aside_and_workbenches_heal_in_process(built, tmp_path, damage):
     s, store, path = built
     other = corpus(tmp_path, [{"id": "z", "text": "Prazo de entrega do cofre."}], "other.jsonl")
-    before = Workbench(s, embedder=FakeEmbedder(), progress=False)
+    before = Workbench(s, embedder=HashEmbedder(), progress=False)
     assert before.load_corpus(other).store is not None   # a Workbench of this process holds a client of the store
     damaged = DAMAGES[damage](store)
-    bench = Workbench(s, embedder=FakeEmbedder(), progress=False)
+    bench = Workbench(s, embedder=HashEmbedder(), progress=False)
     assert DAMAGED.matches(bench.load_corpus(path).store_reason)
     generation = client_generation(store)
     moved, state = bench.rebuild(path)
@@ -247,7 +238,7 @@ def test_a_store_rebuilt_by_another_process_is_read_at_the_next_load(built, tmp_
     """``index --rebuild`` beside a running app: the app's Chroma system still reads the moved file; its next load
     (re-index, rebuild) reads the new store instead."""
     s, store, path = built
-    bench = Workbench(s, embedder=FakeEmbedder(), progress=False)
+    bench = Workbench(s, embedder=HashEmbedder(), progress=False)
     assert bench.load_corpus(path).store is not None
     os.rename(store, tmp_path / "chroma.damaged-elsewhere")   # the other process moves it aside and builds anew
     _build(store, corpus(tmp_path, [{"id": "z", "text": "Prazo de entrega do cofre."}], "other.jsonl"))
@@ -259,15 +250,15 @@ def test_a_store_rebuilt_by_another_process_is_read_at_the_next_load(built, tmp_
 def test_rebuild_on_a_whole_store_drops_only_this_corpus(built, tmp_path):
     s, store, path = built
     other = corpus(tmp_path, [{"id": "z", "text": "Prazo de entrega do cofre."}], "other.jsonl")
-    Workbench(s, embedder=FakeEmbedder(), progress=False).load_corpus(other)
-    assert Workbench(s, embedder=FakeEmbedder(), progress=False).load_corpus(path).sync.unchanged in (0, 3)
-    assert Workbench(s, embedder=FakeEmbedder(), progress=False).load_corpus(path).sync.unchanged == 3
-    assert rebuild_store(s, path, FakeEmbedder.name) is None
+    Workbench(s, embedder=HashEmbedder(), progress=False).load_corpus(other)
+    assert Workbench(s, embedder=HashEmbedder(), progress=False).load_corpus(path).sync.unchanged in (0, 3)
+    assert Workbench(s, embedder=HashEmbedder(), progress=False).load_corpus(path).sync.unchanged == 3
+    assert rebuild_store(s, path, HashEmbedder.name) is None
     assert [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name] == []
-    state = Workbench(s, embedder=FakeEmbedder(), progress=False).load_corpus(path)
+    state = Workbench(s, embedder=HashEmbedder(), progress=False).load_corpus(path)
     assert state.sync.added == 3   # dropped, so embedded again
     # the other corpus' collection was never touched: nothing of it is embedded again
-    assert Workbench(s, embedder=FakeEmbedder(), progress=False).load_corpus(other).sync.unchanged == 1
+    assert Workbench(s, embedder=HashEmbedder(), progress=False).load_corpus(other).sync.unchanged == 1
 
 
 def test_rebuild_refuses_a_server_store_without_quoting_it():

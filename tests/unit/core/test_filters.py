@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _paths import ROOT
-from _tenant_corpus import ACME_FIELDS, write_corpus
+from helpers.paths import ROOT
+from helpers.tenant_corpus import ACME_FIELDS, write_corpus
 from helpers.errors import one_line
 
 from retrieval.core.errors import InvalidFilter, TenantRequired

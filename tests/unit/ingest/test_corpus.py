@@ -155,7 +155,7 @@ def test_chunks_carry_parent_metadata_and_ids():
 
 
 def test_lab_and_faquad_gold_spans_survive_chunking():
-    from _paths import FAQUAD
+    from helpers.paths import FAQUAD
 
     from retrieval.core.paths import LAB_CORPUS, LAB_QUESTIONS
     from retrieval.settings import Settings

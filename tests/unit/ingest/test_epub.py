@@ -11,14 +11,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers.documents import PAY, TITLES, deck, workbook
 
 from retrieval.core.types import Document
 from retrieval.ingest.corpus import chunk_documents, read_corpus
 from retrieval.ingest.epub import looks_like_epub, read_epub
 from retrieval.ingest.formats import FORMATS, Read, Unreadable, format_for
-
-from .test_sheets import workbook
-from .test_slides import PAY, TITLES, deck
 
 TITLE = "Guia da Transparência Municipal"
 ACCESS = "Qualquer pessoa pode pedir informação a um órgão público sem dizer por quê."

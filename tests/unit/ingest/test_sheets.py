@@ -12,6 +12,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from helpers.documents import save, workbook
 
 from retrieval.core.types import Document
 from retrieval.ingest import sheets
@@ -29,31 +30,6 @@ def sections(result: Read) -> dict[str, str]:
     found = chunks(result)
     assert all("page" not in c.metadata for c in found)
     return {line: c.metadata.get("section", "") for c in found for line in c.text.split("\n")}
-
-
-def save(book: openpyxl.Workbook) -> bytes:
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
-
-
-def workbook(title: str = "") -> bytes:
-    book = openpyxl.Workbook()
-    book.properties.title = title
-    pay = book.active
-    pay.title = "Folha de Pagamento"
-    pay.append(["Folha de pagamento de março de 2024"])  # a title line above the table
-    pay.append([])
-    pay.append([None, "Cargo", "Salário", "Admissão", "Carga horária", "Efetivo"])  # column A a spacer
-    pay.append([None, "Prefeito", "R$ 10.000", dt.datetime(2021, 1, 1), 40, True])
-    pay.append([None, "Secretário de Saúde", "R$ 8.500,50", dt.datetime(2022, 3, 15, 9, 30), 37.5, False])
-    pay.append([None, "Assessor *especial* #1", "<b>R$ 4.000</b> & extras", dt.date(2023, 7, 1), 20.0, None])
-    book.create_sheet("Vazia")
-    contracts = book.create_sheet("Contratos 2024")
-    contracts.append(["Número", "Objeto", "Valor"])
-    contracts.append(["12/2024", "Merenda escolar", 150000.75])
-    contracts.append(["13/2024", "- Transporte | escolar", 98000])
-    return save(book)
 
 
 def test_format_is_declared() -> None:

@@ -10,20 +10,13 @@ from pathlib import Path
 
 import pptx
 import pytest
+from helpers.documents import NOTE, OPENING, PAY, REVENUE, SPECIAL, TITLES, deck
 from pptx.util import Inches
 
 from retrieval.core.types import Document
 from retrieval.ingest.corpus import chunk_documents
 from retrieval.ingest.formats import FORMATS, Read, Unreadable, format_for
 from retrieval.ingest.slides import looks_like_pptx, read_pptx
-
-OPENING = "A Prefeitura Municipal de Santa Rita apresenta a prestação de contas do exercício de 2023."
-REVENUE = "A receita corrente líquida cresceu oito por cento em relação ao ano anterior."
-PAY = "A remuneração dos agentes políticos foi fixada pela lei municipal nº 1.234."
-NOTE = "Lembrar a Câmara de que o reajuste depende de lei específica."
-SPECIAL = ["Use *asterisco* e _sublinhado_ sem ênfase.", "# não é um título", "A tag <b> e a entidade &amp; ficam."]
-TITLES = ["Prestação de Contas 2023", "Receitas do Município", "Remuneração dos Cargos"]
-
 
 def chunks(result: Read) -> list:
     return chunk_documents([Document("d", result.title or "t", result.text, {}, "markdown")], 120, 20)
@@ -33,41 +26,6 @@ def located(result: Read) -> dict[str, tuple[str, int]]:
     """Each line of the chunks -> its chunk's (section path, page)."""
     return {line: (c.metadata.get("section", ""), c.metadata.get("page", 0)) for c in chunks(result)
             for line in c.text.split("\n")}
-
-
-def deck(core_title: str = "", notes: bool = True) -> bytes:
-    presentation = pptx.Presentation()
-    presentation.core_properties.title = core_title
-    presentation.core_properties.author = "Joana Ribeiro"
-    first = presentation.slides.add_slide(presentation.slide_layouts[0])  # Title Slide
-    first.shapes.title.text = TITLES[0]
-    first.placeholders[1].text = OPENING
-    second = presentation.slides.add_slide(presentation.slide_layouts[1])  # Title and Content
-    second.shapes.title.text = TITLES[1]
-    body = second.placeholders[1].text_frame
-    body.text = "Impostos municipais"
-    for text, level in (("IPTU e ISS", 1), ("Transferências", 0), ("FPM e ICMS", 1)):
-        paragraph = body.add_paragraph()
-        paragraph.text, paragraph.level = text, level
-    box = second.shapes.add_textbox(Inches(1), Inches(6), Inches(8), Inches(1))
-    box.text_frame.text = REVENUE
-    third = presentation.slides.add_slide(presentation.slide_layouts[5])  # Title Only
-    third.shapes.title.text = TITLES[2]
-    box = third.shapes.add_textbox(Inches(0.5), Inches(1.5), Inches(9), Inches(0.5))
-    box.text_frame.text = PAY
-    table = third.shapes.add_table(3, 2, Inches(0.5), Inches(2.5), Inches(9), Inches(1.5)).table
-    for r, row in enumerate([("Cargo", "Salário"), ("Prefeito", "R$ 10.000"), ("Vice-prefeito", "R$ 7.500")]):
-        for c, text in enumerate(row):
-            table.cell(r, c).text = text
-    box = third.shapes.add_textbox(Inches(0.5), Inches(5), Inches(9), Inches(2))
-    box.text_frame.text = SPECIAL[0]
-    for line in SPECIAL[1:]:
-        box.text_frame.add_paragraph().text = line
-    if notes:
-        third.notes_slide.notes_text_frame.text = NOTE
-    out = io.BytesIO()
-    presentation.save(out)
-    return out.getvalue()
 
 
 def test_format_is_declared() -> None:

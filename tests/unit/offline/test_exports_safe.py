@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from offline.test_report import report as fixture_report
+from helpers.reports import evaluation_report
 from retrieval.offline import report as rep
 from retrieval.offline.release import ReleaseRule, per_query_csv
 
@@ -26,7 +26,7 @@ CONFIG = "+cmd|' /C calc'!A0"
 
 
 def _attacked_report() -> dict:
-    report = fixture_report()
+    report = evaluation_report()
     for cfg in report["configs"].values():
         first = cfg["questions"][0]
         first.update(id=QID, question=TEXT)
@@ -101,7 +101,7 @@ def test_eval_out_writes_every_other_export_and_names_the_skipped_run(tmp_path: 
                          encoding="utf-8")
 
     def evaluate(open_bench, settings, qs, configs, ks, split, *args, **kwargs):
-        report = fixture_report()
+        report = evaluation_report()
         for cfg in report["configs"].values():
             for row, q in zip(cfg["questions"], qs):
                 row.update(id=q.id, question=q.question)

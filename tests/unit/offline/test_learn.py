@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from _fuzz import budget
+from helpers.fuzz import budget
 from retrieval.core.split import split_of
 from retrieval.core.types import Question
 from retrieval.offline import learn, tuned

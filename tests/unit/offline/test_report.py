@@ -7,59 +7,23 @@ import io
 import re
 from datetime import datetime, timezone
 
+from helpers.reports import evaluation_report
+
 from retrieval.offline import report as rep
 
 
-def row(qid, group, relevant, ranked, scores, layer="ok", stage=None):
-    return {"id": qid, "group": group, "split": "dev", "question": f"pergunta {qid}", "relevant": relevant,
-            "final": ranked, "ranked": ranked, "scores": scores, "first_relevant_rank": 1, "abstained": False,
-            "context": [f"{ranked[0]}#0"], "citations": [f"{ranked[0]}#0"], "tier": "rrf_only", "layer": layer,
-            "stage": stage, "evidence_cut": False, "relevant_ranks": {"bm25": {relevant[0]: 3}, "dense": {}},
-            "metrics": {"ndcg@2": 1.0}}
-
-
-def config(tier, ndcg, wall, rows, stages):
-    overall = {"ndcg@2": ndcg, "recall@2": 0.5, "mrr@2": ndcg, "hit_rate@2": 1.0, "precision@2": 0.5,
-               "abstention_accuracy": 1.0, "questions": 2, "answerable": 2}
-    return {"tier": tier, "settings": {"top_k": 2}, "overall": overall, "groups": {"code": overall},
-            "diagnosis": {"overall": {"ok": 1, "coverage": 0, "ordering": 1, "generation": 0}, "stages": stages,
-                          "groups": {}},
-            "timings_ms": {"wall_total": wall, "standalone_estimate": wall + 500.0, "total_p50": 12.5,
-                           "total_p95": 40.0}, "shared_lists": {"hits": 2, "misses": 2, "saved_ms": 500.0},
-            "cost": {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}, "questions": rows}
-
-
-def report():
-    base_rows = [row("q1", "code", ["d1"], ["d1", "d2"], [0.032787, 0.016129]),
-                 row("q2", "code", ["d3"], ["d4", "d3"], [0.5, 0.25], "ordering", "fusion")]
-    cand_rows = [row("q1", "code", ["d1"], ["d2", "d5"], [0.9, 0.1], "ordering", "reranker"),
-                 row("q2", "code", ["d3"], ["d3", "d4"], [0.8, 0.7])]
-    comparison = {"baseline": "dense", "candidate": "hybrid", "metric": "ndcg@2", "delta": 0.1234,
-                  "p_value": 0.0312, "improved": ["q2"], "worsened": ["q1"],
-                  "by_group": {"code": {"questions": 2, "delta": 0.1234, "improved": ["q2"], "worsened": ["q1"]}},
-                  "lost_relevant": [{"id": "q1", "group": "code", "lost": ["d1"]}],
-                  "wins_on_mean_but_lost_relevant": True}
-    return {"schema_version": "1.0", "corpus": "/data/x/corpus.jsonl", "questions": 2, "split": "all", "k": [2],
-            "configs": {"dense": config("dense_only", 0.6, 1500.0, base_rows, {"ordering:fusion": 1}),
-                        "hybrid": config("rrf_only", 0.7234, 2500.0, cand_rows, {"ordering:reranker": 1})},
-            "comparisons": [comparison], "hypothesis": "hybrid finds the codes dense misses",
-            "observed": ["hybrid vs dense: ndcg@2 +0.1234 (p=0.0312)"],
-            "evidence_check": {"checked": 3, "questions": 2, "whole": 2,
-                               "cut": [{"id": "q2", "parent": "d3", "span": "prazo de 30 dias"}], "not_in_parent": []}}
-
-
 def test_trec_run_format():
-    text = rep.trec_run(report(), "hybrid")
+    text = rep.trec_run(evaluation_report(), "hybrid")
     lines = text.splitlines()
     assert lines == ["q1 Q0 d2 1 0.900000 hybrid", "q1 Q0 d5 2 0.100000 hybrid",
                      "q2 Q0 d3 1 0.800000 hybrid", "q2 Q0 d4 2 0.700000 hybrid"]
     assert all(re.fullmatch(r"\S+ Q0 \S+ \d+ -?\d+\.\d{6} \S+", line) for line in lines)
     assert text.endswith("\n")
-    assert rep.trec_run({**report(), "configs": {"a b": report()["configs"]["dense"]}}, "a b").split()[5] == "a_b"
+    assert rep.trec_run({**evaluation_report(), "configs": {"a b": evaluation_report()["configs"]["dense"]}}, "a b").split()[5] == "a_b"
 
 
 def test_comparison_csv_rows():
-    rows = list(csv.DictReader(io.StringIO(rep.comparison_csv(report()))))
+    rows = list(csv.DictReader(io.StringIO(rep.comparison_csv(evaluation_report()))))
     hybrid = next(r for r in rows if r["config"] == "hybrid" and r["metric"] == "ndcg@2")
     assert (hybrid["value"], hybrid["delta"], hybrid["p_value"], hybrid["lost_relevant"]) == ("0.7234", "0.1234", "0.0312", "1")
     assert hybrid["wins_on_mean_but_lost_relevant"] == "True"
@@ -67,13 +31,13 @@ def test_comparison_csv_rows():
 
 
 def test_question_rows_carry_the_lab_table():
-    rows = rep.question_rows(report(), "hybrid")
+    rows = rep.question_rows(evaluation_report(), "hybrid")
     assert rows[0]["relevant"] == "d1" and rows[0]["bm25 ranks"] == "d1@3" and rows[0]["dense ranks"] == "—"
     assert rows[0]["result"] == "ordering (reranker)" and rows[0]["evidence sent"] == "d2#0"
 
 
 def test_decision_record_contains_the_figures():
-    md = rep.decision_record(report(), now=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    md = rep.decision_record(evaluation_report(), now=datetime(2026, 1, 2, tzinfo=timezone.utc))
     for needle in ("## Baseline", "`dense`", "ndcg@2 0.6000", "hybrid finds the codes dense misses", "## Intervention",
                    "0.7234 (+0.1234, p=0.0312*)", "## New failures", "`q1` lost `d1`",
                    "wins on the mean but loses evidence", "ordering:reranker 1", "1 are cut by the chunking",
@@ -84,13 +48,13 @@ def test_decision_record_contains_the_figures():
 
 
 def test_decision_keeps_baseline_without_significance():
-    r = report()
+    r = evaluation_report()
     r["comparisons"][0]["p_value"] = 0.2
     assert rep.choose(r)["choice"] == "dense"
 
 
 def test_write_outputs(tmp_path):
-    paths = rep.write_outputs(report(), tmp_path / "out")
+    paths = rep.write_outputs(evaluation_report(), tmp_path / "out")
     assert sorted(p.name for p in paths) == sorted(["report.json", "comparison.csv", "questions-dense.csv",
                                                     "questions-hybrid.csv", "dense.run", "hybrid.run", "decision.md"])
 
@@ -106,7 +70,7 @@ def test_decision_record_escapes_every_text_the_run_did_not_write() -> None:
     extra table cell), as the page does (retrieval.core.markdown)."""
     from markdown_it import MarkdownIt
 
-    r = report()
+    r = evaluation_report()
     base_cfg, cand_cfg = r["configs"]["dense"], r["configs"]["hybrid"]
     base, cand = f"dense {EVIL_IMG}", f"{EVIL_SCRIPT} {EVIL_LINK}"
     cand_cfg["settings"] = {"reranker_model": EVIL_IMG, "top_k": 2}

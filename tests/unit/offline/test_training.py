@@ -7,7 +7,8 @@ import pytest
 
 import lightgbm  # noqa: E402,F401 - pinned: a missing package fails here, it never skips
 
-from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
+from helpers.fakes import HashEmbedder  # noqa: E402
+from helpers.judge import write_synthetic  # noqa: E402
 
 from retrieval.ingest.corpus import load_questions  # noqa: E402
 from retrieval.core.types import RankedList, ScoredItem  # noqa: E402
@@ -22,7 +23,7 @@ def traced(tmp_path_factory):
     folder = tmp_path_factory.mktemp("judge")
     corpus, qpath = write_synthetic(folder)
     settings = Settings(chroma_path=folder / "chroma", _env_file=None)
-    bench = Workbench(settings, embedder=fake_embedder(), progress=False)
+    bench = Workbench(settings, embedder=HashEmbedder(), progress=False)
     bench.load_corpus(corpus)
     questions = load_questions(qpath)
     # Every question trains (a synthetic split), so the reproducibility check has data in both folds.

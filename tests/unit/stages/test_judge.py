@@ -8,7 +8,8 @@ import pytest
 
 import lightgbm  # noqa: E402,F401 - pinned: a missing package fails here, it never skips
 
-from _judge_fixtures import fake_embedder, write_synthetic  # noqa: E402
+from helpers.fakes import HashEmbedder  # noqa: E402
+from helpers.judge import write_synthetic  # noqa: E402
 
 from retrieval.ingest.corpus import load_questions  # noqa: E402
 from retrieval.learned.judge.features import GATE_NAMES  # noqa: E402
@@ -24,7 +25,7 @@ def bench_and_model(tmp_path_factory):
     corpus, qpath = write_synthetic(folder)
     model_dir = folder / "model"
     settings = Settings(chroma_path=folder / "chroma", judge_path=model_dir, min_similarity=-1.0, _env_file=None)
-    bench = Workbench(settings, embedder=fake_embedder(), progress=False)
+    bench = Workbench(settings, embedder=HashEmbedder(), progress=False)
     bench.load_corpus(corpus)
     questions = load_questions(qpath)
     cases = T.collect(bench, questions, "synthetic", {q.id: "train" for q in questions})

