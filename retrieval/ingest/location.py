@@ -2,7 +2,7 @@
 chunk reads it (the rank grid, the provenance card, the answer's citations, the judging page, the trace JSON's
 items, the exports).
 
-The chunker (:func:`retrieval.ingest.corpus.chunk_documents`) writes them into each chunk's metadata:
+The chunker (:func:`retrieval.ingest.chunking.chunk_documents`) writes them into each chunk's metadata:
 :data:`SECTION_KEY` (the headings above the chunk, joined by ``" › "``), :data:`PAGE_KEY` (its first page, from 1)
 and :data:`PAGE_END_KEY` (its last page, only where it runs over more than one).
 """

@@ -2,7 +2,7 @@
 
 A folder corpus' ``.md`` and ``.mdx`` files keep their source as :attr:`~retrieval.core.types.Document.text`
 (``markup`` says which); :func:`parse` reads that source into :class:`Section`\\ s, one per heading, each a list of
-:class:`Block`\\ s, and the chunker (:func:`retrieval.ingest.corpus.chunk_documents`) chunks each section apart:
+:class:`Block`\\ s, and the chunker (:func:`retrieval.ingest.chunking.chunk_documents`) chunks each section apart:
 
 * **text** blocks are plain text, one line each: a paragraph, one list item's paragraph (nested items are their
   own lines), one table row (``Header: cell; Header: cell``), a quote's paragraph, the text of an HTML block.

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import PathRefused, RetrievalError
 from ..ingest.collection import Collection, CollectionError, Entry, Manifest, collection_documents, is_collection
-from ..ingest.corpus import chunk_documents
+from ..ingest.chunking import chunk_documents
 from ..ingest.formats import Unreadable
 from ..ingest.upload import Incoming, Limits, Refusal, accept
 from ..pipeline.index import store_write_lock

@@ -2,7 +2,7 @@
 (:func:`collection_name`). Each row is one subchunk: its id, the tenant (the collection's partition key), parent,
 content hash, the other metadata as typed scalar fields (and all of it as JSON), the dense vector (HNSW, cosine)
 and a sparse vector holding our BM25 (:mod:`.bm25`). Ids, tenants and metadata strings too long for the fields are
-refused when the corpus loads, for both backends (:data:`retrieval.ingest.corpus.MAX_ID_BYTES` and its
+refused when the corpus loads, for both backends (:data:`retrieval.ingest.documents.MAX_ID_BYTES` and its
 neighbours), so one long value cannot fail the sync of a whole corpus."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import numpy as np
 
 from ...core.filters import Filters
 from ...core.types import Chunk
-from ...ingest.corpus import MAX_ID_BYTES, MAX_METADATA_TEXT_BYTES, MAX_TENANT_BYTES
+from ...ingest.documents import MAX_ID_BYTES, MAX_TENANT_BYTES
+from ...ingest.metadata import MAX_METADATA_TEXT_BYTES
 from . import expressions
 from .bm25 import sparse_vector
 from .client import LITE, ServerFeatures

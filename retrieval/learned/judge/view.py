@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...ingest.corpus import document_text
+from ...ingest.chunking import document_text
 from ...backends.lexical import Lexical, lucene_idf
 from ...core.codes import codes
 from ...core.text import fold, tokenize, whole_sentences

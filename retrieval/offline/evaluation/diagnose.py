@@ -7,7 +7,7 @@ import re
 import unicodedata
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ...ingest.corpus import document_text
+from ...ingest.chunking import document_text
 from ...core.errors import RetrievalError
 from ...core.filters import build_filters, field_types, typed
 from ...core.tenants import may_open
