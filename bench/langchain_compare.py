@@ -52,8 +52,8 @@ def _langchain(bench: Any, s: Settings, state: Any, questions: list[tuple[str, d
         groups.setdefault(c.metadata.get(field), []).append(
             LCDocument(page_content=c.indexed_text, metadata={"parent": c.parent_id, "chunk": c.chunk_id}))
     bm25 = {t: BM25Retriever.from_documents(docs, k=window, preprocess_func=tokenize) for t, docs in groups.items()}
-    # Over our own collections, in our layout (retrieval.backends.store.DenseLayout): a tenant's collection, and a tenant
-    # filter only where a collection holds several tenants.
+    # Over our own collections, in our layout (retrieval.backends.chroma.DenseLayout): a tenant's collection, and a
+    # tenant filter only where a collection holds several tenants.
     layout, client, stores = state.store.layout, bench._client_or_reason()[0], {}
     for tenant in groups:
         name = layout.name_for(tenant) if layout.multi_tenant else state.store.name

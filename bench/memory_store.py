@@ -1,5 +1,5 @@
 """An in-memory HNSW store (Chroma's own hnswlib fork, Chroma's HNSW parameters) behind the pipeline's
-dense-store protocol (:class:`retrieval.backends.store.DenseStore`: ``query``, ``vectors``, ``count``): used above the size where Chroma's ingest is too
+dense-store protocol (:class:`retrieval.backends.reads.DenseStore`: ``query``, ``vectors``, ``count``): used above the size where Chroma's ingest is too
 slow on this machine (hours for 1M subchunks)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class HnswMemoryStore:
     """Dense store for synthetic corpora too large for Chroma's ingest on this machine (about 110-400 chunks/s
     here: hours for 1M): Chroma's own fork of hnswlib in memory, with Chroma's default HNSW parameters (cosine,
     M = 16, ef_construction = 100, ef = 100). It times the HNSW search alone: no Chroma metadata store, no
-    persistence. Same interface as :class:`retrieval.backends.store.VectorStore` for what a request uses."""
+    persistence. Same interface as :class:`retrieval.backends.chroma.VectorStore` for what a request uses."""
 
     name = "hnswlib in memory (Chroma's parameters)"
 

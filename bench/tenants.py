@@ -1,5 +1,5 @@
-"""Tenant-filtered dense search in the dense layouts (retrieval/store.py, :class:`~retrieval.backends.store.DenseLayout`),
-the store alone, on the benchmark's SYNTHETIC corpora.
+"""Tenant-filtered dense search in the dense layouts (retrieval/backends/chroma/layout.py,
+:class:`~retrieval.backends.chroma.DenseLayout`), the store alone, on the benchmark's SYNTHETIC corpora.
 
 The synthetic chunks get a tenant each (six tenants, seeded, independent of their ``year``), so a tenant holds
 about 1/6 of the corpus, as the filter of the earlier measurement did. Each layout is built in its own Chroma

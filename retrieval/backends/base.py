@@ -82,7 +82,7 @@ class OpenRequest:
     embedder: Any                       # the loaded embedder, or None
     embedder_reason: Reason             # why there is none
     corpus_key: str                     # the corpus' path: its collections' names derive from it
-    variant: str                        # the chunking and passage template (backends.store.index_variant)
+    variant: str                        # the chunking and passage template (backends.vectors.index_variant)
     write_lock: Callable[[], ContextManager[Any]]   # held while the store is synced
     client: Callable[[], tuple[Any, Reason]] | None = None   # the local backend's Chroma client, kept open
     progress: bool = True

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from ..core.errors import first_line
-from .store import INTERRUPTS
+from .reads import INTERRUPTS
 
 DEFAULT_CROSS_ENCODER = "BAAI/bge-reranker-v2-m3"
 FALLBACK_CROSS_ENCODER = "BAAI/bge-reranker-base"

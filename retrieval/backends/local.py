@@ -19,7 +19,9 @@ from .base import (BACKENDS, DAMAGED, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE,
 from ..ingest.corpus import load_corpus
 from .embedders import chunk_encoding, settings_embedding, vectors_name
 from .lexical import LexicalIndex
-from .store import INTERRUPTS, VectorStore, damage_reason, index_variant, open_client, probe_damage
+from .chroma import VectorStore, damage_reason, open_client, probe_damage
+from .reads import INTERRUPTS
+from .vectors import index_variant
 
 log = logging.getLogger(__name__)
 

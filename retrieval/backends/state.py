@@ -14,7 +14,8 @@ from ..core.reasons import Reason
 from ..core.types import Chunk, Document
 from ..ingest.folder import IntakeReport
 from .lexical import Lexical
-from .store import DenseStore, SyncReport
+from .reads import DenseStore
+from .vectors import SyncReport
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..ingest.corpus import DEFAULT_TENANT_FIELD, chunk_documents, read_corpus
+from ..ingest.chunking import chunk_documents
+from ..ingest.corpus import read_corpus
+from ..ingest.documents import DEFAULT_TENANT_FIELD
 from ..ingest.folder import IntakeReport
 from ..backends.embedders import Embedder, settings_embedding, vectors_name
 from ..backends import BACKENDS, OpenRequest
 from ..backends.base import StoreStatusError
 from ..backends.state import IndexState
-from ..backends.store import (INTERRUPTS, VectorStore, damage_reason, index_variant, move_aside, open_client,
-                              probe_damage)
+from ..backends.chroma import VectorStore, damage_reason, move_aside, open_client, probe_damage
+from ..backends.reads import INTERRUPTS
+from ..backends.vectors import index_variant
 from ..core.errors import CorpusError, first_line
 from ..core.filters import field_types
 from ..core.memory import plan_memory
@@ -218,7 +221,7 @@ def rebuild_store(settings: Settings, corpus_path: str | Path | None = None,
     """Make way for building ``corpus_path``'s index again (``index --rebuild``; the app's "Rebuild the index").
 
     A damaged embedded store (its SQLite file fails ``PRAGMA quick_check``, or Chroma fails on it natively: see
-    :func:`retrieval.backends.store.damage_reason`) is moved aside whole, to ``<chroma_path>.damaged-<time>``
+    :func:`retrieval.backends.chroma.damage_reason`) is moved aside whole, to ``<chroma_path>.damaged-<time>``
     (never deleted), and this process' client of it forgotten; the caller then indexes the corpus into a new store
     (other corpora are indexed again at their next load). A store that is whole keeps every other corpus'
     collections: this corpus' are dropped, so all its vectors are embedded again.

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..backends.store import StoreRead, read_vectors
+from ..backends.reads import StoreRead, read_vectors
 from ..core.codes import codes, has_code
 from ..core.kinds import Registry, Text
 from ..core.reasons import Reason, declare, put

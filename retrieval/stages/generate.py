@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backends.embedders import Embedder
 from ..backends.state import IndexState
-from ..backends.store import StoreRead, read_window
+from ..backends.reads import StoreRead, read_window
 from ..core.filters import Filters
 from ..core.listcache import ListCache
 from ..core.reasons import Reason, declare

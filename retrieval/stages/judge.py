@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..backends.store import guarded, read_vectors
+from ..backends.reads import guarded, read_vectors
 from ..core.reasons import Reason, declare, error, put
 from ..core.loadonce import LoadOnce
 from ..core.text import tokenize

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..backends.store import NO_STORE, DenseStore, read_vectors
+from ..backends.reads import NO_STORE, DenseStore, read_vectors
 from ..core.reasons import Reason, declare
 from ..core.types import Chunk, FinalItem, RankedList, ScoredItem
 from ..learned.reader import SCORE_KIND as READER_SCORE_KIND
@@ -76,7 +76,7 @@ def select(source: RankedList, mode: str, top_k: int, window: int, mmr_lambda: f
     window holds fewer (see the module docstring); the note says how many.
 
     MMR that cannot run is never silent: without a ``store`` (``no_vectors`` says why) or when its guarded
-    read fails (:func:`retrieval.backends.store.read_vectors`), the first ``top_k`` are kept and ``note`` says why.
+    read fails (:func:`retrieval.backends.reads.read_vectors`), the first ``top_k`` are kept and ``note`` says why.
     """
     first, from_tail = head(source, tail, mode, top_k)
     tail_note = (FUSED_TAIL(window=len(source.items), held=len(first) - from_tail, top_k=top_k, n=from_tail)

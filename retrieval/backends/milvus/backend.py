@@ -15,11 +15,13 @@ from ...core.kinds import Text
 from ...core.reasons import Reason, declare, raw
 from ...core.redact import redact_text
 from ...core.types import Chunk
-from ...ingest.corpus import chunk_documents, load_corpus
+from ...ingest.chunking import chunk_documents
+from ...ingest.corpus import load_corpus
 from ..base import BACKENDS, NO_EMBEDDER, OK, SYNC_FAILED, UNAVAILABLE, Backend, Opened, OpenRequest, StoreStatusError
 from ..embedders import chunk_encoding, settings_embedding, vectors_name
 from ..lexical import LexicalIndex
-from ..store import INTERRUPTS, SyncReport, index_variant
+from ..reads import INTERRUPTS
+from ..vectors import SyncReport, index_variant
 from .bm25 import tenant_names, tenant_stats
 from .client import MilvusUnavailable, is_server_uri, open_client, server_features
 from .collection import MilvusStore

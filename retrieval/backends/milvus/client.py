@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.redact import redact_text
-from ..store import INTERRUPTS
+from ..reads import INTERRUPTS
 
 
 class MilvusUnavailable(RuntimeError):

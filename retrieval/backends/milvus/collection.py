@@ -13,7 +13,7 @@ from ...core.defaults import RRF_K
 from ...core.filters import Filters
 from ...core.text import tokenize
 from ...core.types import Chunk, RankedList, ScoredItem
-from ..store import SyncReport, embed_chunks
+from ..vectors import SyncReport, embed_chunks
 from .bm25 import TenantStats, doc_weights, sparse_vector, tenant_names, tenant_stats
 from .client import LITE, MilvusUnavailable, ServerFeatures
 from .expressions import literal
@@ -23,7 +23,7 @@ _PAGE = 2000  # rows per write / read request
 
 
 class MilvusStore:
-    """A corpus' rows in one Milvus collection: :class:`retrieval.backends.store.VectorStore`'s methods (``sync``,
+    """A corpus' rows in one Milvus collection: :class:`retrieval.backends.chroma.VectorStore`'s methods (``sync``,
     ``query``, ``vectors``, ``count``, ``drop``) plus :meth:`sparse_search` for :class:`MilvusLexical` and
     :meth:`server_rrf` (Milvus's own hybrid search, a check of our fusion)."""
 

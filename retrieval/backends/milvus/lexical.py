@@ -15,7 +15,7 @@ from ...core.filters import Filters
 from ...core.text import tokenize
 from ...core.types import Chunk, RankedList, ScoredItem
 from ..lexical import CountFrequencies, LexicalIndex, lucene_idf
-from ..store import INTERRUPTS
+from ..reads import INTERRUPTS
 from .bm25 import TenantStats, doc_weights, sparse_vector
 from .collection import MilvusStore
 

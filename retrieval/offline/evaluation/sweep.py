@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...backends.store import read_vectors
+from ...backends.reads import read_vectors
 from ...core.text import tokenize
 
 COSINE_RULE = "cosine of stored vectors ≥ {threshold}"

@@ -172,11 +172,12 @@ def test_garbage_that_chroma_panics_on_is_real(built):
 def test_a_panic_on_opening_is_damage_and_the_next_open_reads_the_folder_again(built, monkeypatch):
     """Where the check before Chroma misses the damage, Chroma's panic is caught as damage, and the system it
     failed to start is forgotten (chromadb would hand it out again: an ``AttributeError`` at the next open)."""
-    import retrieval.backends.store as store_module
+    from retrieval.backends.chroma import client, damage
 
     s, store, path = built
     garbage(store)
-    monkeypatch.setattr(store_module, "probe_damage", lambda *args, **kwargs: None)
+    for module in (client, damage):   # the check before Chroma, and the one that names the damage after it
+        monkeypatch.setattr(module, "probe_damage", lambda *args, **kwargs: None)
     for _ in range(2):
         with pytest.raises(StoreDamaged) as caught:
             open_client(store)
