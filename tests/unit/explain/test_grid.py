@@ -1,62 +1,18 @@
-"""The analyst's views (retrieval/grid.py) over a hand-built trace: the rank grid's union and fates, the RRF
-terms 1/(k + r), one chunk's provenance, and the signal that decided why one chunk ranks above another."""
+"""The analyst's views (retrieval/grid.py) over a hand-built trace (a real Trace written out, tests/helpers/traces.py):
+the rank grid's union and fates, the RRF terms 1/(k + r), one chunk's provenance, and the signal that decided why one
+chunk ranks above another."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
+from helpers.traces import K, item
+from helpers.traces import grid_trace as trace
 
 from retrieval.backends.store import NO_STORE
 from retrieval.explain import card, grid, why
 from retrieval.stages.select import MMR_NOT_APPLIED
-
-K = 60
-
-
-def item(cid: str, rank: int, score: float, **extra) -> dict:
-    return {"chunk_id": cid, "parent_id": cid.split("#")[0], "rank": rank, "score": score, **extra}
-
-
-def trace() -> dict:
-    """BM25 finds a#0, b#0, d#0, e#0; dense finds a#1, b#0, a#0, c#0. The fusion takes both lists except e#0's
-    (as if its list had weight 0). The learned ranker reads the fused top 4 (reranker_max_input = 4), lifts a#1
-    over a#0 (same parent: a#0 is cut by the dedup), keeps b#0 and d#0; top_k = 2 keeps a#1 and b#0, and the
-    gate (cosine ≥ 0.8) refuses b#0 (0.79). c#0 (fused #5) was never reranked."""
-    return {
-        "settings": {"top_k": 2, "rrf_k": K, "fusion": "rrf", "dedup": "parent", "reranker_max_input": 4,
-                     "mmr_lambda": None},
-        "models": {"reranker": "ltr", "reranker_kind": "ltr", "reranker_status": "loaded"},
-        "tier": "full", "tier_reason": "reranker loaded", "notes": [],
-        "lexical": {"score_kind": "bm25", "items": [
-            item("a#0", 1, 5.0, terms={"px-7": 3.0, "ativado": 2.0}),
-            item("b#0", 2, 3.0, terms={"ativado": 3.0}),
-            item("d#0", 3, 2.0, terms={"pagamento": 2.0}),
-            item("e#0", 4, 1.0, terms={"pagamento": 1.0})]},
-        "dense": {"score_kind": "cosine", "items": [
-            item("a#1", 1, 0.93), item("b#0", 2, 0.79), item("a#0", 3, 0.78), item("c#0", 4, 0.70)]},
-        "fused": {"score_kind": "rrf", "items": [
-            item("a#0", 1, 1 / (K + 1) + 1 / (K + 3), contributions={"bm25": 1 / (K + 1), "dense": 1 / (K + 3)},
-                 ranks={"bm25": 1, "dense": 3}),
-            item("b#0", 2, 1 / (K + 2) + 1 / (K + 2), contributions={"bm25": 1 / (K + 2), "dense": 1 / (K + 2)},
-                 ranks={"bm25": 2, "dense": 2}),
-            item("a#1", 3, 1 / (K + 1), contributions={"dense": 1 / (K + 1)}, ranks={"dense": 1}),
-            item("d#0", 4, 1 / (K + 3), contributions={"bm25": 1 / (K + 3)}, ranks={"bm25": 3}),
-            item("c#0", 5, 1 / (K + 4), contributions={"dense": 1 / (K + 4)}, ranks={"dense": 4})]},
-        "reranked": {"score_kind": "ltr", "items": [
-            item("a#1", 1, 1.0, fused_rank=3,
-                 feature_contributions={"cov_chunk": 0.9, "dense_cos": 0.3, "bm25_norm": -0.1, "bias": -0.1}),
-            item("b#0", 2, 0.6, fused_rank=2,
-                 feature_contributions={"cov_chunk": 0.2, "dense_cos": 0.1, "bm25_norm": 0.4, "bias": -0.1}),
-            item("a#0", 3, 0.2, fused_rank=1,
-                 feature_contributions={"cov_chunk": 0.1, "dense_cos": 0.0, "bm25_norm": 0.2, "bias": -0.1}),
-            item("d#0", 4, 0.1, fused_rank=4,
-                 feature_contributions={"cov_chunk": 0.1, "dense_cos": 0.0, "bm25_norm": 0.1, "bias": -0.1})]},
-        "selected": [item("a#1", 1, 1.0), item("b#0", 2, 0.6)],
-        "final": [{**item("a#1", 1, 1.0), "similarity": 0.93, "text": "…"}],
-        "gate": {"kind": "cosine", "threshold": 0.8, "rejected": 1, "missing_codes": [], "reason": "ok"},
-    }
-
 
 def test_grid_module_does_not_import_streamlit() -> None:
     source = open(grid.__file__, encoding="utf-8").read()
