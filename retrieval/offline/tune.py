@@ -24,7 +24,8 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlencode
 
 from ..core.listcache import ListCache
-from ..backends.store import VectorStore, index_variant
+from ..backends.chroma import VectorStore
+from ..backends.vectors import index_variant
 from ..core.types import Question
 from ..stages.fusion import METHODS
 from ..explain.links import ViewParams, canonical_reranker, params_to_query
