@@ -1,6 +1,7 @@
 """Compare two configurations: on one question (two traces) and over a question set (two report configs).
 
-Pure functions over the JSON shapes of ``Trace.to_dict()`` and :func:`retrieval.offline.evaluation.evaluate_configs`;
+Pure functions over traces (their typed view, :class:`~retrieval.pipeline.view.TraceView`) and the JSON shape of
+:func:`retrieval.offline.evaluation.evaluate_configs`;
 nothing is re-scored. Measures:
 
 * rank movement of every id in either list (``None`` = absent from that list);
@@ -12,7 +13,12 @@ nothing is re-scored. Measures:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
+
+from ..pipeline.view import TraceView
+
+#: What a list's ids are: its chunks' or their parents'.
+IdKey = Literal["chunk_id", "parent_id"]
 
 
 def rank_movement(a: Sequence[str], b: Sequence[str]) -> list[dict[str, Any]]:
@@ -79,18 +85,18 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9) -> float:
     return (1 - p) / p * total + ((x[l] - x[s]) / l + x[s] / s) * p ** l
 
 
-def final_ids(trace: Mapping[str, Any], key: str = "chunk_id") -> list[str]:
-    return [item[key] for item in trace.get("final") or []]
+def final_ids(trace: TraceView, key: IdKey = "chunk_id") -> list[str]:
+    return [item.chunk_id if key == "chunk_id" else item.parent_id for item in trace.final]
 
 
-def list_ids(trace: Mapping[str, Any], name: str, key: str = "chunk_id") -> list[str]:
+def list_ids(trace: TraceView, name: str, key: IdKey = "chunk_id") -> list[str]:
     """Ids of the trace list ``name`` (``final`` or one of the four ranked lists)."""
     if name == "final":
         return final_ids(trace, key)
-    return [item[key] for item in (trace.get(name) or {}).get("items") or []]
+    return [item.chunk_id if key == "chunk_id" else item.parent_id for item in trace.ranked(name).items]
 
 
-def compare_traces(a: Mapping[str, Any], b: Mapping[str, Any], k: int | None = None, p: float = 0.9,
+def compare_traces(a: TraceView, b: TraceView, k: int | None = None, p: float = 0.9,
                    list_name: str = "final") -> dict[str, Any]:
     """Two traces of one question side by side: movement, Jaccard@k and RBO of ``list_name``.
 
@@ -103,7 +109,7 @@ def compare_traces(a: Mapping[str, Any], b: Mapping[str, Any], k: int | None = N
     return {"k": k, "p": p, "jaccard": jaccard_at_k(ids_a, ids_b, k), "rbo": rbo(ids_a[:k], ids_b[:k], p),
             "movement": movement, "only_a": [r["id"] for r in movement if r["rank_b"] is None],
             "only_b": [r["id"] for r in movement if r["rank_a"] is None], "same": ids_a == ids_b,
-            "tier_a": a.get("tier"), "tier_b": b.get("tier")}
+            "tier_a": a.tier, "tier_b": b.tier}
 
 
 def compare_report_configs(report: Mapping[str, Any], a: str, b: str, metric: str) -> dict[str, Any]:

@@ -1,9 +1,10 @@
-"""The rank grid of one trace dict: one row per chunk found by any list (the union of ``lexical``, ``dense``,
+"""The rank grid of one trace: one row per chunk found by any list (the union of ``lexical``, ``dense``,
 ``fused`` and ``reranked``): its rank and score in each, its RRF shares, its move in the rerank, and its final
 position or why it was cut before the answer (:data:`FATES`).
 
 The provenance card of one chunk is :mod:`.card`; why one chunk ranks above another, :mod:`.why`. Like every
-module of :mod:`retrieval.explain`, it reads the JSON-shaped dict of ``Trace.to_dict()``, returns plain values,
+module of :mod:`retrieval.explain`, it reads the typed view of a trace dict (:class:`~retrieval.pipeline.view.
+TraceView`), returns plain values,
 never re-scores and never imports streamlit. Texts shown to people are the interface's: this module returns
 codes and numbers.
 """
@@ -13,10 +14,10 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..core.reasons import Reason
-from ..ingest.location import location
+from ..pipeline.view import Final, Item, TraceView
 from ..stages.gate import BM25, COSINE
 from ..stages.select import MMR_NOT_APPLIED
-from .tables import gated, relevance_of
+from .tables import dedup_key, relevance_of
 
 #: Why a chunk of the grid is not in the final list (``fate``), in pipeline order; ``final`` when it is.
 #:
@@ -35,36 +36,37 @@ FATES = ("final", "not_fused", "window", "dedup", "top_k", "mmr", "gate")
 _LISTS = ("lexical", "dense", "fused", "reranked")
 
 
-def items_of(trace: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
-    return sorted((trace.get(name) or {}).get("items") or [], key=lambda i: i["rank"])
+def items_of(trace: TraceView, name: str) -> list[Item]:
+    """The items of the ranked list ``name``, by rank."""
+    return sorted(trace.ranked(name).items, key=lambda i: i.rank)
 
 
-def by_id(trace: Mapping[str, Any], name: str) -> dict[str, Mapping[str, Any]]:
-    return {item["chunk_id"]: item for item in items_of(trace, name)}
+def by_id(trace: TraceView, name: str) -> dict[str, Item]:
+    """Chunk id → its item in the ranked list ``name``."""
+    return {item.chunk_id: item for item in items_of(trace, name)}
 
 
-def mmr_ran(trace: Mapping[str, Any]) -> bool:
+def mmr_ran(trace: TraceView) -> bool:
     """MMR was asked for and no note says it fell back to the plain top_k."""
-    settings = trace.get("settings") or {}
-    if settings.get("mmr_lambda") is None:
+    if trace.settings.mmr_lambda is None:
         return False
-    notes = [Reason.from_dict(n.get("note_code")) for n in trace.get("notes") or []]
+    notes = [Reason.from_dict(n.note.code) for n in trace.notes]
     return not any(n is not None and n.mentions(MMR_NOT_APPLIED.code) for n in notes)
 
 
-def final_stage(trace: Mapping[str, Any]) -> str:
+def final_stage(trace: TraceView) -> str:
     """``reranked`` when the rerank produced a list (the selection reads it), else ``fused``."""
-    return "reranked" if (trace.get("reranked") or {}).get("items") else "fused"
+    return "reranked" if trace.reranked.items else "fused"
 
 
-def selection_source(trace: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def selection_source(trace: TraceView) -> list[Item]:
     """The list the selection read, in its order: the final stage's items, then, when the selection took some
     from the fused tail (items of ``selected`` marked ``fused_tail``), the fused items the rerank did not hold."""
     stage = final_stage(trace)
     items = items_of(trace, stage)
-    if stage == "reranked" and any(i.get("fused_tail") for i in trace.get("selected") or []):
-        held = {i["chunk_id"] for i in items}
-        items = items + [i for i in items_of(trace, "fused") if i["chunk_id"] not in held]
+    if stage == "reranked" and any(i.fused_tail for i in trace.selected):
+        held = {i.chunk_id for i in items}
+        items = items + [i for i in items_of(trace, "fused") if i.chunk_id not in held]
     return items
 
 
@@ -76,7 +78,7 @@ def shares(contributions: Mapping[str, float] | None) -> dict[str, float]:
     return {ranker: value / total for ranker, value in contributions.items()}
 
 
-def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+def fates(trace: TraceView) -> dict[str, tuple[str, dict[str, Any]]]:
     """Every chunk of the four lists → ``(fate, detail)`` (:data:`FATES`), replaying the selection the trace
     records: the final stage's list deduplicated as the request was (``settings.dedup``), cut to the ``selected``
     chunks (``top_k`` or MMR), then the gate's ``final``.
@@ -87,47 +89,53 @@ def fates(trace: Mapping[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
     ``{"reason": code or text}`` (gate; the latter when the whole request was refused: the recorded reason's
     code where the trace has one, rendered by the page in its language).
     """
-    settings = trace.get("settings") or {}
-    final = {item["chunk_id"]: item["rank"] for item in gated(trace)}
-    context = {item["chunk_id"]: item["rank"] for item in trace.get("final") or [] if item["chunk_id"] not in final}
-    selected = {item["chunk_id"] for item in trace.get("selected") or []}
-    tail = {item["chunk_id"] for item in trace.get("selected") or [] if item.get("fused_tail")}
+    settings = trace.settings
+    final = {item.chunk_id: item.rank for item in trace.gated}
+    context = {item.chunk_id: item.rank for item in trace.final if item.chunk_id not in final}
+    selected = {item.chunk_id for item in trace.selected}
+    tail = {item.chunk_id for item in trace.selected if item.fused_tail}
     source = selection_source(trace)
-    in_source = {item["chunk_id"] for item in source}
-    fused = {item["chunk_id"] for item in items_of(trace, "fused")}
-    key = "chunk_id" if settings.get("dedup") == "chunk" else "parent_id"
+    in_source = {item.chunk_id for item in source}
+    fused = {item.chunk_id for item in items_of(trace, "fused")}
     kept_for: dict[str, str] = {}
     out: dict[str, tuple[str, dict[str, Any]]] = {}
-    gate = trace.get("gate") or {}
-    gate_kind = BM25.name if str(gate.get("kind") or "").startswith(BM25.name) else COSINE.name
+    gate = trace.gate
+    gate_kind = BM25.name if str(gate.kind or "").startswith(BM25.name) else COSINE.name
     dense = by_id(trace, "dense")
     lexical = by_id(trace, "lexical")
     for item in source:
-        cid = item["chunk_id"]
+        cid, key = item.chunk_id, dedup_key(trace, item)
         if cid in final:
             out[cid] = ("final", {"position": final[cid], **({"tail": True} if cid in tail else {})})
-        elif item[key] in kept_for and kept_for[item[key]] != cid:
-            out[cid] = ("dedup", {"kept": kept_for[item[key]], **({"context": context[cid]} if cid in context else {})})
+        elif key in kept_for and kept_for[key] != cid:
+            out[cid] = ("dedup", {"kept": kept_for[key], **({"context": context[cid]} if cid in context else {})})
         elif cid not in selected:
-            out[cid] = ("mmr", {}) if mmr_ran(trace) else ("top_k", {"top_k": settings.get("top_k")})
+            out[cid] = ("mmr", {}) if mmr_ran(trace) else ("top_k", {"top_k": settings.top_k})
         elif not final:  # the whole request was refused: one reason for every chunk the gate read
-            out[cid] = ("gate", {"reason": gate.get("reason_code") or gate.get("reason")
-                                 or trace.get("tier_reason_code") or trace.get("tier_reason") or ""})
+            out[cid] = ("gate", {"reason": gate.reason.value or trace.tier_reason.value or ""})
         else:
-            found = (dense if gate_kind == COSINE.name else lexical).get(cid, {}).get("score")
-            out[cid] = ("gate", {"kind": gate_kind, "value": found, "threshold": gate.get("threshold"),
-                                 **({"tail": True} if cid in tail else {})})
-        kept_for.setdefault(item[key], cid)
+            read = (dense if gate_kind == COSINE.name else lexical).get(cid)
+            out[cid] = ("gate", {"kind": gate_kind, "value": read.score if read is not None else None,
+                                 "threshold": gate.threshold, **({"tail": True} if cid in tail else {})})
+        kept_for.setdefault(key, cid)
     for name in _LISTS:
         for item in items_of(trace, name):
-            cid = item["chunk_id"]
+            cid = item.chunk_id
             if cid in out:
                 continue
             if cid in fused and cid not in in_source:
-                out[cid] = ("window", {"max_input": settings.get("reranker_max_input")})
+                out[cid] = ("window", {"max_input": settings.reranker_max_input})
             else:
                 out[cid] = ("not_fused", {})
     return out
+
+
+def _rank(item: Item | None) -> int | None:
+    return None if item is None else item.rank
+
+
+def _score(item: Item | None) -> float | None:
+    return None if item is None else item.score
 
 
 def movement(fused_rank: int | None, reranked_rank: int | None) -> int | None:
@@ -137,7 +145,7 @@ def movement(fused_rank: int | None, reranked_rank: int | None) -> int | None:
     return fused_rank - reranked_rank
 
 
-def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
+def grid_rows(trace: TraceView, relevant: Sequence[str] | None = None,
               graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """The rank grid: one row per chunk of any of the four lists (their union), best final position first.
 
@@ -154,27 +162,29 @@ def grid_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
     Sorted by final position, then fused rank, then reranked, BM25 and dense rank, then chunk id.
     """
     lists = {name: by_id(trace, name) for name in _LISTS}
-    final = {item["chunk_id"]: item for item in trace.get("final") or []}
+    final = {item.chunk_id: item for item in trace.final}
     fate_of = fates(trace)
     order: list[str] = []
     for name in _LISTS:
         order.extend(cid for cid in lists[name] if cid not in order)
     rows = []
     for cid in order:
-        lex, den, fus, rer = (lists[name].get(cid) or {} for name in _LISTS)
-        parent = next(i["parent_id"] for i in (lex, den, fus, rer) if i)
-        where = next((found for i in (fus, rer, lex, den, final.get(cid) or {}) if (found := location(i))), {})
-        cosine, source = den.get("score"), "dense" if den else None
-        if cosine is None and (final.get(cid) or {}).get("similarity") is not None:
-            cosine, source = final[cid]["similarity"], "gate"
+        lex, den, fus, rer = (lists[name].get(cid) for name in _LISTS)
+        parent = next(i.parent_id for i in (lex, den, fus, rer) if i is not None)
+        kept: Final | None = final.get(cid)
+        where = next((dict(i.where) for i in (fus, rer, lex, den, kept) if i is not None and i.where), {})
+        cosine, source = (den.score, "dense") if den is not None else (None, None)
+        if cosine is None and kept is not None and kept.similarity is not None:
+            cosine, source = kept.similarity, "gate"
         fate, detail = fate_of[cid]
+        fused_rank = fus.rank if fus is not None else None
         rows.append({
             "chunk_id": cid, "parent_id": parent, "relevance": relevance_of(parent, relevant, graded),
-            "bm25_rank": lex.get("rank"), "bm25": lex.get("score"),
-            "dense_rank": den.get("rank"), "cosine": cosine, "cosine_from": source,
-            "fused_rank": fus.get("rank"), "rrf": fus.get("score"), "shares": shares(fus.get("contributions")),
-            "rerank_rank": rer.get("rank"), "rerank": rer.get("score"),
-            "move": movement(rer.get("fused_rank", fus.get("rank")), rer.get("rank")),
+            "bm25_rank": _rank(lex), "bm25": _score(lex),
+            "dense_rank": _rank(den), "cosine": cosine, "cosine_from": source,
+            "fused_rank": fused_rank, "rrf": _score(fus), "shares": shares(fus.contributions if fus else None),
+            "rerank_rank": _rank(rer), "rerank": _score(rer),
+            "move": movement(fused_rank if rer is None or rer.fused_rank is None else rer.fused_rank, _rank(rer)),
             "final": detail["position"] if fate == "final" else None, "fate": fate, "fate_detail": detail,
             "where": where,
         })

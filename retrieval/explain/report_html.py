@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 from ..core.reasons import Reason
 from ..ingest.location import location_label
 from ..learned.judge.features import feature_label
+from ..pipeline.view import Said, TraceView
 from . import card as cards
 from . import grid
 from .html import esc, label, lang_of, num, page, table
@@ -33,12 +34,12 @@ _FATES = {"final": ("", ""), "not_fused": ("not fused", "não fundido"),
 
 
 # -- one question --------------------------------------------------------------------------------------------
-def question_report(trace: Mapping[str, Any], lang: str = "en", relevant: Sequence[str] | None = None,
+def question_report(trace: TraceView, lang: str = "en", relevant: Sequence[str] | None = None,
                     graded: Mapping[str, int] | None = None) -> str:
-    """A self-contained HTML report of one request's trace (``Trace.to_dict()``).
+    """A self-contained HTML report of one request's trace (the view of ``Trace.to_dict()``).
 
     Args:
-        trace: the trace dict.
+        trace: the trace.
         lang: ``en`` or ``pt`` (the report's words and the trace's coded reasons).
         relevant, graded: the question's labels, when it is a labeled one (the grid's label column).
 
@@ -46,45 +47,45 @@ def question_report(trace: Mapping[str, Any], lang: str = "en", relevant: Sequen
         The HTML document, with no script and every trace value escaped.
     """
     lang = lang_of(lang)
-    parts = [f"<p><b>{esc(label('question', lang))}:</b> {esc(trace.get('question'))}</p>",
-             f"<p><b>{esc(label('tier', lang))}:</b> <span class=\"tier\">{esc(trace.get('tier'))}</span></p>"]
-    if trace.get("tier_reason"):
+    parts = [f"<p><b>{esc(label('question', lang))}:</b> {esc(trace.question)}</p>",
+             f"<p><b>{esc(label('tier', lang))}:</b> <span class=\"tier\">{esc(trace.tier)}</span></p>"]
+    if trace.tier_reason.text:
         parts.append(f"<p class=\"muted\">{esc(label('tier_reason', lang))}: "
-                     f"{esc(_said(trace, 'tier_reason', lang))}</p>")
+                     f"{esc(_said(trace.tier_reason, lang))}</p>")
     parts.append(_answer(trace, lang))
     rows = grid.grid_rows(trace, relevant, graded)
     parts.append(f"<h2>{esc(label('grid', lang))}</h2><p class=\"muted\">{esc(label('grid_note', lang))}</p>")
     parts.append(_grid_table(rows, lang, relevant is not None))
     parts.append(f"<h2>{esc(label('provenance', lang))}</h2>")
-    for item in trace.get("final") or []:
-        parts.append(_provenance(trace, item["chunk_id"], lang, relevant, graded))
+    for item in trace.final:
+        parts.append(_provenance(trace, item.chunk_id, lang, relevant, graded))
     parts.append(_dropped(trace, lang, relevant, graded))
     return page(label("question_title", lang), lang, "".join(parts))
 
 
-def _answer(trace: Mapping[str, Any], lang: str) -> str:
-    ans = trace.get("answer") or {}
+def _answer(trace: TraceView, lang: str) -> str:
+    ans = trace.answer
     out = [f"<h2>{esc(label('answer', lang))}</h2>"]
-    if ans.get("abstained"):
-        out.append(f"<div class=\"answer\"><b>{esc(label('abstained', lang))}</b> {esc(ans.get('text'))}</div>")
+    if ans.abstained:
+        out.append(f"<div class=\"answer\"><b>{esc(label('abstained', lang))}</b> {esc(ans.text)}</div>")
         return "".join(out)
-    out.append(f"<div class=\"answer\">{esc(ans.get('text'))}</div>")
-    number = {item["chunk_id"]: i for i, item in enumerate(trace.get("final") or [], start=1)}
-    cited = [item for item in trace.get("final") or [] if item["chunk_id"] in set(ans.get("citations") or [])]
+    out.append(f"<div class=\"answer\">{esc(ans.text)}</div>")
+    number = {item.chunk_id: i for i, item in enumerate(trace.final, start=1)}
+    cited = [item for item in trace.final if item.chunk_id in set(ans.citations)]
     if cited:
         out.append(f"<h3>{esc(label('citations', lang))}</h3><ol>")
         for item in cited:
-            out.append(f"<li value=\"{number[item['chunk_id']]}\"><code>{esc(item['chunk_id'])}</code>{_where(item)} "
-                       f"({esc(label('parent', lang))} <code>{esc(item['parent_id'])}</code>)<br>{esc(item.get('text'))}</li>")
+            out.append(f"<li value=\"{number[item.chunk_id]}\"><code>{esc(item.chunk_id)}</code>{_where(item.where)} "
+                       f"({esc(label('parent', lang))} <code>{esc(item.parent_id)}</code>)<br>{esc(item.text)}</li>")
         out.append("</ol>")
     return "".join(out)
 
 
-def _where(item: Mapping[str, Any]) -> str:
-    """`` · p. 4 · Seção II``: a chunk's place in its source, from its trace item or grid row's ``where``, escaped;
+def _where(where: Mapping[str, Any]) -> str:
+    """`` · p. 4 · Seção II``: a chunk's place in its source (its trace item's or grid row's ``where``), escaped;
     ``""`` where it has none."""
-    where = location_label(item.get("where") or item)
-    return f" · <span class=\"where\">{esc(where)}</span>" if where else ""
+    said = location_label(where)
+    return f" · <span class=\"where\">{esc(said)}</span>" if said else ""
 
 
 def _text(value: Any, lang: str) -> str:
@@ -93,9 +94,9 @@ def _text(value: Any, lang: str) -> str:
     return found.text(lang) if found is not None else str(value or "")
 
 
-def _said(data: Mapping[str, Any], key: str, lang: str) -> str:
-    """The reason a trace dict holds under ``key``: its ``<key>_code`` in ``lang``, else its text."""
-    return _text(data.get(f"{key}_code") or data.get(key), lang)
+def _said(said: Said, lang: str) -> str:
+    """A reason the trace recorded: its code in ``lang``, else its text."""
+    return _text(said.value, lang)
 
 
 def _fate(row: Mapping[str, Any], lang: str) -> str:
@@ -135,12 +136,12 @@ def _grid_table(rows: Sequence[Mapping[str, Any]], lang: str, labeled: bool) -> 
     return table([esc(label(k, lang)) for k in keys], body)
 
 
-def _provenance(trace: Mapping[str, Any], chunk_id: str, lang: str, relevant: Sequence[str] | None,
+def _provenance(trace: TraceView, chunk_id: str, lang: str, relevant: Sequence[str] | None,
                 graded: Mapping[str, int] | None) -> str:
     card = cards.provenance(trace, chunk_id, relevant, graded)
     row = card["row"]
-    out = [f"<h3>#{num(row['final'])} <code>{esc(chunk_id)}</code>{_where(row)} · {esc(label('parent', lang))} "
-           f"<code>{esc(row['parent_id'])}</code></h3>"]
+    out = [f"<h3>#{num(row['final'])} <code>{esc(chunk_id)}</code>{_where(row['where'])} · "
+           f"{esc(label('parent', lang))} <code>{esc(row['parent_id'])}</code></h3>"]
     bm25 = card["bm25"]
     if bm25:
         out.append(f"<p>BM25 #{bm25['rank']} · {num(bm25['score'], '.3f')}</p>")
@@ -172,12 +173,12 @@ def _provenance(trace: Mapping[str, Any], chunk_id: str, lang: str, relevant: Se
     return "".join(out)
 
 
-def _dropped(trace: Mapping[str, Any], lang: str, relevant: Sequence[str] | None,
+def _dropped(trace: TraceView, lang: str, relevant: Sequence[str] | None,
              graded: Mapping[str, int] | None) -> str:
     out = [f"<h2>{esc(label('dropped', lang))}</h2>"]
-    if not (trace.get("reranked") or {}).get("items"):
-        reranked = trace.get("reranked") or {}
-        reason = _said(reranked, "note", lang) if reranked.get("note") else _said(trace, "tier_reason", lang)
+    if not trace.reranked.items:
+        note = trace.reranked.note
+        reason = _said(note, lang) if note.text else _said(trace.tier_reason, lang)
         out.append(f"<p class=\"muted\">{esc(reason)}</p>")
         return "".join(out)
     rows = lost_rows(trace, relevant, graded)
@@ -189,7 +190,7 @@ def _dropped(trace: Mapping[str, Any], lang: str, relevant: Sequence[str] | None
         after = r["reranked_rank"]
         mark = f"<span class=\"lost\">{esc(r['relevance'])}</span>" if r["relevance"] == "relevant" else esc(
             r["relevance"] or "")
-        body.append([(f"<code>{esc(r['chunk_id'])}</code>{_where(r)}", False),
+        body.append([(f"<code>{esc(r['chunk_id'])}</code>{_where(r['where'])}", False),
                      (f"<code>{esc(r['parent_id'])}</code>", False),
                      (f"#{r['fused_rank']} → " + (f"#{after}" if after is not None else "—"), False), (mark, False)])
     out.append(table([esc(label(k, lang)) for k in ("chunk", "parent", "fused_to", "relevance")], body))

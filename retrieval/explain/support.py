@@ -1,15 +1,17 @@
 """The learned support gate of one trace, for a page: the bars of its decision and its verdict in one line.
 
-Reads the trace dict's ``gate.support`` (:func:`retrieval.stages.judge.support_decision`); returns plain values
+Reads the trace's ``gate.support`` (:class:`~retrieval.pipeline.view.Support`, the view of
+:func:`retrieval.stages.judge.support_decision`'s record); returns plain values
 and reasons (:class:`~retrieval.core.reasons.Reason`), rendered in the page's language by the page.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
-from ..core.reasons import Reason, declare, raw
+from ..core.reasons import Reason, declare
 from ..learned.judge.features import BIAS_DOC, FEATURE_DOCS, feature_label
+from ..pipeline.view import TraceView
 from ..stages.judge import named, readable_digits
 
 ANSWERS = declare("support.verdict_answers", en="P(support) {p:.{digits}f} ≥ threshold {threshold:.{digits}f}: the "
@@ -37,14 +39,13 @@ NOTHING = declare("support.verdict_nothing", en="{verdict} — the question name
 PLAIN = declare("support.verdict", en="{verdict}.", pt="{verdict}.")
 
 
-def support_rows(trace: Mapping[str, Any], lang: str = "en") -> list[dict[str, Any]]:
+def support_rows(trace: TraceView, lang: str = "en") -> list[dict[str, Any]]:
     """Rows for the support gate's bar chart: one per gate feature that moved the log-odds, strongest first,
     then the model's baseline (bias), so the bars visibly sum to the log-odds. Each row has the feature id,
     its label in ``lang`` (the feature's declaration), its value and what it measures. Empty when the learned
     gate did not run."""
-    support = (trace.get("gate") or {}).get("support") or {}
-    values = support.get("features") or {}
-    contributions = support.get("contributions") or {}
+    support = trace.gate.support
+    values, contributions = support.features, support.contributions
 
     def row(name: str, value: float, direction: str) -> dict[str, Any]:
         return {"feature": name, "label": feature_label(name, lang), "contribution": value,
@@ -59,21 +60,20 @@ def support_rows(trace: Mapping[str, Any], lang: str = "en") -> list[dict[str, A
     return rows
 
 
-def support_summary(trace: Mapping[str, Any]) -> Reason | None:
+def support_summary(trace: TraceView) -> Reason | None:
     """The learned gate's verdict in one line: P(support) against the threshold and the verdict, with the words no
     selected chunk mentions; its note's reason when the gate did not decide; ``None`` when it did not run."""
-    support = (trace.get("gate") or {}).get("support") or {}
-    if support.get("best") is None:
-        note = Reason.from_dict(support.get("note_code"))
-        return note if note is not None or not support.get("note") else raw(str(support["note"]))
-    passes = bool(support.get("passes"))
-    p, threshold = float(support["best"]), float(support["threshold"])
+    support = trace.gate.support
+    if support.best is None:
+        return support.note.reason()
+    passes = support.passes
+    p, threshold = float(support.best), float(support.threshold or 0.0)
     verdict = (ANSWERS if passes else ABSTAINS)(p=p, threshold=threshold, digits=readable_digits(p, threshold))
-    missing = support.get("missing_tokens") or []
+    missing = list(support.missing_tokens)
     if missing:
         although = ALTHOUGH_ONE if len(missing) == 1 else ALTHOUGH
         return (although if passes else MISSING)(verdict=verdict, words=named(missing))
-    reason = Reason.from_dict(support.get("reason_code"))
+    reason = Reason.from_dict(support.reason.code)
     if not passes and reason is not None and reason.code == "support.nothing_named":
         return NOTHING(verdict=verdict)
     return PLAIN(verdict=verdict)

@@ -1,23 +1,24 @@
-"""Tables over one trace dict (docs/contracts.md, "The trace"): the lists as rows and CSV, snippets with the
+"""Tables over one trace (docs/contracts.md, "The trace"): the lists as rows and CSV, snippets with the
 question's terms, the movement of the rerank, what it lost, timings, costs, queries, why a list is empty, and two
 traces' finals side by side.
 
-Everything here reads the JSON-shaped dict returned by ``Trace.to_dict()`` and returns plain Python values (and
-reasons, rendered by the page in its language); nothing is re-scored and nothing imports streamlit, so the app,
-the CLI, the reports and tests share these functions.
+Everything here reads the typed view of a trace dict (:class:`~retrieval.pipeline.view.TraceView`, built from
+``Trace.to_dict()``) and returns plain Python values (and reasons, rendered by the page in its language); nothing
+is re-scored and nothing imports streamlit, so the app, the CLI, the reports and tests share these functions.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from ..core.reasons import Reason, declare, raw
 from ..core.safecsv import csv_text
 from ..core.text import tokenize
-from ..ingest.location import LOCATION_KEYS, location
+from ..ingest.location import LOCATION_KEYS
 from ..learned.judge.features import FEATURE_DOCS
+from ..pipeline.view import Item, TraceView
 from ..stages.rerank.base import NONE_RAN
 from ..stages.transforms import transform_names
 
@@ -113,7 +114,7 @@ def relevance_of(parent_id: str, relevant: Sequence[str] | None, graded: Mapping
 
 
 # -- tables --------------------------------------------------------------------------------------------------
-def list_rows(trace: Mapping[str, Any], name: str, relevant: Sequence[str] | None = None,
+def list_rows(trace: TraceView, name: str, relevant: Sequence[str] | None = None,
               graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """One row per item of the trace list ``name`` (``lexical``, ``dense``, ``fused``, ``reranked``).
 
@@ -122,25 +123,24 @@ def list_rows(trace: Mapping[str, Any], name: str, relevant: Sequence[str] | Non
     ``found_by`` (fused), ``fused_rank`` (reranked), then the chunk's place in its source: ``section``, ``page``,
     ``page_end`` (``None`` where it has none: an empty cell). Values are copied from the trace, never recomputed.
     """
-    block = trace.get(name) or {}
-    kind = block.get("score_kind")
+    block = trace.ranked(name)
+    kind = block.score_kind
     rows = []
-    for item in block.get("items") or []:
-        row: dict[str, Any] = {"list": name, "rank": item["rank"], "chunk_id": item["chunk_id"],
-                               "parent_id": item["parent_id"], "score": item["score"], "score_kind": kind,
-                               "relevance": relevance_of(item["parent_id"], relevant, graded)}
+    for item in block.items:
+        row: dict[str, Any] = {"list": name, "rank": item.rank, "chunk_id": item.chunk_id,
+                               "parent_id": item.parent_id, "score": item.score, "score_kind": kind,
+                               "relevance": relevance_of(item.parent_id, relevant, graded)}
         if name == "lexical":
-            row["terms"] = json.dumps(item.get("terms") or {}, ensure_ascii=False, sort_keys=True)
+            row["terms"] = json.dumps(dict(item.terms), ensure_ascii=False, sort_keys=True)
         elif name == "fused":
-            ranks, contributions = item.get("ranks") or {}, item.get("contributions") or {}
+            ranks, contributions = item.ranks, item.contributions
             for ranker in ("bm25", "dense"):
                 row[f"rank_{ranker}"] = ranks.get(ranker)
                 row[f"rrf_{ranker}"] = contributions.get(ranker)
             row["found_by"] = "+".join(sorted(ranks)) if ranks else ""
         elif name == "reranked":
-            row["fused_rank"] = item.get("fused_rank")
-        where = location(item)
-        row.update((key, where.get(key)) for key in LOCATION_KEYS)
+            row["fused_rank"] = item.fused_rank
+        row.update((key, item.where.get(key)) for key in LOCATION_KEYS)
         rows.append(row)
     return rows
 
@@ -155,19 +155,19 @@ def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     return csv_text(columns or ["list"], ([row.get(c) for c in columns] for row in rows))
 
 
-def lists_csv(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
+def lists_csv(trace: TraceView, relevant: Sequence[str] | None = None,
               graded: Mapping[str, int] | None = None) -> dict[str, str]:
     """The four lists as CSV texts, keyed by list name."""
     return {name: rows_to_csv(list_rows(trace, name, relevant, graded)) for name in LISTS}
 
 
-def contribution_rows(trace: Mapping[str, Any], limit: int | None = None) -> list[dict[str, Any]]:
+def contribution_rows(trace: TraceView, limit: int | None = None) -> list[dict[str, Any]]:
     """Long-format rows for a stacked bar of RRF contributions: one row per (fused item, ranker)."""
     rows = []
-    for item in (trace.get("fused") or {}).get("items", [])[:limit]:
-        ranks = item.get("ranks") or {}
-        for ranker, value in (item.get("contributions") or {}).items():
-            rows.append({"fused_rank": item["rank"], "chunk_id": item["chunk_id"], "ranker": ranker,
+    for item in trace.fused.items[:limit]:
+        ranks = item.ranks
+        for ranker, value in item.contributions.items():
+            rows.append({"fused_rank": item.rank, "chunk_id": item.chunk_id, "ranker": ranker,
                          "contribution": value, "ranker_rank": ranks.get(ranker),
                          "single_ranker": len(ranks) == 1})
     return rows
@@ -181,61 +181,59 @@ def contribution_rows(trace: Mapping[str, Any], limit: int | None = None) -> lis
 
 
 
-def gated(trace: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The trace dict's final items that the gate passed (:attr:`retrieval.pipeline.trace.Trace.gated`): its
-    ``final`` without the chunks ``context_siblings`` added to the answer's context beside them."""
-    return [item for item in trace.get("final") or [] if item.get("sibling_of") is None]
+def dedup_key(trace: TraceView, item: Item) -> str:
+    """What the request deduplicated ``item`` by: its chunk id (``dedup=chunk``), else its parent id."""
+    return item.chunk_id if trace.settings.dedup == "chunk" else item.parent_id
 
 
-def _fused_kept(trace: Mapping[str, Any]) -> set[str]:
+def _fused_kept(trace: TraceView) -> set[str]:
     """Chunk ids the fused list would have sent on: deduplicated as the request was (by parent, or by chunk),
     then its first ``top_k`` — the counterpart, before the rerank, of the final list."""
-    settings = trace.get("settings") or {}
-    top_k = int(settings.get("top_k") or 0)
-    key = "chunk_id" if settings.get("dedup") == "chunk" else "parent_id"
+    top_k = int(trace.settings.top_k or 0)
     seen: set[str] = set()
     kept: list[str] = []
-    for item in sorted((trace.get("fused") or {}).get("items") or [], key=lambda i: i["rank"]):
-        if item[key] not in seen:
-            seen.add(item[key])
-            kept.append(item["chunk_id"])
+    for item in sorted(trace.fused.items, key=lambda i: i.rank):
+        if dedup_key(trace, item) not in seen:
+            seen.add(dedup_key(trace, item))
+            kept.append(item.chunk_id)
     return set(kept[:top_k])
 
 
-def movement_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+def movement_rows(trace: TraceView) -> list[dict[str, Any]]:
     """Rows for a fused → reranked slope chart (two per reranked item), with a status per item.
 
-    An item is *in* after the rerank exactly when the gate passed it (:func:`gated`: the trace's ``final`` list
-    after the dedup by parent, the top_k cut or MMR, and the gate; not a chunk ``context_siblings`` added), and
-    *in* before it when the fused list, deduplicated the same way, holds it in its first ``top_k``. Status: ``stayed in`` (in both), ``moved in``
+    An item is *in* after the rerank exactly when the gate passed it (:attr:`~retrieval.pipeline.view.TraceView.gated`:
+    the trace's ``final`` list after the dedup by parent, the top_k cut or MMR, and the gate; not a chunk
+    ``context_siblings`` added), and *in* before it when the fused list, deduplicated the same way, holds it in its
+    first ``top_k``. Status: ``stayed in`` (in both), ``moved in``
     (final only), ``fell out`` (fused only: the reranker, the dedup or the gate dropped it) or ``stayed out``.
     A chunk whose parent has a better-ranked chunk is out after the dedup whatever its raw rank.
     ``final_rank`` is the item's place in the final list (``None`` when out). Empty when no rerank ran.
     """
-    final = {item["chunk_id"]: item["rank"] for item in gated(trace)}
+    final = {item.chunk_id: item.rank for item in trace.gated}
     before_in = _fused_kept(trace)
     rows = []
-    for item in (trace.get("reranked") or {}).get("items") or []:
-        before, after = item.get("fused_rank"), item["rank"]
+    for item in trace.reranked.items:
+        before, after = item.fused_rank, item.rank
         if before is None:
             continue
-        was_in, is_in = item["chunk_id"] in before_in, item["chunk_id"] in final
+        was_in, is_in = item.chunk_id in before_in, item.chunk_id in final
         status = ("stayed in" if was_in else "moved in") if is_in else ("fell out" if was_in else "stayed out")
         for stage, rank in (("fused", before), ("reranked", after)):
-            rows.append({"chunk_id": item["chunk_id"], "parent_id": item["parent_id"], "stage": stage,
+            rows.append({"chunk_id": item.chunk_id, "parent_id": item.parent_id, "stage": stage,
                          "rank": rank, "status": status, "fused_rank": before, "reranked_rank": after,
-                         "final_rank": final.get(item["chunk_id"])})
+                         "final_rank": final.get(item.chunk_id)})
     return rows
 
 
-def lost_rows(trace: Mapping[str, Any], relevant: Sequence[str] | None = None,
+def lost_rows(trace: TraceView, relevant: Sequence[str] | None = None,
               graded: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """``lost_by_reranker`` with its ranks before and after, the item's label and its place in its source
     (``where``: :func:`retrieval.ingest.location.location`, ``{}`` where it has none)."""
-    return [{"chunk_id": e["chunk_id"], "parent_id": e["parent_id"], "fused_rank": e.get("fused_rank"),
-             "reranked_rank": e.get("reranked_rank"), "reader": e.get("reader"),
-             "relevance": relevance_of(e["parent_id"], relevant, graded), "where": location(e)}
-            for e in trace.get("lost_by_reranker") or []]
+    return [{"chunk_id": e.chunk_id, "parent_id": e.parent_id, "fused_rank": e.fused_rank,
+             "reranked_rank": e.reranked_rank, "reader": e.reader,
+             "relevance": relevance_of(e.parent_id, relevant, graded), "where": dict(e.where)}
+            for e in trace.lost_by_reranker]
 
 
 #: Stages whose time is already inside another stage of the trace (not added again to the sum).
@@ -243,13 +241,13 @@ NESTED_STAGES = frozenset(transform_names("hops"))
 UNATTRIBUTED = "outside any stage (e.g. model loading)"
 
 
-def timing_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+def timing_rows(trace: TraceView) -> list[dict[str, Any]]:
     """Per-stage timings in ms as in the trace; ``None`` means not measured (never shown as 0).
 
     When the trace has a ``total``, a row :data:`UNATTRIBUTED` holds ``total − Σ stages`` (rounded to 0.1 ms),
     so every millisecond of the request is in a named row.
     """
-    timings = trace.get("timings_ms") or {}
+    timings = trace.timings_ms
     rows = [{"stage": stage, "ms": value} for stage, value in timings.items() if stage != "total"]
     total = timings.get("total")
     if total is not None:
@@ -259,33 +257,31 @@ def timing_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def unattributed_ms(trace: Mapping[str, Any]) -> float | None:
+def unattributed_ms(trace: TraceView) -> float | None:
     """``total − Σ stages`` of the trace in ms (``None`` without a total)."""
     return next((r["ms"] for r in timing_rows(trace) if r["stage"] == UNATTRIBUTED), None)
 
 
-def cost_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+def cost_rows(trace: TraceView) -> list[dict[str, Any]]:
     """Scalar costs of the request (``None`` = not measured); per-technique costs are in :func:`technique_rows`."""
-    return [{"cost": name, "value": value} for name, value in (trace.get("costs") or {}).items()
-            if name != "techniques"]
+    return [{"cost": name, "value": value} for name, value in trace.costs.items()]
 
 
-def technique_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+def technique_rows(trace: TraceView) -> list[dict[str, Any]]:
     """One row per query transform that ran: extra retrieval calls, LLM calls, tokens and wall time (ms)."""
-    return [{"technique": name, **values} for name, values in ((trace.get("costs") or {}).get("techniques") or {}).items()]
+    return [{"technique": name, **values} for name, values in trace.techniques.items()]
 
 
-def query_rows(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+def query_rows(trace: TraceView) -> list[dict[str, Any]]:
     """The original and every transformed query, with what each lost (flags) and the lists it produced."""
     rankers: dict[tuple[str, str], list[str]] = {}
-    for variant in trace.get("variants") or []:
-        q = variant.get("query") or {}
-        rankers.setdefault((q.get("kind", ""), q.get("text", "")), []).extend(variant.get("rankers") or [])
+    for variant in trace.variants:
+        rankers.setdefault((variant.query.kind, variant.query.text), []).extend(variant.rankers)
     rows = []
-    for q in trace.get("queries") or []:
-        rows.append({"kind": q["kind"], "query": q["text"], "hypothesis_only": q["hypothesis_only"],
-                     "flags": ", ".join(q.get("flags") or []), "filters_added": q.get("filters_added"),
-                     "rankers": ", ".join(rankers.get((q["kind"], q["text"]), ["bm25", "dense"] if q["kind"] == "original" else []))})
+    for q in trace.queries:
+        rows.append({"kind": q.kind, "query": q.text, "hypothesis_only": q.hypothesis_only,
+                     "flags": ", ".join(q.flags), "filters_added": q.filters_added,
+                     "rankers": ", ".join(rankers.get((q.kind, q.text), ["bm25", "dense"] if q.kind == "original" else []))})
     return rows
 
 
@@ -303,25 +299,18 @@ NOTHING_TO_FUSE = declare("empty.nothing_to_fuse", en="nothing to fuse (tier {ti
                           pt="nada a fundir (nível {tier}: {why})")
 
 
-def _reason(block: Mapping[str, Any], key: str) -> Reason | None:
-    """The reason a trace dict recorded under ``key`` (``<key>_code``), or its text as recorded."""
-    found = Reason.from_dict(block.get(f"{key}_code"))
-    return found if found is not None or not block.get(key) else raw(str(block[key]))
-
-
-def empty_reason(trace: Mapping[str, Any], name: str) -> Reason:
+def empty_reason(trace: TraceView, name: str) -> Reason:
     """Why the list ``name`` of the trace is empty, from the trace's own notes, tier and models."""
-    block = trace.get(name) or {}
-    tier = str(trace.get("tier"))
-    why = _reason(trace, "tier_reason") or raw("")
-    note = _reason(block, "note")
+    tier = str(trace.tier)
+    why = trace.tier_reason.reason() or raw("")
+    note = trace.ranked(name).note.reason()
     if name == "reranked":
-        models = trace.get("models") or {}
-        if not models.get("reranker"):
+        models = trace.models
+        if not models.reranker:
             return NONE_RAN(why=OFF_IN_APP())
-        status = models.get("reranker_status")
+        status = models.reranker_status.text
         if status and status != "loaded":
-            return NONE_RAN(why=_reason(models, "reranker_status"))
+            return NONE_RAN(why=models.reranker_status.reason())
         if note is not None:
             return IN_TIER(note=note, tier=tier, why=why)
         return NO_RERANK_IN_TIER(tier=tier, why=why)
@@ -335,16 +324,16 @@ def empty_reason(trace: Mapping[str, Any], name: str) -> Reason:
 
 
 # -- A/B -----------------------------------------------------------------------------------------------------
-def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id") -> dict[str, Any]:
-    """Compare the ``final`` lists of two traces (e.g. hybrid vs dense-only) by ``key``.
+def diff_finals(a: TraceView, b: TraceView, key: Literal["chunk_id", "parent_id"] = "chunk_id") -> dict[str, Any]:
+    """Compare the ``final`` lists of two traces (e.g. hybrid vs dense-only) by ``key`` (chunk or parent id).
 
     Returns:
         ``{"only_a": [{id, rank}], "only_b": [{id, rank}], "both": [{id, rank_a, rank_b, moved}],
         "same": bool, "overlap": |both| / |a ∪ b| (1.0 when both are empty)}``; ``moved`` is
         ``rank_a - rank_b`` (positive: ranked higher in b).
     """
-    rank_a = {item[key]: item["rank"] for item in a.get("final") or []}
-    rank_b = {item[key]: item["rank"] for item in b.get("final") or []}
+    rank_a = {(item.chunk_id if key == "chunk_id" else item.parent_id): item.rank for item in a.final}
+    rank_b = {(item.chunk_id if key == "chunk_id" else item.parent_id): item.rank for item in b.final}
     only_a = [{"id": k, "rank": r} for k, r in rank_a.items() if k not in rank_b]
     only_b = [{"id": k, "rank": r} for k, r in rank_b.items() if k not in rank_a]
     both = [{"id": k, "rank_a": r, "rank_b": rank_b[k], "moved": r - rank_b[k]}
@@ -377,11 +366,12 @@ def diff_finals(a: Mapping[str, Any], b: Mapping[str, Any], key: str = "chunk_id
 
 
 
-def feature_contribution_rows(item: Mapping[str, Any], n: int = 6) -> list[dict[str, Any]]:
-    """The ``n`` largest (by magnitude) feature contributions of a learned-ranker item, largest first:
-    ``{feature, contribution, meaning}`` (raw LambdaMART units; the bias is left out)."""
+def feature_contribution_rows(contributions: Mapping[str, float], n: int = 6) -> list[dict[str, Any]]:
+    """The ``n`` largest (by magnitude) feature contributions of a learned-ranker item (its
+    ``feature_contributions``), largest first: ``{feature, contribution, meaning}`` (raw LambdaMART units; the bias
+    is left out)."""
 
-    contributions = {k: v for k, v in (item.get("feature_contributions") or {}).items() if k != "bias"}
+    contributions = {k: v for k, v in contributions.items() if k != "bias"}
     top = sorted(contributions.items(), key=lambda kv: -abs(kv[1]))[:n]
     return [{"feature": k, "contribution": round(float(v), 4),
              "meaning": FEATURE_DOCS[k].doc if k in FEATURE_DOCS else ""} for k, v in top]

@@ -35,6 +35,7 @@ from ..core.codes import codes
 from ..core.filters import Filters, typed
 from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize
+from ..pipeline.view import TraceView
 
 #: The picked chunks whose stored vectors one "Where is my document?" reads at most (one store call).
 MAX_WHERE_CHUNKS = 64
@@ -63,7 +64,7 @@ class DenseEvidence:
     note: Reason | None = None
 
 
-def dense_evidence(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
+def dense_evidence(state: Any, trace: TraceView, chunk_ids: Sequence[str],
                    query_vector: np.ndarray | None) -> DenseEvidence | None:
     """Read what the dense explanation of ``chunk_ids`` needs (``None`` without a query vector or a store).
 
@@ -121,9 +122,9 @@ def search_targets(state: Any, text: str, limit: int = 50,
     return out
 
 
-def _filters(trace: Mapping[str, Any]) -> Filters:
+def _filters(trace: TraceView) -> Filters:
     clauses = []
-    for key, value in (trace.get("filters") or {}).items():
+    for key, value in trace.filters.items():
         clauses.append((key, tuple(value) if isinstance(value, list) else (value,)))
     return Filters(tuple(clauses))
 
@@ -135,23 +136,23 @@ def _filter_reason(flt: Filters, metadata: Mapping[str, Any]) -> dict[str, Any] 
     return None
 
 
-def _rank_in(trace: Mapping[str, Any], name: str, chunk_id: str) -> dict[str, Any] | None:
-    items = trace.get("final") if name == "final" else (trace.get(name) or {}).get("items")
-    return next(({"rank": i["rank"], "score": i["score"]} for i in items or [] if i["chunk_id"] == chunk_id), None)
+def _rank_in(trace: TraceView, name: str, chunk_id: str) -> dict[str, Any] | None:
+    items = trace.final if name == "final" else trace.ranked(name).items
+    return next(({"rank": i.rank, "score": i.score} for i in items if i.chunk_id == chunk_id), None)
 
 
-def _window(settings: Mapping[str, Any]) -> int:
-    return int(settings.get("top_k") or 5) * int(settings.get("overfetch") or 1)
+def _window(trace: TraceView) -> int:
+    return int(trace.settings.top_k or 5) * int(trace.settings.overfetch or 1)
 
 
 def _has_code(text: str, code: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(code)}(?![\w-])", text, re.IGNORECASE) is not None
 
 
-def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: np.ndarray | None = None,
+def explain(state: Any, trace: TraceView, chunk_id: str, query_vector: np.ndarray | None = None,
             reranker: Any = None, evidence: DenseEvidence | None = None,
             reader: Callable[[], tuple[Any, Any]] | None = None) -> dict[str, Any]:
-    """The whereabouts of ``chunk_id`` in ``trace`` (a ``Trace.to_dict()`` of a request on ``state``).
+    """The whereabouts of ``chunk_id`` in ``trace`` (the view of a ``Trace.to_dict()`` of a request on ``state``).
 
     Args:
         state: the loaded index the trace was produced on (``chunk_by_id``, ``lexical``, ``store``).
@@ -171,9 +172,9 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
         KeyError: ``chunk_id`` is not a chunk of ``state``.
     """
     chunk = state.chunk_by_id[chunk_id]
-    question = trace.get("question") or ""
-    settings = trace.get("settings") or {}
-    window = _window(settings)
+    question = trace.question
+    settings = trace.settings
+    window = _window(trace)
     flt = _filters(trace)
     blocked = _filter_reason(flt, chunk.metadata)
     out: dict[str, Any] = {"chunk_id": chunk_id, "parent_id": chunk.parent_id, "window": window,
@@ -185,24 +186,24 @@ def explain(state: Any, trace: Mapping[str, Any], chunk_id: str, query_vector: n
     for name in ("fused", "reranked", "final"):  # as they are
         got = _rank_in(trace, name, chunk_id)
         out["lists"][name] = {"status": "in_list", **got} if got else {"status": "absent"}
-    out["fusion"] = _fusion_entry(trace, settings, chunk_id, lex_rank, dense_rank, blocked)
+    out["fusion"] = _fusion_entry(trace, chunk_id, lex_rank, dense_rank, blocked)
     out["rerank"] = _rerank_entry(trace, chunk, question, reranker, blocked)
     out["reader"] = _reader_entry(chunk, question, blocked, reader)
-    threshold = settings.get("min_similarity")
-    named = codes(question) if settings.get("require_codes", True) else []
+    threshold = settings.min_similarity
+    named = codes(question) if settings.require_codes is not False else []
     missing = [c for c in named if not _has_code(chunk.indexed_text, c)]
-    support = (trace.get("gate") or {}).get("support") or {}
+    support = trace.gate.support
     learned = None
-    if support.get("best") is not None:  # the learned gate decides for the whole context, not per chunk
-        learned = {"p_support": support["best"], "threshold": support.get("threshold"),
-                   "passes": bool(support.get("passes")), "read_this_chunk": chunk_id in (support.get("chunks") or [])}
+    if support.best is not None:  # the learned gate decides for the whole context, not per chunk
+        learned = {"p_support": support.best, "threshold": support.threshold, "passes": support.passes,
+                   "read_this_chunk": chunk_id in support.chunks}
     out["gate"] = {"cosine": cosine, "threshold": threshold,
                    "passes_similarity": None if cosine is None or threshold is None else cosine >= threshold,
                    "codes": named, "missing_codes": missing, "learned": learned}
     return out
 
 
-def _lexical_entry(state: Any, trace: Mapping[str, Any], chunk: Any, question: str, flt: Any, blocked: Any,
+def _lexical_entry(state: Any, trace: TraceView, chunk: Any, question: str, flt: Any, blocked: Any,
                    window: int) -> tuple[dict[str, Any], int | None]:
     """The chunk in the BM25 list: its rank, or why it is absent (filter, no shared token, outside the
     window: its rank in the whole tenant index); and the rank the fusion would read."""
@@ -210,7 +211,7 @@ def _lexical_entry(state: Any, trace: Mapping[str, Any], chunk: Any, question: s
     q_tokens = sorted(set(tokenize(question)))
     c_tokens = sorted(set(tokenize(chunk.indexed_text)))
     lex_rank = lex["rank"] if lex else None
-    note = Reason.from_dict((trace.get("lexical") or {}).get("note_code"))
+    note = Reason.from_dict(trace.lexical.note.code)
     if lex:
         return {"status": "in_list", **lex}, lex_rank
     if blocked:
@@ -227,7 +228,7 @@ def _lexical_entry(state: Any, trace: Mapping[str, Any], chunk: Any, question: s
              "shared_tokens": sorted(set(q_tokens) & set(c_tokens))}, found.rank)
 
 
-def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int,
+def _dense_entry(trace: TraceView, chunk: Any, blocked: Any, window: int,
                  evidence: DenseEvidence | None) -> tuple[dict[str, Any], int | None, float | None]:
     """The chunk in the dense list, or why it is absent (filter, outside the window, or an HNSW miss: its
     exact cosine would rank it inside the window); the rank the fusion would read and its cosine.
@@ -238,7 +239,7 @@ def _dense_entry(trace: Mapping[str, Any], chunk: Any, blocked: Any, window: int
     den = _rank_in(trace, "dense", chunk_id)
     dense_rank = den["rank"] if den else None
     cosine = den["score"] if den else None
-    note = Reason.from_dict((trace.get("dense") or {}).get("note_code"))
+    note = Reason.from_dict(trace.dense.note.code)
     exact_rank, beyond = None, False
     mine = evidence.cosines.get(chunk_id) if evidence is not None and not blocked else None
     if mine is not None and evidence is not None and evidence.note is None:
@@ -278,39 +279,39 @@ def _unknown_why(chunk_id: str, evidence: DenseEvidence | None) -> Reason:
     return NOT_STORED()
 
 
-def _fusion_entry(trace: Mapping[str, Any], settings: Mapping[str, Any], chunk_id: str, lex_rank: int | None,
-                  dense_rank: int | None, blocked: Any) -> dict[str, Any]:
+def _fusion_entry(trace: TraceView, chunk_id: str, lex_rank: int | None, dense_rank: int | None,
+                  blocked: Any) -> dict[str, Any]:
     """What RRF would have given the chunk from the ranks it has (or would have) in each list."""
     if blocked:
         return {"status": "filtered"}
-    k = int(settings.get("rrf_k") or 60)
-    used = {r for item in (trace.get("fused") or {}).get("items") or [] for r in (item.get("ranks") or {})}
+    k = int(trace.settings.rrf_k or 60)
+    used = {r for item in trace.fused.items for r in item.ranks}
     ranks = {}
     if lex_rank is not None and ("bm25" in used or not used):
         ranks["bm25"] = lex_rank
     if dense_rank is not None and ("dense" in used or not used):
         ranks["dense"] = dense_rank
     score = sum(1.0 / (k + r) for r in ranks.values())
-    fused_scores = [i["score"] for i in (trace.get("fused") or {}).get("items") or [] if i["chunk_id"] != chunk_id]
+    fused_scores = [i.score for i in trace.fused.items if i.chunk_id != chunk_id]
     would = 1 + sum(1 for s in fused_scores if s > score) if ranks else None
     return {"status": "computed", "rrf_k": k, "ranks": ranks,
             "contributions": {r: round(1.0 / (k + v), 6) for r, v in ranks.items()},
             "score": round(score, 6), "would_rank": would,
-            "top_k": settings.get("top_k"), "note": RRF_ONLY_NOTE()}
+            "top_k": trace.settings.top_k, "note": RRF_ONLY_NOTE()}
 
 
-def _rerank_entry(trace: Mapping[str, Any], chunk: Any, question: str, reranker: Any, blocked: Any) -> dict[str, Any]:
+def _rerank_entry(trace: TraceView, chunk: Any, question: str, reranker: Any, blocked: Any) -> dict[str, Any]:
     """What the reranker gives (or would give) the chunk."""
     if reranker is None or blocked:
         return {"status": "filtered" if blocked else "not_run"}
-    items = (trace.get("reranked") or {}).get("items") or []
+    items = trace.reranked.items
     if not hasattr(reranker, "score"):
         # A reranker that does not read passages (the learned ranker scores the window's feature rows).
-        mine = [i for i in items if i["chunk_id"] == chunk.chunk_id]
-        return ({"status": "computed", "score": mine[0]["score"], "would_rank": mine[0]["rank"]} if mine
+        mine = [i for i in items if i.chunk_id == chunk.chunk_id]
+        return ({"status": "computed", "score": mine[0].score, "would_rank": mine[0].rank} if mine
                 else {"status": "not_run", "note": OUTSIDE_LTR()})
     value = float(np.asarray(reranker.score(question, [chunk.indexed_text]))[0])
-    others = [i["score"] for i in items if i["chunk_id"] != chunk.chunk_id]
+    others = [i.score for i in items if i.chunk_id != chunk.chunk_id]
     return {"status": "computed", "score": value,
             "would_rank": 1 + sum(1 for s in others if s > value) if others else None}
 
@@ -329,7 +330,7 @@ def _reader_entry(chunk: Any, question: str, blocked: Any,
     return {"status": "computed", "score": round(float(loaded.score(question, [chunk])[0]), 4)}
 
 
-def explain_many(state: Any, trace: Mapping[str, Any], chunk_ids: Sequence[str],
+def explain_many(state: Any, trace: TraceView, chunk_ids: Sequence[str],
                  query_vector: np.ndarray | None = None, reranker: Any = None,
                  reader: Callable[[], tuple[Any, Any]] | None = None) -> list[dict[str, Any]]:
     """:func:`explain` for each of ``chunk_ids`` (a picked document's chunks), with the store read once for

@@ -1,12 +1,14 @@
-"""Why one chunk ranks above another in a trace dict: the signal-by-signal difference between them and the signal
-that decided their order in the stage whose order was final (the rerank when it ran, else the fusion; MMR when it
-reordered the two in the final list). Plain values and codes; the page writes them in its language.
+"""Why one chunk ranks above another in a trace (its typed view, :class:`~retrieval.pipeline.view.TraceView`): the
+signal-by-signal difference between them and the signal that decided their order in the stage whose order was final
+(the rerank when it ran, else the fusion; MMR when it reordered the two in the final list). Plain values and codes;
+the page writes them in its language.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..pipeline.view import Item, TraceView
 from .card import rrf_terms
 from .grid import by_id, final_stage, grid_rows, mmr_ran
 
@@ -15,7 +17,7 @@ def _diff(a: float | None, b: float | None) -> float:
     return (a or 0.0) - (b or 0.0)
 
 
-def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
+def why_above(trace: TraceView, a: str, b: str) -> dict[str, Any]:
     """What separates two chunks, oriented so that ``upper`` ranks above ``lower`` in the stage whose order was
     final (the rerank when it ran, else the fusion; MMR when it reordered the two in the final list).
 
@@ -42,7 +44,7 @@ def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
         if cid not in rows_by_id:
             raise KeyError(cid)
     stage = final_stage(trace)
-    stage_rank = {cid: item["rank"] for cid, item in by_id(trace, stage).items()}
+    stage_rank = {cid: item.rank for cid, item in by_id(trace, stage).items()}
     ra, rb = stage_rank.get(a), stage_rank.get(b)
     if ra is None and rb is None:
         # Neither was in that stage: the grid's order (fused rank, then the generators') places them.
@@ -59,8 +61,7 @@ def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
         rows.append({"group": group, "signal": signal, "upper": u, "lower": lo, "diff": _diff(u, lo), "only": only})
 
     add("bm25", "score", up["bm25"], lo["bm25"])
-    tu = dict((lexical.get(upper) or {}).get("terms") or {})
-    tl = dict((lexical.get(lower) or {}).get("terms") or {})
+    tu, tl = _terms(lexical.get(upper)), _terms(lexical.get(lower))
     for term in sorted(set(tu) | set(tl), key=lambda t: (-abs(_diff(tu.get(t), tl.get(t))), t)):
         only = "upper" if term not in tl else ("lower" if term not in tu else None)
         add("bm25", term, tu.get(term), tl.get(term), only)
@@ -72,8 +73,7 @@ def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
         add("rrf", ranker, terms_u.get(ranker), terms_l.get(ranker))
     for ranker in rankers:
         add("share", ranker, up["shares"].get(ranker), lo["shares"].get(ranker))
-    fu, fl = dict((reranked.get(upper) or {}).get("feature_contributions") or {}), \
-        dict((reranked.get(lower) or {}).get("feature_contributions") or {})
+    fu, fl = _features(reranked.get(upper)), _features(reranked.get(lower))
     if upper in reranked or lower in reranked:
         add("rerank", "score", up["rerank"], lo["rerank"])
     features = [f for f in dict.fromkeys([*fu, *fl]) if f != "bias"]
@@ -84,8 +84,16 @@ def why_above(trace: Mapping[str, Any], a: str, b: str) -> dict[str, Any]:
     return {"upper": upper, "lower": lower, "stage": stage, "rows": rows, "deciding": deciding}
 
 
-def _deciding(trace: Mapping[str, Any], stage: str, upper: str, lower: str, stage_rank: Mapping[str, int],
-              fused: Mapping[str, Any], reranked: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+def _terms(item: Item | None) -> dict[str, float]:
+    return dict(item.terms) if item is not None else {}
+
+
+def _features(item: Item | None) -> dict[str, float]:
+    return dict(item.feature_contributions) if item is not None else {}
+
+
+def _deciding(trace: TraceView, stage: str, upper: str, lower: str, stage_rank: Mapping[str, int],
+              fused: Mapping[str, Item], reranked: Mapping[str, Item], rows: Sequence[Mapping[str, Any]],
               up: Mapping[str, Any], lo: Mapping[str, Any]) -> dict[str, Any]:
     if upper not in stage_rank and lower not in stage_rank:
         return {"kind": "unranked", "stage": stage, "signal": None, "diff": None}
@@ -95,7 +103,7 @@ def _deciding(trace: Mapping[str, Any], stage: str, upper: str, lower: str, stag
             and up["final"] > lo["final"]):
         return {"kind": "mmr", "stage": "mmr", "signal": None, "diff": None}
     if stage == "reranked":
-        su, sl = reranked[upper]["score"], reranked[lower]["score"]
+        su, sl = reranked[upper].score, reranked[lower].score
         if su == sl:
             return {"kind": "tie", "stage": stage, "signal": "fused_rank", "diff": 0.0}
         feats = [r for r in rows if r["group"] == "rerank" and r["signal"] != "score"]
@@ -103,7 +111,7 @@ def _deciding(trace: Mapping[str, Any], stage: str, upper: str, lower: str, stag
             best = max(feats, key=lambda r: r["diff"])  # the first of equals: rows are by |diff|, then name
             return {"kind": "feature", "stage": stage, "signal": best["signal"], "diff": best["diff"]}
         return {"kind": "score", "stage": stage, "signal": "score", "diff": su - sl}
-    if fused[upper]["score"] == fused[lower]["score"]:
+    if fused[upper].score == fused[lower].score:
         return {"kind": "tie", "stage": stage, "signal": "best_single_rank", "diff": 0.0}
     terms = [r for r in rows if r["group"] == "rrf"]
     best = max(terms, key=lambda r: r["diff"])

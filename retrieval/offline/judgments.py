@@ -71,7 +71,7 @@ from ..core.inputs import check_json_depth, check_regular_file
 from ..core.paths import PROJECT_ROOT
 from ..core.tenants import may_open, written
 from ..ingest.corpus import id_problem
-from ..ingest.location import location
+from ..pipeline.view import Final, Item, TraceView
 
 GRADES = (0, 1, 2, 3)
 POOLED_LISTS = ("lexical", "dense", "fused", "reranked", "final")
@@ -79,22 +79,21 @@ POOLED_LISTS = ("lexical", "dense", "fused", "reranked", "final")
 LOCK_TIMEOUT_S = 10.0
 
 
-def pool(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+def pool(trace: TraceView) -> list[dict[str, Any]]:
     """The pooled parents of a trace: ``[{parent_id, chunk_ids, best_rank, lists: {list: rank}, where}]``,
     sorted by best rank then id. ``lists`` holds the best rank of the parent's chunks in each list; ``where`` the
     place in its source of its first chunk (the one a judge reads: :func:`retrieval.ingest.location.location` of
     its trace item, ``{}`` where it has none)."""
     found: dict[str, dict[str, Any]] = {}
     for name in POOLED_LISTS:
-        items = trace.get("final") if name == "final" else (trace.get(name) or {}).get("items")
-        for item in items or []:
-            entry = found.setdefault(item["parent_id"], {"parent_id": item["parent_id"], "chunk_ids": [],
-                                                         "best_rank": item["rank"], "lists": {},
-                                                         "where": location(item)})
-            if item["chunk_id"] not in entry["chunk_ids"]:
-                entry["chunk_ids"].append(item["chunk_id"])
-            entry["best_rank"] = min(entry["best_rank"], item["rank"])
-            entry["lists"][name] = min(entry["lists"].get(name, item["rank"]), item["rank"])
+        items: tuple[Item | Final, ...] = trace.final if name == "final" else trace.ranked(name).items
+        for item in items:
+            entry = found.setdefault(item.parent_id, {"parent_id": item.parent_id, "chunk_ids": [],
+                                                      "best_rank": item.rank, "lists": {}, "where": dict(item.where)})
+            if item.chunk_id not in entry["chunk_ids"]:
+                entry["chunk_ids"].append(item.chunk_id)
+            entry["best_rank"] = min(entry["best_rank"], item.rank)
+            entry["lists"][name] = min(entry["lists"].get(name, item.rank), item.rank)
     return sorted(found.values(), key=lambda e: (e["best_rank"], e["parent_id"]))
 
 

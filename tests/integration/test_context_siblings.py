@@ -7,6 +7,10 @@ from __future__ import annotations
 from retrieval.explain.grid import fates
 from retrieval.explain.tables import movement_rows
 from retrieval.offline.evaluation.diagnose import answer_holds_span
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 QUESTION = "Qual o prazo de ativação do PX-17?"
 SPAN = ["a ativação do PX-17 é concluída em até 72 horas"]
@@ -32,9 +36,9 @@ def test_the_documents_other_chunk_answers_when_the_context_carries_it(lab_bench
     assert [n["note_code"]["code"] for n in (x.to_dict() for x in on.notes)] == ["select.siblings"]
     trace = on.to_dict()
     assert trace["final"][len(off.final)]["sibling_of"] == added[0].sibling_of
-    moved = {r["chunk_id"]: r for r in movement_rows(trace)}
+    moved = {r["chunk_id"]: r for r in movement_rows(view(trace))}
     assert moved["lumen-px17-ativacao#0"]["final_rank"] is None  # out of the final list, in the context only
-    assert movement_rows(trace) == movement_rows(off.to_dict())
-    fate, detail = fates(trace)["lumen-px17-ativacao#0"]
+    assert movement_rows(view(trace)) == movement_rows(view(off.to_dict()))
+    fate, detail = fates(view(trace))["lumen-px17-ativacao#0"]
     assert (fate, detail) == ("dedup", {"kept": "lumen-px17-ativacao#1", "context": len(off.final) + 1 +
                                         [f.chunk_id for f in added].index("lumen-px17-ativacao#0")})

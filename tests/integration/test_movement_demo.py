@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 
 from retrieval.explain import tables
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 pytestmark = pytest.mark.integration
 
@@ -14,7 +18,7 @@ DEMO_Q = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 def test_demo_movement_agrees_with_the_final_list(lab_bench):
     trace = lab_bench.ask(DEMO_Q, {"tenant": "lumen"}).to_dict()
     final = [f["chunk_id"] for f in trace["final"]]
-    status = {r["chunk_id"]: r["status"] for r in tables.movement_rows(trace)}
+    status = {r["chunk_id"]: r["status"] for r in tables.movement_rows(view(trace))}
     assert status and set(final) <= set(status)
     assert {c for c, s in status.items() if s in ("stayed in", "moved in")} == set(final)
     kept_parents = {f["parent_id"] for f in trace["final"]}

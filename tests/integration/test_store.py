@@ -12,6 +12,7 @@ from retrieval.backends.store import VectorStore, open_client
 from retrieval.core.filters import Filters
 from retrieval.core.types import Document
 from retrieval.ingest.corpus import chunk_documents, load_corpus
+from retrieval.pipeline.view import TraceView
 from retrieval.pipeline.workbench import Workbench
 
 pytestmark = pytest.mark.integration
@@ -228,7 +229,8 @@ def test_a_chroma_that_answers_query_but_fails_get_never_raises_out_of_ask(tmp_p
     assert "OperationalError: too many SQL variables" in stages["select"]  # MMR not applied, and why
     # the learned judge could not read the stored vectors either: it dropped, saying why
     assert trace.tier_reason == f"learned ranker: {stages['judge_features']}"
-    picked = explain.explain_many(state, trace.to_dict(), explain.targets(state, trace.final[0].parent_id),
+    picked = explain.explain_many(state, TraceView.from_dict(trace.to_dict()),
+                                  explain.targets(state, trace.final[0].parent_id),
                                   query_vector=bench.encoder.query(TWO_PARTS)[0])
     assert all(e["lists"]["dense"]["status"] in {"in_list", "unknown"} for e in picked)
     assert any("OperationalError" in getattr(e["lists"]["dense"].get("note"), "text", str)() for e in picked)

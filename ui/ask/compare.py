@@ -12,13 +12,14 @@ import streamlit as st
 from retrieval.core.errors import RetrievalError
 from retrieval.explain import compare, tables
 from retrieval.ingest.location import location_label
+from retrieval.pipeline.view import TraceView
 from retrieval.settings import bounds
 
 from ..escape import code, md
 from ..format import ms, num
 from ..i18n import t
 from ..keep import keep, remember, restore
-from ..reasons import reason, recorded
+from ..reasons import reason
 from ..widgets import md_escape, relevance_badge, tier_color
 from .page import Asked, mirror_url
 
@@ -100,15 +101,16 @@ def panel(asked: Asked) -> None:
                 asked.run(other, "cmp-warmup")
             warm_a = asked.run(asked.request, "cmp-a")
             warm_b = asked.run(other, "cmp-b")
-        timings = trace.get("timings_ms") or {}
-        compare_block(warm_a, warm_b, t("a_sidebar", lang), "B", asked.relevant, asked.graded,
+        timings = trace.timings_ms
+        compare_block(TraceView.from_dict(warm_a), TraceView.from_dict(warm_b), t("a_sidebar", lang), "B",
+                      asked.relevant, asked.graded,
                       t("warm_note", lang, cold=ms(timings.get("total"), lang), embed=ms(timings.get("embed_query"), lang),
                         outside=ms(tables.unattributed_ms(trace), lang)), lang)
     except (RetrievalError, ValueError) as exc:
         st.error(t("b_failed", lang, error=reason(str(exc), lang)))
 
 
-def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, label_b: str,
+def compare_block(a: TraceView, b: TraceView, label_a: str, label_b: str,
                   relevant: Sequence[str] | None, graded: Mapping[str, int] | None, note: str,
                   lang: str = "en") -> None:
     result = compare.compare_traces(a, b)
@@ -117,24 +119,24 @@ def compare_block(a: Mapping[str, Any], b: Mapping[str, Any], label_a: str, labe
     m1.metric(f"Jaccard@{result['k']}", num(result["jaccard"], ".2f", lang))
     m2.metric(f"RBO (p = {num(result['p'], '', lang)})", num(result["rbo"], ".3f", lang))
     m3.metric(t("same_final", lang), t("yes", lang) if result["same"] else t("no", lang))
-    lengths = (len(a.get("final") or []), len(b.get("final") or []))
+    lengths = (len(a.final), len(b.final))
     if lengths[0] != lengths[1]:  # the overlap measures read lists of different lengths: say so
         st.caption(t("ab_lengths", lang, a=lengths[0], b=lengths[1], k=result["k"]))
     left, right = st.columns(2)
     only = {"a": set(result["only_a"]), "b": set(result["only_b"])}
     for col, label, trace, side in ((left, label_a, a, "a"), (right, label_b, b, "b")):
         with col:
-            total = (trace.get("timings_ms") or {}).get("total")
-            st.markdown(f"**{md_escape(label)}** :{tier_color(trace['tier'])}-badge[{trace['tier']}] · "
+            total, tier = trace.timings_ms.get("total"), trace.tier or ""
+            st.markdown(f"**{md_escape(label)}** :{tier_color(tier)}-badge[{tier}] · "
                         + t("compare_times", lang, total=ms(total, lang),
                             outside=ms(tables.unattributed_ms(trace), lang)))
-            if not trace.get("final"):
-                st.caption(t("final_empty", lang) + recorded(trace, "tier_reason", lang))
-            for item in trace.get("final") or []:
-                flag = f" :blue-badge[{t('only_here', lang)}]" if item["chunk_id"] in only[side] else ""
-                mark = relevance_badge(tables.relevance_of(item["parent_id"], relevant, graded), lang)
-                where = location_label(item, lang)
-                st.markdown(f"#{item['rank']} {code(item['chunk_id'])}" + (f" · {md(where)}" if where else "")
+            if not trace.final:
+                st.caption(t("final_empty", lang) + reason(trace.tier_reason.value, lang))
+            for item in trace.final:
+                flag = f" :blue-badge[{t('only_here', lang)}]" if item.chunk_id in only[side] else ""
+                mark = relevance_badge(tables.relevance_of(item.parent_id, relevant, graded), lang)
+                where = location_label(item.where, lang)
+                st.markdown(f"#{item.rank} {code(item.chunk_id)}" + (f" · {md(where)}" if where else "")
                             + f" {mark}{flag}")
     moved = [r for r in result["movement"] if r["move"]]
     if moved:

@@ -18,6 +18,7 @@ from retrieval.explain import grid, why
 from retrieval.explain.tables import empty_reason
 from retrieval.ingest.location import location_label, pages_label
 from retrieval.learned.judge import feature_label
+from retrieval.pipeline.view import TraceView
 from retrieval.stages.fusion import METHODS
 from retrieval.stages.gate import GATES
 from retrieval.stages.rerank import KINDS
@@ -89,7 +90,7 @@ def _ids_label(rows: Sequence[Mapping[str, Any]]):
 
 
 # -- the rank grid ---------------------------------------------------------------------------------------------
-def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
+def rank_grid(trace: TraceView, relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
               lang: str = "en") -> list[dict[str, Any]]:
     """One compact table of every candidate chunk (:func:`retrieval.explain.grid.grid_rows`); selecting a row opens its
     provenance card. Where a row's chunk has a place in its source (its trace items' page and section path: a PDF's
@@ -122,7 +123,7 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
         data["label"] = [RELEVANCE_MARKS.get(r["relevance"] or "", "") for r in rows]
         config["label"] = st.column_config.TextColumn(t("col_label", lang), width=32, pinned=True,
                                                       help=t("col_label_help", lang))
-    ran = {name: bool((trace.get(name) or {}).get("items")) for name in ("lexical", "dense", "reranked")}
+    ran = {name: bool(trace.ranked(name).items) for name in ("lexical", "dense", "reranked")}
     columns = [("lexical", "bm25_rank", "col_bm25_rank", None, "%d"), ("lexical", "bm25", "col_bm25",
                                                                       "col_bm25_help", "%.2f"),
                ("dense", "dense_rank", "col_dense_rank", None, "%d"), ("dense", "cosine", "col_cosine",
@@ -166,7 +167,7 @@ def rank_grid(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: 
 
 
 # -- the provenance card ---------------------------------------------------------------------------------------
-def _fusion_formula(trace: Mapping[str, Any], fusion: Mapping[str, Any], lang: str) -> str:
+def _fusion_formula(trace: TraceView, fusion: Mapping[str, Any], lang: str) -> str:
     """The fused score written out as its method declares its terms: ``bm25 1/(60 + 1) + dense 1/(60 + 3) = …``
     for a rank-based method, each list's weighted normalized score for CombSUM and the convex combination."""
     terms = fusion["terms"]
@@ -178,7 +179,7 @@ def _fusion_formula(trace: Mapping[str, Any], fusion: Mapping[str, Any], lang: s
     return f"{parts} = {values} = **{_num(fusion['score'], '.5f', lang)}**"
 
 
-def provenance_card(trace: Mapping[str, Any], chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
+def provenance_card(trace: TraceView, chunk_id: str, chunk_text: Mapping[str, str], terms: frozenset[str],
                     relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en",
                     chunk_code: Mapping[str, str] | None = None) -> None:
     """Every signal of one chunk (:func:`retrieval.explain.grid.provenance`): its page and section path (where its
@@ -221,11 +222,11 @@ def where_line(where: Mapping[str, Any], lang: str = "en") -> str:
     return " · ".join(parts)
 
 
-def _bm25_section(trace: Mapping[str, Any], bm25: Mapping[str, Any] | None, lang: str) -> None:
+def _bm25_section(trace: TraceView, bm25: Mapping[str, Any] | None, lang: str) -> None:
     if bm25 is None:
-        lexical = trace.get("lexical") or {}
-        why = (reason(lexical.get("note_code") or lexical["note"], lang)
-               if not lexical.get("items") and lexical.get("note") else t("card_no_bm25_any", lang))
+        lexical = trace.lexical
+        why = (reason(lexical.note.value, lang)
+               if not lexical.items and lexical.note.text else t("card_no_bm25_any", lang))
         st.markdown(t("card_no_bm25", lang, why=why))
         return
     st.markdown(t("card_bm25", lang, rank=bm25["rank"], score=_num(bm25["score"], ".3f", lang)))
@@ -249,7 +250,7 @@ def _dense_line(dense: Mapping[str, Any], lang: str) -> None:
         st.markdown(t("card_dense", lang, cos=_num(dense["cosine"], ".3f", lang), rank=dense["rank"]))
 
 
-def _fusion_lines(trace: Mapping[str, Any], fusion: Mapping[str, Any] | None, row: Mapping[str, Any],
+def _fusion_lines(trace: TraceView, fusion: Mapping[str, Any] | None, row: Mapping[str, Any],
                   lang: str) -> None:
     if fusion is None:
         st.markdown(t("card_no_fused", lang))
@@ -264,10 +265,10 @@ def _fusion_lines(trace: Mapping[str, Any], fusion: Mapping[str, Any] | None, ro
         st.caption(t("card_shares", lang, shares=md(shares)))
 
 
-def _rerank_section(trace: Mapping[str, Any], rerank: Mapping[str, Any] | None, lang: str) -> None:
+def _rerank_section(trace: TraceView, rerank: Mapping[str, Any] | None, lang: str) -> None:
     if rerank is None:
-        why = reason(empty_reason(trace, "reranked"), lang) if not (trace.get("reranked") or {}).get("items") else \
-            t("fate_window", lang, max_input=(trace.get("settings") or {}).get("reranker_max_input"))
+        why = reason(empty_reason(trace, "reranked"), lang) if not trace.reranked.items else \
+            t("fate_window", lang, max_input=trace.settings.reranker_max_input)
         st.markdown(t("card_no_rerank", lang, why=why))
         return
     kind = KINDS.get(rerank["kind"]) if rerank["kind"] in KINDS else None
@@ -335,7 +336,7 @@ def _signal_cells(row: Mapping[str, Any], lang: str) -> tuple[str, str]:
     return t("grp_rerank", lang), feature_label(signal, lang)
 
 
-def _sentence(trace: Mapping[str, Any], result: Mapping[str, Any], rows_by_id: Mapping[str, Any], lang: str) -> str:
+def _sentence(trace: TraceView, result: Mapping[str, Any], rows_by_id: Mapping[str, Any], lang: str) -> str:
     deciding = result["deciding"]
     kind, signal, diff = deciding["kind"], deciding["signal"], deciding["diff"]
     upper, lower = code(result["upper"]), code(result["lower"])
@@ -353,11 +354,11 @@ def _sentence(trace: Mapping[str, Any], result: Mapping[str, Any], rows_by_id: M
         return t("why_absent", lang, upper=upper, lower=lower, stage=stage,
                  signal=fate_text(rows_by_id[result["lower"]], lang, markdown=True))
     if kind == "mmr":
-        return t("why_mmr", lang, upper=upper, lower=lower, lam=(trace.get("settings") or {}).get("mmr_lambda"))
+        return t("why_mmr", lang, upper=upper, lower=lower, lam=trace.settings.mmr_lambda)
     return t("why_unranked", lang, stage=stage)
 
 
-def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], lang: str = "en") -> None:
+def why_a_above_b(trace: TraceView, rows: Sequence[Mapping[str, Any]], lang: str = "en") -> None:
     """Two chunks (by default final #1 and #2) side by side, signal by signal, and the signal that decided
     their order (:func:`retrieval.explain.grid.why_above`)."""
     st.subheader(t("why_title", lang))
@@ -409,7 +410,7 @@ def why_a_above_b(trace: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], l
 
 
 # -- the whole view --------------------------------------------------------------------------------------------
-def analyst_view(trace: Mapping[str, Any], chunk_text: Mapping[str, str], terms: frozenset[str],
+def analyst_view(trace: TraceView, chunk_text: Mapping[str, str], terms: frozenset[str],
                  relevant: Sequence[str] | None, graded: Mapping[str, int] | None, lang: str = "en",
                  chunk_code: Mapping[str, str] | None = None) -> None:
     """The rank grid, then the provenance card of the chunk picked (in the grid or the box), then "Why A above

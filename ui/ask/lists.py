@@ -3,7 +3,7 @@ and reranked ("why it moved": each learned feature's contribution), four columns
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import altair as alt
 import pandas as pd
@@ -11,12 +11,13 @@ import streamlit as st
 
 from retrieval.explain import tables
 from retrieval.ingest.location import location_label
+from retrieval.pipeline.view import Item, TraceView
 from retrieval.stages.rerank import KINDS
 
 from ..escape import code, md
 from ..format import num, ranker
 from ..i18n import TEXTS, t
-from ..reasons import reason, recorded
+from ..reasons import reason
 from ..widgets import RANKER_COLORS, chart, highlighted, list_title, relevance_badge
 from .page import Asked
 
@@ -24,7 +25,7 @@ from .page import Asked
 def panel(asked: Asked) -> None:
     """The four lists as cards, side by side (no Reranked column when nothing was reranked: its reason instead)."""
     trace, lang = asked.trace, asked.lang
-    shown = [name for name in tables.LISTS if name != "reranked" or (trace.get("reranked") or {}).get("items")]
+    shown = [name for name in tables.LISTS if name != "reranked" or trace.reranked.items]
     if "reranked" not in shown:  # an empty Reranked column would take a quarter of the width for one line
         st.caption(f"{t('reranked_empty', lang)} — {reason(tables.empty_reason(trace, 'reranked'), lang)}")
     columns = st.columns(len(shown), gap="medium")
@@ -52,67 +53,62 @@ def short_kind(kind: str | None, lang: str = "en") -> str:
     return {"bm25": "BM25", "cosine": t("grp_dense", lang), "rrf": "RRF"}.get(kind or "", t("score", lang))
 
 
-def _skipped(block: Mapping[str, Any]) -> bool:
-    return str((block.get("note_code") or {}).get("code", "")) == "list.skipped"
-
-
-def list_panel(trace: Mapping[str, Any], name: str, chunk_text: Mapping[str, str], terms: frozenset[str],
+def list_panel(trace: TraceView, name: str, chunk_text: Mapping[str, str], terms: frozenset[str],
                rows: int, relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
                lang: str = "en") -> None:
-    block = trace.get(name) or {}
-    kind = block.get("score_kind")
+    block = trace.ranked(name)
+    kind = block.score_kind
     title = list_title(name, lang)
-    reranker_kind = (trace.get("models") or {}).get("reranker_kind")
-    if name == "reranked" and reranker_kind and block.get("items"):
+    reranker_kind = trace.models.reranker_kind
+    if name == "reranked" and reranker_kind and block.items:
         title = f"{title} ({reranker_kind})"  # one of the rerankers' own kinds (retrieval/stages/rerank/)
     st.subheader(title)
-    items = block.get("items") or []
+    items = block.items
     st.caption(t("list_count", lang, n=len(items),
                  kind=score_kind_label(kind, lang, reranker_kind if name == "reranked" else None)))
     if not items:
         st.info(f"{t('empty', lang)} — {reason(tables.empty_reason(trace, name), lang)}")
         return
-    if block.get("note"):
-        st.caption(recorded(block, "note", lang))
+    if block.note.text:
+        st.caption(reason(block.note.value, lang))
     if name == "fused":
         contribution_chart(trace, rows, lang)
     # "only dense" means something only when BM25 ran too (in dense-only mode every item is dense-only).
-    both_ran = all((trace.get(lst) or {}).get("items") and not _skipped(trace.get(lst) or {})
-                   for lst in ("lexical", "dense"))
+    both_ran = all(lst.items and not lst.skipped for lst in (trace.lexical, trace.dense))
     for item in items[:rows]:
         with st.container(border=True):
-            mark = relevance_badge(tables.relevance_of(item["parent_id"], relevant, graded), lang)
-            where = location_label(item, lang)  # its page and section, where the trace item carries them
-            st.markdown(f"**#{item['rank']}** {code(item['chunk_id'])}" + (f" · {md(where)}" if where else "")
+            mark = relevance_badge(tables.relevance_of(item.parent_id, relevant, graded), lang)
+            where = location_label(item.where, lang)  # its page and section, where the trace item carries them
+            st.markdown(f"**#{item.rank}** {code(item.chunk_id)}" + (f" · {md(where)}" if where else "")
                         + f" {mark}")
-            detail = f"{short_kind(kind, lang)} **{num(item['score'], '.4f', lang)}**"
+            detail = f"{short_kind(kind, lang)} **{num(item.score, '.4f', lang)}**"
             if name == "fused":
-                ranks = item.get("ranks") or {}
+                ranks = item.ranks
                 detail += " · " + " · ".join(
                     f"{ranker(r, lang)} {'#' + str(ranks[r]) if r in ranks else '—'}" for r in ("bm25", "dense"))
                 if len(ranks) == 1 and both_ran:
                     detail += f" &nbsp; :orange-badge[{t('only_in_list', lang, name=ranker(next(iter(ranks)), lang))}]"
-            elif name == "reranked" and item.get("fused_rank") is not None:
-                move = item["fused_rank"] - item["rank"]
+            elif name == "reranked" and item.fused_rank is not None:
+                move = item.fused_rank - item.rank
                 arrow = f"▲{move}" if move > 0 else (f"▼{-move}" if move < 0 else "=")
-                detail += f" · {t('stage_fused', lang)} #{item['fused_rank']} → #{item['rank']} ({arrow})"
-            st.caption(f"{t('parent', lang)} {code(item['parent_id'])} · {detail}")
-            text, cut_before, cut_after = tables.snippet(chunk_text.get(item["chunk_id"], ""), terms, width=200)
+                detail += f" · {t('stage_fused', lang)} #{item.fused_rank} → #{item.rank} ({arrow})"
+            st.caption(f"{t('parent', lang)} {code(item.parent_id)} · {detail}")
+            text, cut_before, cut_after = tables.snippet(chunk_text.get(item.chunk_id, ""), terms, width=200)
             st.markdown(("… " if cut_before else "") + highlighted(text, terms) + (" …" if cut_after else ""))
-            if name == "reranked" and item.get("feature_contributions"):
+            if name == "reranked" and item.feature_contributions:
                 _why_moved(item, lang)
-            if name == "lexical" and item.get("terms"):
+            if name == "lexical" and item.terms:
                 with st.expander(t("bm25_per_term", lang)):
                     # A two-column list, not a table: a quarter-width column cuts a table's second column off.
                     st.markdown("  \n".join(f"{code(term)} **{num(value, '.3f', lang)}**" for term, value in
-                                              sorted(item["terms"].items(), key=lambda kv: -kv[1])))
+                                              sorted(item.terms.items(), key=lambda kv: -kv[1])))
     if len(items) > rows:
         st.caption(t("more_in_csv", lang, n=len(items) - rows, rows=rows))
 
 
-def _why_moved(item: Mapping[str, Any], lang: str) -> None:
+def _why_moved(item: Item, lang: str) -> None:
     with st.expander(t("why_moved", lang)):
-        why_rows = tables.feature_contribution_rows(item, 6)
+        why_rows = tables.feature_contribution_rows(item.feature_contributions, 6)
 
         def why_bars() -> alt.Chart:
             return alt.Chart(pd.DataFrame(why_rows)).mark_bar().encode(
@@ -122,11 +118,11 @@ def _why_moved(item: Mapping[str, Any], lang: str) -> None:
                 tooltip=["feature", "contribution", "meaning"]).properties(height=26 * len(why_rows) + 20)
 
         chart(("why_moved", why_rows, lang), why_bars, width="stretch")
-        st.caption(t("ltr_sum", lang, score=num(item["score"], ".3f", lang),
-                     bias=num(item["feature_contributions"].get("bias", 0.0), ".3f", lang)))
+        st.caption(t("ltr_sum", lang, score=num(item.score, ".3f", lang),
+                     bias=num(item.feature_contributions.get("bias", 0.0), ".3f", lang)))
 
 
-def contribution_chart(trace: Mapping[str, Any], rows: int, lang: str = "en") -> None:
+def contribution_chart(trace: TraceView, rows: int, lang: str = "en") -> None:
     contribution = tables.contribution_rows(trace, limit=rows)
     data = pd.DataFrame(contribution)
     if data.empty:

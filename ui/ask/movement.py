@@ -3,7 +3,7 @@ dropped from the fused top_k."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import altair as alt
 import pandas as pd
@@ -11,6 +11,7 @@ import streamlit as st
 
 from retrieval.explain import tables
 from retrieval.ingest.location import location_label
+from retrieval.pipeline.view import TraceView
 
 from ..escape import code, md
 from ..format import num
@@ -30,14 +31,14 @@ def panel(asked: Asked) -> None:
         lost_table(asked.trace, asked.relevant, asked.graded, asked.lang)
 
 
-def _why_not(trace: Mapping[str, Any], lang: str) -> str:
+def _why_not(trace: TraceView, lang: str) -> str:
     """Why nothing was reranked: the empty list's reason, without its lead when it is "no rerank ran"."""
     why = tables.empty_reason(trace, "reranked")
     inner = why.params.get("why") if why.code == "rerank.none_ran" else why
     return reason(inner, lang)
 
 
-def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
+def movement_chart(trace: TraceView, lang: str = "en") -> None:
     st.subheader(t("rank_movement", lang))
     rows = tables.movement_rows(trace)
     if not rows:
@@ -48,7 +49,7 @@ def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
     statuses = {name: t("status_" + name.replace(" ", "_"), lang) for name in STATUS_COLORS}
     data["stage"] = data["stage"].map(lambda v: stages.get(v, v))
     data["status"] = data["status"].map(lambda v: statuses.get(v, v))
-    top_k = (trace.get("settings") or {}).get("top_k")
+    top_k = trace.settings.top_k
 
     def lines_and_labels() -> alt.LayerChart:
         base = alt.Chart(data).encode(
@@ -66,14 +67,14 @@ def movement_chart(trace: Mapping[str, Any], lang: str = "en") -> None:
         return (lines + labels).properties(height=320)
 
     chart(("movement", rows, lang), lines_and_labels, width="stretch")
-    dedup = "chunk" if (trace.get("settings") or {}).get("dedup") == "chunk" else "parent"
+    dedup = "chunk" if trace.settings.dedup == "chunk" else "parent"
     st.caption(t("movement_caption", lang, n=len(rows) // 2, dedup=code(dedup), top_k=top_k))
 
 
-def lost_table(trace: Mapping[str, Any], relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
+def lost_table(trace: TraceView, relevant: Sequence[str] | None, graded: Mapping[str, int] | None,
                lang: str = "en") -> None:
     st.subheader(t("lost_title", lang))
-    if not (trace.get("reranked") or {}).get("items"):
+    if not trace.reranked.items:
         st.info(t("nothing_lost", lang) + _why_not(trace, lang))
         return
     rows = tables.lost_rows(trace, relevant, graded)

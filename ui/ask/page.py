@@ -21,6 +21,7 @@ from retrieval.core.tenants import may_open
 from retrieval.core.types import Question
 from retrieval.explain import links, tables
 from retrieval.offline import tuned
+from retrieval.pipeline.view import TraceView
 from retrieval.serving import roots
 from retrieval.settings import Settings
 from retrieval.stages.rerank import KINDS, RerankerSpec
@@ -138,14 +139,15 @@ class Choices:
 
 @dataclass(frozen=True)
 class Asked:
-    """One question asked: what every panel under the question reads."""
+    """One question asked: what every panel under the question reads. ``trace`` is its trace, read once into its
+    typed view (the dict the session keeps is ``trace.raw``)."""
 
     page: AskPage
     choices: Choices
     question: str
     filters: list[tuple[str, Any]]
     request: Settings
-    trace: dict[str, Any]
+    trace: TraceView
     labeled: Question | None = None
     run: Callable[[Settings, str], dict[str, Any]] = field(default=lambda settings, tag: {}, repr=False)
 
@@ -345,4 +347,4 @@ def ask(page: AskPage, choices: Choices) -> Asked:
     tenant_field = page.base.tenant_field
     labeled = next((q for q in corpus.questions if _nfc(q.question) == _nfc(question)
                     and str(q.filters.get(tenant_field, current.tenant)) == str(current.tenant)), None)
-    return Asked(page, choices, question, filters, request, trace, labeled, run)
+    return Asked(page, choices, question, filters, request, TraceView.from_dict(trace), labeled, run)

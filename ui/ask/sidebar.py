@@ -17,6 +17,7 @@ from retrieval.core.tenants import visible_questions, visible_tenants
 from retrieval.core.timing import Eta
 from retrieval.explain import links
 from retrieval.ingest.location import PAGE_END_KEY
+from retrieval.pipeline.view import Said
 from retrieval.serving import roots
 from retrieval.settings import bounds
 from retrieval.stages.fusion import METHODS
@@ -199,7 +200,7 @@ def store_damaged(store_reason: Any, traces: Mapping[str, Any] | None) -> bool:
     """Whether the loaded corpus' store reason, or the latest request's tier reason, says the store is damaged
     (:data:`retrieval.backends.base.DAMAGED`, read from the codes)."""
     latest = list(traces.values())[-1] if traces else None
-    why = latest.get("tier_reason_code") if isinstance(latest, Mapping) else None
+    why = Said.read(latest, "tier_reason").code if isinstance(latest, Mapping) else None
     return any(found is not None and found.mentions(DAMAGED.code)
                for found in (as_reason(store_reason), as_reason(why)))
 

@@ -31,7 +31,7 @@ class Clock:
         lang = asked.lang
         elapsed = (time.perf_counter() - self.started) * 1000
         first = t("render_first", lang, ms=num(self.main_ms, ",.0f", lang)) if self.main_ms is not None else ""
-        note = t("pipeline_total", lang, ms=ms((asked.trace.get("timings_ms") or {}).get("total"), lang))
+        note = t("pipeline_total", lang, ms=ms(asked.trace.timings_ms.get("total"), lang))
         st.session_state._timing_line = t("render_time", lang, first=first, ms=num(elapsed, ",.0f", lang), note=note)
         if self.slot is not None:
             self.slot.caption(st.session_state._timing_line)

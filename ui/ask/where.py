@@ -43,9 +43,8 @@ def panel(asked: Asked) -> None:
     bench = corpus.bench
     q_vec = None
     if getattr(bench, "embedder", None) is not None and state.store is not None:  # the vector the request used
-        q_vec = bench.question_vector(asked.question, (asked.trace.get("cache") or {}).get("query_vector_from"))
-    reranker = bench.reranker(asked.choices.params.reranker)[0] if (asked.trace.get("models") or {}).get("reranker") \
-        else None
+        q_vec = bench.question_vector(asked.question, asked.trace.query_vector_from)
+    reranker = bench.reranker(asked.choices.params.reranker)[0] if asked.trace.models.reranker else None
     where_block(explain.explain_many(state, asked.trace, explain.targets(state, picked), query_vector=q_vec,
                                      reranker=reranker, reader=bench.reader_store.reader), lang)
 

@@ -18,6 +18,7 @@ from retrieval.core.tenants import visible_questions
 from retrieval.core.types import Question
 from retrieval.explain import links
 from retrieval.offline import judgments, raters
+from retrieval.pipeline.view import TraceView
 from retrieval.serving import roots
 from retrieval.settings import Settings
 
@@ -76,7 +77,7 @@ class JudgingPage:
                 a field the corpus does not have): one line.
         """
         bench = self.bench()
-        trace = bench.ask(question.question, question.filters, settings=self.base).to_dict()
+        trace = TraceView.from_dict(bench.ask(question.question, question.filters, settings=self.base).to_dict())
         texts = {c.chunk_id: c.text for c in bench.state.chunks}
         titles = {d.id: d.title for d in bench.state.documents}
         return [{**p, "text": texts.get(p["chunk_ids"][0], ""), "title": titles.get(p["parent_id"], "")}

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from ...core.split import split_of
 from ...core.types import Question
+from ...pipeline.view import Gate
 from ...settings import Settings
 from .compare import p_text
 
@@ -107,7 +108,7 @@ def calibrate_abstention(open_bench: Any, settings: Settings, questions: Sequenc
 
     def read(q: Question, s: Settings) -> tuple[float | None, float | None, bool, bool]:
         trace = bench.ask(q.question, q.filters, settings=s)
-        best = (trace.gate.get("support") or {}).get("best")
+        best = Gate.from_dict(trace.gate).support.best
         return (_best_cosine(trace), None if best is None else float(best), trace.answer.abstained,
                 bool(q.relevant))
 

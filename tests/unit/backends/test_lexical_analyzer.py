@@ -11,7 +11,11 @@ from retrieval.core.errors import InvalidSetting
 from retrieval.core.filters import Filters
 from retrieval.core.types import Document
 from retrieval.ingest.corpus import chunk_documents
+from retrieval.pipeline.view import TraceView
 from retrieval.settings import INDEX_SETTINGS, Settings
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 DOCS = (("px7", "O PX-7 ativa em 72 horas depois do pagamento.", {}),
         ("px17", "O PX-17 ativa em 48 horas depois do pagamento.", {}),
@@ -121,5 +125,5 @@ def test_the_card_shows_each_stem_with_the_question_words_behind_it(tmp_path):
         bench = Workbench(settings, embedder=None, progress=False)
         bench.load_corpus(corpus)
         trace = bench.ask("PX-7 e o pagamento dos pagamentos?").to_dict()
-        terms = provenance(trace, "px7#0")["bm25"]["terms"]
+        terms = provenance(view(trace), "px7#0")["bm25"]["terms"]
         assert sorted(t for t, _ in terms) == expected, terms

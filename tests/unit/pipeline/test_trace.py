@@ -12,8 +12,12 @@ from retrieval.core.types import Chunk, FinalItem, Query, RankedList, RankerKey,
 from retrieval.explain import grid, report_html, tables
 from retrieval.pipeline.expand import variants
 from retrieval.pipeline.trace import Trace, chunk_locations
+from retrieval.pipeline.view import TraceView
 from retrieval.stages.answer import Answer
 from retrieval.stages.fusion import rrf
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 SECTION = "Capítulo I › Seção II"
 PLACED = {"section": SECTION, "page": 4, "page_end": 5}
@@ -78,12 +82,12 @@ def test_every_item_of_every_list_carries_its_chunks_page_and_section() -> None:
 
 def test_the_views_of_the_dict_show_the_place() -> None:
     data = a_trace().to_dict()
-    rows = {r["chunk_id"]: r for r in grid.grid_rows(data)}
+    rows = {r["chunk_id"]: r for r in grid.grid_rows(view(data))}
     assert rows["diario#1"]["where"] == PLACED and rows["diario#0"]["where"] == {"page": 3}
     assert rows["faq#0"]["where"] == {}
-    fused = list(csv.DictReader(io.StringIO(tables.lists_csv(data)["fused"])))
+    fused = list(csv.DictReader(io.StringIO(tables.lists_csv(view(data))["fused"])))
     by = {r["chunk_id"]: r for r in fused}
     assert (by["diario#1"]["page"], by["diario#1"]["page_end"], by["diario#1"]["section"]) == ("4", "5", SECTION)
     assert (by["faq#0"]["page"], by["faq#0"]["section"]) == ("", "")
-    document = report_html.question_report(data, "pt")
+    document = report_html.question_report(view(data), "pt")
     assert f"pp. 4-5 · {SECTION}" in document and "p. 3" in document

@@ -102,7 +102,7 @@ def test_feature_contribution_rows_for_the_panel():
     from retrieval.explain.tables import feature_contribution_rows
 
     item = {"feature_contributions": {"cov_parent": 0.5, "dense_gap": -0.8, "bm25_norm": 0.1, "bias": -2.0}}
-    rows = feature_contribution_rows(item, 2)
+    rows = feature_contribution_rows(item["feature_contributions"], 2)
     assert [(r["feature"], r["contribution"]) for r in rows] == [("dense_gap", -0.8), ("cov_parent", 0.5)]
     assert rows[1]["meaning"].startswith("IDF-weighted coverage")
 

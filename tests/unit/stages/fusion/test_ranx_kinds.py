@@ -9,8 +9,12 @@ from retrieval.core.errors import InvalidSetting
 from retrieval.core.types import RankedList, ScoredItem
 from retrieval.explain import card
 from retrieval.offline.evaluation import named_configs
+from retrieval.pipeline.view import TraceView
 from retrieval.settings import Settings
 from retrieval.stages.fusion import METHODS, fuse
+
+#: A trace dict as the explanations read it (its typed view).
+view = TraceView.from_dict
 
 ranx = pytest.importorskip("ranx")
 
@@ -93,7 +97,7 @@ def _trace(name: str, weights: str = "") -> dict:
 
 def _written(name: str, chunk: str, weights: str = "") -> str:
     t = _trace(name, weights)
-    return " + ".join(f"{x['ranker']} {card.term_formula(t, x)}" for x in card.rrf_terms(t, chunk))
+    return " + ".join(f"{x['ranker']} {card.term_formula(view(t), x)}" for x in card.rrf_terms(view(t), chunk))
 
 
 def test_the_card_writes_the_terms_out_with_the_requests_numbers() -> None:
@@ -108,7 +112,7 @@ def test_the_card_writes_the_terms_out_with_the_requests_numbers() -> None:
     assert _written("wsum_sum", "d1", "bm25=2") == f"bm25 2·{11 / 19.5:.4f} + dense {0.22 / (2.37 - 3 * 0.62):.4f}"
     assert _written("combmax", "d3") == "bm25 max 0.5909"
     assert _written("borda", "d3") == "bm25 5 − 2 + 1 + dense 1.5 (not listed)"
-    assert card.rrf_terms(_trace("combmnz"), "d1")[0]["value"] is None  # not a rank-based sum
+    assert card.rrf_terms(view(_trace("combmnz")), "d1")[0]["value"] is None  # not a rank-based sum
 
 
 def test_the_picker_and_the_evaluation_offer_them() -> None:
