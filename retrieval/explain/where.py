@@ -35,6 +35,7 @@ from ..core.codes import codes
 from ..core.filters import Filters, typed
 from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize
+from ..learned.reader.loader import LoadedReader
 from ..pipeline.view import TraceView
 
 #: The picked chunks whose stored vectors one "Where is my document?" reads at most (one store call).
@@ -151,7 +152,7 @@ def _has_code(text: str, code: str) -> bool:
 
 def explain(state: Any, trace: TraceView, chunk_id: str, query_vector: np.ndarray | None = None,
             reranker: Any = None, evidence: DenseEvidence | None = None,
-            reader: Callable[[], tuple[Any, Any]] | None = None) -> dict[str, Any]:
+            reader: Callable[[], LoadedReader] | None = None) -> dict[str, Any]:
     """The whereabouts of ``chunk_id`` in ``trace`` (the view of a ``Trace.to_dict()`` of a request on ``state``).
 
     Args:
@@ -161,7 +162,7 @@ def explain(state: Any, trace: TraceView, chunk_id: str, query_vector: np.ndarra
         reranker: an object with ``score(question, passages)`` (``retrieval.stages.rerank``), or ``None``.
         evidence: the store reads of the pick (:func:`dense_evidence`), read for this chunk alone when
             ``None``.
-        reader: ``() -> (reader or None, reason)``: the Workbench's reader
+        reader: ``() -> LoadedReader(reader or None, why)``: the Workbench's reader
             (:meth:`~retrieval.learned.reader.loader.ReaderStore.reader`), or ``None`` (the reader is not read).
 
     Returns:
@@ -317,22 +318,22 @@ def _rerank_entry(trace: TraceView, chunk: Any, question: str, reranker: Any, bl
 
 
 def _reader_entry(chunk: Any, question: str, blocked: Any,
-                  reader: Callable[[], tuple[Any, Any]] | None) -> dict[str, Any]:
+                  reader: Callable[[], LoadedReader] | None) -> dict[str, Any]:
     """The reader's score of the chunk (its text against the question), whatever the reranker: how well the
     chunk reads as an answer, beside where the rankers put it. Never for a chunk the request's filters exclude."""
     if blocked:
         return {"status": "filtered"}
     if reader is None:
         return {"status": "not_run"}
-    loaded, why = reader()
-    if loaded is None:
-        return {"status": "unavailable", "note": why}
-    return {"status": "computed", "score": round(float(loaded.score(question, [chunk])[0]), 4)}
+    loaded = reader()
+    if loaded.reader is None:
+        return {"status": "unavailable", "note": loaded.why}
+    return {"status": "computed", "score": round(float(loaded.reader.score(question, [chunk])[0]), 4)}
 
 
 def explain_many(state: Any, trace: TraceView, chunk_ids: Sequence[str],
                  query_vector: np.ndarray | None = None, reranker: Any = None,
-                 reader: Callable[[], tuple[Any, Any]] | None = None) -> list[dict[str, Any]]:
+                 reader: Callable[[], LoadedReader] | None = None) -> list[dict[str, Any]]:
     """:func:`explain` for each of ``chunk_ids`` (a picked document's chunks), with the store read once for
     all of them (:func:`dense_evidence`: at most :data:`MAX_WHERE_CHUNKS` vectors, guarded)."""
     evidence = dense_evidence(state, trace, chunk_ids, query_vector)

@@ -18,7 +18,7 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -48,7 +48,7 @@ from ..settings import Settings
 from ..stages.answer import Answer, answer_stage
 from ..stages.gate import decide, question_cosines
 from ..stages.generate import Generated, QueryEncoder, SharedQuestionEncoder, generate
-from ..stages.judge import NOT_APPLIED, LearnedEvidenceAnswerer, apply_support_gate, judge_window
+from ..stages.judge import NOT_APPLIED, JudgeRun, LearnedEvidenceAnswerer, apply_support_gate, judge_window
 from ..stages.rerank import LoadContext, Reranker, RerankerSpec, RerankInput, load_reranker, reranker_key
 from ..stages.rerank import run as run_reranker
 from ..stages.rerank.base import NONE_RAN
@@ -100,6 +100,14 @@ class _HoldsJudge(Protocol):
     """A loaded reranker of a kind that ``shares_judge``: it holds the judge's models (``.models``)."""
 
     models: JudgeModels
+
+
+class Judged(NamedTuple):
+    """The learned judge's read of one request: its models and its run (the rerank window's features, computed
+    once), which the learned ranker, the support gate and the evidence answer share."""
+
+    models: JudgeModels
+    run: JudgeRun
 
 
 class Workbench:
@@ -369,7 +377,7 @@ class Workbench:
                 notes.append(Note("select", selection.note))
             with timer.stage("gate"):
                 cosines = question_cosines(selected, c.dense, c.vector, state.store,
-                                           judged[1].inp.vectors if judged is not None else None)
+                                           judged.run.inp.vectors if judged is not None else None)
                 if cosines.note is not None:
                     notes.append(Note("gate", cosines.note))
                 gate = decide(selected, cosines, c.lexical, state.chunk_by_id, question, s.min_similarity,
@@ -393,13 +401,13 @@ class Workbench:
                     notes.append(Note("context", SIBLINGS(n=len(more), per_parent=s.context_siblings)))
             with timer.stage("answer"):
                 if answerer is None and not s.llm_configured and s.evidence_model and judged is not None:
-                    answerer = LearnedEvidenceAnswerer(judged[0], judged[1], language=s.answer_language)
+                    answerer = LearnedEvidenceAnswerer(judged.models, judged.run, language=s.answer_language)
                 answer = answer_stage(question, context, s, answerer, refusal_reason=gate.reason)
             timings = timer.finish()
             root.set_attribute("agent.hybrid_path", tier.name)
             root.set_attribute("retrieval.tier_reason", reason.text())
         lost = lost_by_reranker(c.fused, reranked, s.dedup, s.top_k,
-                                judged[1].inp.reader if judged is not None else None)
+                                judged.run.inp.reader if judged is not None else None)
         return Trace(
             question=question, settings=s.public_dict(), models=self._models(s, answer, state),
             index_id=state.index_id, queries=list(c.queries), filters=c.filters.as_dict(), tier=tier.name,
@@ -493,8 +501,8 @@ class Workbench:
         return RerankerSpec.parse(s.reranker_model).declaration.reads_features or s.support_gate or s.evidence_model
 
     def _judge_run(self, question: str, c: "_Candidates", state: IndexState,
-                   s: Settings) -> tuple[tuple[Any, Any] | None, Reason | None]:
-        """``((models, JudgeRun), None)`` with the rerank window's features computed once; ``(None, None)`` when
+                   s: Settings) -> tuple[Judged | None, Reason | None]:
+        """``(Judged(models, run), None)`` with the rerank window's features computed once; ``(None, None)`` when
         no judge model loads, ``(None, why)`` when the store read the features need fails (the stages that
         need the judge then run without it, and the trace says so)."""
         models, _ = self.judge(s)
@@ -502,9 +510,9 @@ class Workbench:
             return None, None
         run, why = judge_window(state, question, c.filters, s.tenant_field, c.lexical, c.dense, c.fused,
                                 c.vector, s.reranker_max_input, self.reader_store.reader)
-        return ((models, run) if run is not None else None), why
+        return (Judged(models, run) if run is not None else None), why
 
-    def _support_gate(self, gate: Any, judged: tuple[Any, Any] | None, selected: Sequence[Any], question: str,
+    def _support_gate(self, gate: Any, judged: Judged | None, selected: Sequence[Any], question: str,
                       s: Settings, judge_why: Reason | None = None) -> tuple[Any, dict[str, Any]]:
         """The learned support gate (:func:`retrieval.stages.judge.apply_support_gate`) when it is on;
         ``judge_why`` is why the judge has no run although its models loaded (a failed store read)."""
@@ -515,7 +523,7 @@ class Workbench:
                                   judge_why or (loaded if models is None else None), s.support_threshold)
 
     def _rerank(self, tier: Tier, reason: Reason, question: str, fused: RankedList, state: IndexState, s: Settings,
-                timer: StageTimer, judged: tuple[Any, Any] | None = None,
+                timer: StageTimer, judged: Judged | None = None,
                 judge_why: Reason | None = None) -> tuple[Tier, Reason, RankedList]:
         """The rerank stage in the ``full`` tier, through its one guarded call (:func:`retrieval.stages.rerank.run`):
         a reranker that fails (or the learned ranker without its feature rows: ``judge_why``) drops the request
@@ -527,7 +535,7 @@ class Workbench:
         assert reranker is not None  # the full tier is planned only with the reranker loaded (held for good)
         window = fused.items[: s.reranker_max_input]
         inp = RerankInput(question, window, {i.chunk_id: state.chunk_by_id[i.chunk_id].text for i in window},
-                          judged[1] if judged is not None else None, judge_why,
+                          judged.run if judged is not None else None, judge_why,
                           {i.chunk_id: state.chunk_by_id[i.chunk_id] for i in window})
         with timer.stage("rerank"):
             outcome = run_reranker(reranker, inp)

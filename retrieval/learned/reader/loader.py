@@ -10,7 +10,7 @@ import logging
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ...core.errors import first_line
 from ...core.reasons import Reason, declare, error
@@ -32,6 +32,14 @@ NOT_INSTALLED = declare("reader.not_installed", en="{package} is not installed",
 #: Exceptions of a weights file that cannot be read (the file's fault, not the reader's).
 FILE_ERRORS = frozenset({"FileNotFoundError", "OSError", "PermissionError", "IsADirectoryError", "NotADirectoryError"})
 LOADED = declare("reader.loaded", en="loaded", pt="carregado")
+
+
+class LoadedReader(NamedTuple):
+    """A Workbench's reader as :meth:`ReaderStore.reader` hands it over: the reader (a
+    :class:`~.interaction.MaxSimReader`, ``None`` when its weights cannot load) and why (its load's reason)."""
+
+    reader: Any
+    why: Reason
 
 
 def load_reader(spec: str = KIND, state_dir: str | Path | None = None, state_mb: float = STATE_STORE_MB,
@@ -172,12 +180,12 @@ class ReaderStore:
             if self._reader is not None and tokens is not None:
                 self._reader.resize_cache(tokens)
 
-    def reader(self) -> tuple[Any, Reason]:
+    def reader(self) -> LoadedReader:
         """This Workbench's reader, or ``(None, why)`` when the weights cannot load: bound on first use, its
         store opened anew when the choice moved (a corpus of another size under ``auto``)."""
         weights, why = (self.model or shared_model)(self._choice.precision)
         if weights is None:
-            return None, why
+            return LoadedReader(None, why)
         with self._lock:
             choice = self._choice
             if self._reader is None or self._weights is not weights:
@@ -186,7 +194,7 @@ class ReaderStore:
             if self._opened != choice:
                 self._reader.store = open_store(self._reader, choice.folder, choice.limit_mb, choice.codec)
                 self._reader.template, self._opened = choice.template, choice
-            return self._reader, why
+            return LoadedReader(self._reader, why)
 
     def loaded(self) -> Any:
         """The reader if it was read already (nothing is loaded for this), else ``None``."""
