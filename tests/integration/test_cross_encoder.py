@@ -48,7 +48,7 @@ def test_cross_encoder_path_reranks_fused_candidates(lab_bench, tiny_cross_encod
     texts = [lab_bench.state.chunk_by_id[i.chunk_id].text for i in items]
     direct = model.predict([(NEGATION_Q, t) for t in texts])
     assert scores == pytest.approx([float(x) for x in direct], rel=1e-4, abs=1e-5)
-    assert trace.timings_ms["rerank"] is not None
+    assert trace.timings_ms["rerank"] > 0
     # The final list is read from the reranked order.
     assert trace.final[0].chunk_id == items[0].chunk_id or trace.final[0].similarity < s.min_similarity
 

@@ -119,10 +119,10 @@ def test_multi_hop_on_the_card_question_answers_in_its_tenant(lab_bench):
     s = lab_bench.settings.with_overrides(transforms=("multi_hop",))
     trace = lab_bench.ask(CARD, {"tenant": "ventura"}, settings=s)
     data = trace.to_dict()
-    assert data["tier"] in ("full", "rrf_only", "refusal")  # full: the learned ranker is the default
+    assert data["tier"] == "full"  # the learned ranker is the default
     assert all(i["chunk_id"].startswith("ventura-") for i in data["fused"]["items"])
-    hops = [q for q in data["queries"] if q["kind"] == "multi_hop"]
-    assert hops, "the question's top chunks name codes that the hops follow"
+    # the question's top chunks name two codes, and a hop follows each
+    assert [q["text"] for q in data["queries"] if q["kind"] == "multi_hop"] == ["E-19", "VT-3"]
     fused_ids = [i["chunk_id"] for i in data["fused"]["items"]]
     assert len(fused_ids) == len(set(fused_ids))  # an insertion never duplicates nor loses an item
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from retrieval.stages.rerank import RerankerSpec
 
+
 def test_reranker_spec_is_parsed_once():
     assert [(p.kind, p.name) for p in map(RerankerSpec.parse, ["none", " OFF ", "", "bi-encoder:use-m3",
                                                                  "BAAI/bge-reranker-base"])] == \

@@ -7,6 +7,7 @@ import numpy as np
 from retrieval.core.types import RankedList, ScoredItem
 from retrieval.stages.select import dedup, lost_by_reranker, select
 
+
 def test_select_dedup_topk_mmr_and_lost_by_reranker():
     fused = RankedList("fused", "rrf", (ScoredItem("a#0", "a", 1, 0.9), ScoredItem("a#1", "a", 2, 0.8),
                                         ScoredItem("b#0", "b", 3, 0.7), ScoredItem("c#0", "c", 4, 0.1)))

