@@ -31,7 +31,8 @@ class DenseStore(Protocol):
     """What a request reads from a dense store (Chroma here; the benchmark's in-memory HNSW store, Milvus).
 
     ``query`` returns the cosine window (stage ``dense``, filters applied inside the search);
-    ``vectors`` the stored unit vectors of the given chunks (absent ids are left out).
+    ``vectors`` the stored unit vectors of the given chunks (absent ids are left out); ``drop`` removes the
+    corpus' vectors (an uploaded collection emptied of its last document).
     """
 
     def query(self, vector: np.ndarray, filters: Filters, window: int) -> RankedList: ...
@@ -39,6 +40,8 @@ class DenseStore(Protocol):
     def vectors(self, chunk_ids: Sequence[str]) -> Mapping[str, np.ndarray]: ...
 
     def count(self) -> int: ...
+
+    def drop(self) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,9 @@ def test_unreachable_server_gives_lexical_only_with_its_reason(settings, tmp_pat
     down = bench.ask(question, {"tenant": "lumen"})
     assert down.tier == "lexical_only"
     assert down.tier_reason.startswith("dense search failed: MilvusException")
-    assert "in-process BM25" in down.lexical.note
+    assert "in-process BM25" in down.lexical.note.text()
+    # a declared reason: the trace records it in both forms (a plain text here once made to_dict fail)
+    assert down.to_dict()["lexical"]["note_code"]["code"] == "milvus.lexical_fallback"
     assert ids(down.lexical) == ids(up.lexical)
     assert [i.score for i in down.lexical.items] == pytest.approx([i.score for i in up.lexical.items], rel=1e-6)
     assert [f.parent_id for f in down.final][:1] == ["a1"] and down.gate["kind"] == "bm25"

@@ -67,8 +67,10 @@ def open_backend(settings: Any, chunks: Sequence[Chunk], embedder: Any, corpus_k
         log.warning(reason.text())
         return local(), None, reason, None
     if not features.sparse:
-        log.info(features.lexical_reason)
-        return (InProcessLexical(chunks, settings.tenant_field, settings.bm25_engine, features.lexical_reason),
+        why = features.lexical_reason
+        assert why is not None  # a server without sparse vectors says why BM25 runs in process
+        log.info(why)
+        return (InProcessLexical(chunks, settings.tenant_field, settings.bm25_engine, why),
                 store, OK(), report)
     return MilvusLexical(store, chunks, settings.tenant_field, stats, settings.bm25_engine), store, OK(), report
 

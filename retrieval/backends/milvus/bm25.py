@@ -7,7 +7,7 @@ another tenant's chunks (Milvus's own BM25 function keeps collection-wide statis
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...core.text import tokenize
@@ -29,7 +29,7 @@ class TenantStats:
 
     n: int = 0
     total: int = 0
-    df: Counter | None = None
+    df: Counter = field(default_factory=Counter)
 
     @property
     def avgdl(self) -> float:

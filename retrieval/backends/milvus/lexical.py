@@ -12,6 +12,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from ...core.filters import Filters
+from ...core.reasons import Reason, declare, raw
 from ...core.text import tokenize
 from ...core.types import Chunk, RankedList, ScoredItem
 from ..lexical import CountFrequencies, LexicalIndex, lucene_idf
@@ -20,6 +21,11 @@ from .bm25 import TenantStats, doc_weights, sparse_vector
 from .collection import MilvusStore
 
 log = logging.getLogger(__name__)
+
+LEXICAL_FALLBACK = declare("milvus.lexical_fallback",
+                           en="Milvus lexical search failed ({error}); in-process BM25 of the same chunks used",
+                           pt="a busca léxica do Milvus falhou ({error}); usado o BM25 em processo dos mesmos "
+                              "chunks")
 
 
 class MilvusLexical:
@@ -43,7 +49,7 @@ class MilvusLexical:
         self._fallback_engine = fallback_engine
         self._fallback: dict[Any, LexicalIndex] = {}
         self._lock = threading.Lock()
-        self.last_note: str | None = None
+        self.last_note: Reason | None = None
 
     def size(self, tenant: object = None) -> int:
         s = self.stats.get(tenant)
@@ -75,7 +81,7 @@ class MilvusLexical:
         keys = list(tenants) if tenants else list(self.stats)
         query = list(dict.fromkeys(tokenize(query_text)))
         found: list[tuple[float, str, ScoredItem]] = []
-        note = None
+        note: Reason | None = None
         if query and window > 0:
             limit = int(window * self.MARGIN) + 10
             for tenant in keys:
@@ -87,9 +93,8 @@ class MilvusLexical:
                 except BaseException as exc:  # noqa: BLE001 - carried on in process, and said so (a panic too)
                     if isinstance(exc, INTERRUPTS):
                         raise
-                    note = (f"Milvus lexical search failed ({exc.__class__.__name__}: {str(exc)[:120]}); "
-                            "in-process BM25 of the same chunks used")
-                    log.warning(note)
+                    note = LEXICAL_FALLBACK(error=raw(f"{exc.__class__.__name__}: {str(exc)[:120]}"))
+                    log.warning(note.text())
                     for item in self._local(tenant).search(query_text, filters, window).items:
                         found.append((item.score, item.chunk_id, item))
                     continue

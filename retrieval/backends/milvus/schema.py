@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -99,7 +99,7 @@ class Schema:
             index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
         client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
 
-    def row(self, chunk: Chunk, vector: np.ndarray, weights: Mapping[str, float] | None,
+    def row(self, chunk: Chunk, vector: np.ndarray | Sequence[float], weights: Mapping[str, float] | None,
             lexkey: str) -> dict[str, Any]:
         row = {"id": chunk.chunk_id, "tenant": tenant_key(chunk.metadata.get(self.tenant_field)),
                "parent": chunk.parent_id, "hash": chunk.content_hash, "lexkey": lexkey,
@@ -109,5 +109,6 @@ class Schema:
             row["sparse"] = sparse_vector(weights or {})
         for key, kind in self.scalars.items():
             value = chunk.metadata.get(key)
-            row[f"m_{key}"] = float(value) if kind == "DOUBLE" and value is not None else value
+            # a DOUBLE field holds one number a chunk (a multi-valued field is never declared DOUBLE)
+            row[f"m_{key}"] = float(value) if kind == "DOUBLE" and isinstance(value, (int, float, str)) else value
         return row
