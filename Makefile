@@ -51,8 +51,9 @@ ray: install $(RAY_STAMP)
 test-ray: ray
 	$(PY) -m pytest -q tests/integration/test_ray_cluster.py
 
+# The unit tests without the slow ones (over 5 s each) and any that loads the real model (pytest.ini's markers).
 test-fast: install
-	$(PY) -m pytest tests/unit
+	$(PY) -m pytest tests/unit -m "not slow and not integration"
 
 # pyflakes and pycodestyle over everything that ships or tests it (settings in pyproject.toml; make test runs it too).
 lint: install

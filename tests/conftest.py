@@ -48,6 +48,16 @@ def lab_bench(settings):
 
 
 @pytest.fixture(scope="session")
+def ranx_compiled() -> None:
+    """ranx's metric and significance functions compiled once for the session (numba compiles each on first use,
+    or reads it from its cache: about 6 s on 2 cores, far more without the cache). Requested by the tests that
+    score runs, so the cost is this fixture's setup, not whichever test happens to score first."""
+    from retrieval.offline.evaluation.metrics import compile_ranx
+
+    compile_ranx()
+
+
+@pytest.fixture(scope="session")
 def lab_questions():
     from retrieval.ingest.corpus import load_questions
     from retrieval.core.paths import LAB_QUESTIONS

@@ -20,11 +20,8 @@ ARTIFACTS = ROOT / "artifacts" / "browser"
 PANELS = ("Lexical (BM25)", "Dense (cosine)", "Fused (RRF)", "Reranked")
 QUESTION = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: install it with "
-                       "`apt-get install -y chromium` to run the browser test"),
-]
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: install it with "
+                                "`apt-get install -y chromium` to run the browser test")
 
 
 @pytest.fixture(scope="module")

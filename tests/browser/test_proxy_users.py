@@ -32,9 +32,8 @@ import pytest
 from helpers.browser import CHROMIUM, CHROMIUM_ARGS, IDLE_JS, running_app, timing_caption, watch_runs
 
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: install it with "
-                                 "`apt-get install -y chromium` to run the browser tests")]
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent: install it with "
+                                "`apt-get install -y chromium` to run the browser tests")
 
 HEADER = "X-Forwarded-User"
 COOKIE = "proxy_session"

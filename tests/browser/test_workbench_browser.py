@@ -23,8 +23,7 @@ PX7 = "O PX-7 não foi ativado apesar do pagamento, o que faço?"
 ARGS = sorted(set(CHROMIUM_ARGS) | {"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                                      "--disable-component-update", "--disable-sync", "--no-first-run"})
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (scripts/ensure_chromium.sh)")]
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (scripts/ensure_chromium.sh)")
 
 SETTLED_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');

@@ -11,7 +11,7 @@ from retrieval.settings import Settings
 pytestmark = pytest.mark.integration
 
 
-def test_evaluation_scores_the_list_the_pipeline_kept_with_mmr(lab_bench, lab_questions):
+def test_evaluation_scores_the_list_the_pipeline_kept_with_mmr(lab_bench, lab_questions, ranx_compiled):
     """Regression: with MMR on, the evaluation rebuilt top_k without MMR and scored a list the pipeline never kept."""
     questions = [q for q in lab_questions if q.relevant][:10]
     report = evaluate_configs(lambda s: lab_bench, lab_bench.settings, questions,
@@ -47,7 +47,7 @@ def test_contextual_configuration_gets_its_own_index(monkeypatch):
     assert plain is not ctx and again is plain and opened == [False, True]
 
 
-def test_evaluation_leaves_the_shared_workbench_untouched(lab_bench, lab_questions):
+def test_evaluation_leaves_the_shared_workbench_untouched(lab_bench, lab_questions, ranx_compiled):
     """Regression: the evaluation set and unset a list cache on the shared Workbench, where another session reads."""
     before = dict(vars(lab_bench))
     seen = []

@@ -118,6 +118,7 @@ def test_a_link_filter_on_another_tenants_field_or_value_is_said_once(bench) -> 
                         "f.region: no document has region 'oeste'"]
 
 
+@pytest.mark.slow
 def test_the_cli_names_only_the_tenants_fields(tmp_path: Path) -> None:
     """``python -m retrieval ask --filter tenant=acme --filter colour=azul``: exit 2, one error line."""
     corpus = write_corpus(tmp_path)

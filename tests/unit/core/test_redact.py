@@ -98,6 +98,7 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
                           env=full, timeout=240)
 
 
+@pytest.mark.slow
 def test_cli_errors_and_ask_json_hold_no_secret(tmp_path: Path) -> None:
     """``index --status`` against unreachable servers named with credentials, and ``ask --json`` whose store
     is such a server (the request runs lexical_only, the reason naming the server without them)."""

@@ -69,6 +69,7 @@ def test_split_is_by_parent():
     assert all((splits[q.id] == "heldout") == (split_of(q.id) == "heldout") for q in qs)
 
 
+@pytest.mark.slow
 def test_seeded_training_is_reproducible(traced):
     _, cases = traced
     a, info_a = T.fit(cases, seed=11)

@@ -311,6 +311,7 @@ def test_a_websocket_passes_and_outlives_the_body_timeout(workers: list[StandIn]
         sock.close()
 
 
+@pytest.mark.slow
 def test_a_killed_or_unhealthy_worker_is_taken_out(workers: list[StandIn]) -> None:
     with running(config_for(workers)) as port:
         pinned: dict[str, str] = {}
