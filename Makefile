@@ -59,8 +59,8 @@ test-fast: install
 lint: install
 	$(PY) -m ruff check .
 
-# mypy over retrieval/ (pyproject.toml), every error listed; make test fails when there are more than the baseline
-# recorded in tests/unit/test_lint.py (MYPY_BASELINE), so the count only goes down (docs/testing.md).
+# mypy over retrieval/ (pyproject.toml), every error listed; make test fails on any (tests/unit/test_lint.py,
+# docs/testing.md).
 typecheck: install
 	$(PY) -m mypy
 

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -76,6 +77,12 @@ def decisive_p(comparison: Mapping[str, Any]) -> float | None:
     return comparison.get("p_holm", comparison.get("p_value"))
 
 
+def significant(comparison: Mapping[str, Any]) -> bool:
+    """Whether the decisive p-value (:func:`decisive_p`) is below 0.05 (``False`` when there is none)."""
+    p = decisive_p(comparison)
+    return p is not None and p < 0.05
+
+
 def comparison_rows(report: Mapping[str, Any], split: str | None = None) -> list[dict[str, Any]]:
     """One row per (config, metric): the value, and against the baseline the delta, the p-value and Holm's
     adjusted one (over the candidates), whether that one is below 0.05, improved, worsened and lost-relevant
@@ -92,7 +99,7 @@ def comparison_rows(report: Mapping[str, Any], split: str | None = None) -> list
                          "baseline": c["baseline"] if c else None, "delta": c["delta"] if c else None,
                          "p_value": c["p_value"] if c else None,
                          "p_holm": decisive_p(c) if c else None,
-                         "significant": (decisive_p(c) is not None and decisive_p(c) < 0.05) if c else None,
+                         "significant": significant(c) if c else None,
                          "improved": len(c["improved"]) if c else None,
                          "worsened": len(c["worsened"]) if c else None,
                          "lost_relevant": len(c["lost_relevant"]) if c else None,
@@ -232,7 +239,7 @@ def choose(report: Mapping[str, Any], metric: str | None = None,
     rows = [c for c in report["comparisons"] if c["metric"] == metric]
     held = {c["candidate"]: c for c in (report.get("comparisons_by_split") or {}).get("heldout", [])
             if c["metric"] == metric}
-    good = [c for c in rows if c["delta"] > 0 and decisive_p(c) is not None and decisive_p(c) < 0.05
+    good = [c for c in rows if c["delta"] > 0 and significant(c)
             and (c["candidate"] not in held or held[c["candidate"]]["delta"] >= 0)]
     baseline = next(iter(report["configs"]))
     if not good:
@@ -506,8 +513,8 @@ def export_texts(report: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
     makers: dict[str, Callable[[], str]] = {"comparison.csv": lambda: comparison_csv(report)}
     for name in report["configs"]:
         safe = re.sub(r"[^0-9A-Za-z_.+-]+", "_", name)
-        makers[f"questions-{safe}.csv"] = lambda name=name: question_csv(report, name)
-        makers[f"{safe}.run"] = lambda name=name: trec_run(report, name)
+        makers[f"questions-{safe}.csv"] = partial(question_csv, report, name)
+        makers[f"{safe}.run"] = partial(trec_run, report, name)
     makers["decision.md"] = lambda: decision_record(report)
     texts: dict[str, str] = {}
     skipped: list[str] = []

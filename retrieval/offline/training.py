@@ -29,7 +29,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -54,7 +54,8 @@ from ..learned.judge.features import (
     stats_without,
     tenant_stats,
 )
-from ..learned.judge.models import FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, JudgeModels, LogisticModel
+from ..learned.judge.models import (FAQUAD_ATTRIBUTION, RERANKER_LABEL, BoosterModel, Explained, JudgeModels,
+                                    LogisticModel, rerank_rows)
 from ..pipeline.workbench import Workbench
 from ..stages.answer import ExtractiveAnswerer
 from ..stages.fusion import fuse
@@ -279,11 +280,12 @@ def _rank_data(cases: Sequence[Case], attr: str = "rows") -> tuple[np.ndarray, n
             y.append(c.rank_labels)
             groups.append(len(c.rank_labels))
         else:
-            if c.sentences is None or c.sentence_labels.max(initial=0) <= 0 or len(c.sentence_labels) < 2:
+            labels = c.sentence_labels
+            if c.sentences is None or labels is None or labels.max(initial=0) <= 0 or len(labels) < 2:
                 continue
             X.append(c.sentences.X)
-            y.append(c.sentence_labels)
-            groups.append(len(c.sentence_labels))
+            y.append(labels)
+            groups.append(len(labels))
     width = len(CANDIDATE_NAMES) if attr == "rows" else len(SENTENCE_NAMES)
     return (np.vstack(X) if X else np.zeros((0, width)), np.concatenate(y) if y else np.zeros(0), groups)
 
@@ -314,7 +316,23 @@ def gate_row(case: Case, final: Sequence[int]) -> np.ndarray:
     return gate_features(case.inp, case.rows, final)
 
 
-def _support_data(models: JudgeModels, cases: Sequence[Case]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class Orders(Protocol):
+    """What orders a case's candidates: the judge's models, or a reranker fitted alone (:class:`RankerOnly`)."""
+
+    def rerank(self, X: np.ndarray) -> Explained: ...
+
+
+@dataclass(frozen=True)
+class RankerOnly:
+    """A reranker fitted alone, to order candidates: the support gate is fitted on its order."""
+
+    reranker: BoosterModel
+
+    def rerank(self, X: np.ndarray) -> Explained:
+        return rerank_rows(self.reranker, X)
+
+
+def _support_data(models: Orders, cases: Sequence[Case]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gate rows of ``cases`` (their final chunks in ``models``' learned order), labels and weights.
 
     Label 1: an answerable case whose final chunks hold a support chunk; 0: an unanswerable case or a clean
@@ -366,7 +384,7 @@ def _fit_evidence_logistic(train: Sequence[Case]) -> LogisticModel:
 
 
 # -- measuring -----------------------------------------------------------------------------------------
-def ltr_order(models: JudgeModels, case: Case) -> list[int]:
+def ltr_order(models: Orders, case: Case) -> list[int]:
     """Candidate indexes in learned order (ties by fused rank)."""
     raw = models.rerank(case.rows.X).raw if len(case.rows.X) else np.zeros(0)
     return sorted(range(len(raw)), key=lambda j: (-raw[j], case.rows.fused_ranks[j]))
@@ -542,15 +560,16 @@ MIN_ANSWERED = 0.99
 
 def _choose_threshold(models: JudgeModels, cases: Sequence[Case], min_answered: float = MIN_ANSWERED) -> float:
     """The largest threshold that keeps ≥ ``min_answered`` of answerable calibration cases answered."""
-    pos, neg = [], []
+    pos: list[float] = []
+    neg: list[float] = []
     for c in cases:
         final = final_indexes(c, ltr_order(models, c))
         (pos if c.answerable else neg).append(support_of(models, c, final))
     if not pos:
         return 0.5
-    pos = np.sort(np.asarray(pos))
-    cut_at = int(math.floor((1 - min_answered) * len(pos)))
-    return float(max(1e-3, pos[cut_at] - 1e-6))
+    ordered = np.sort(np.asarray(pos))
+    cut_at = int(math.floor((1 - min_answered) * len(ordered)))
+    return float(max(1e-3, ordered[cut_at] - 1e-6))
 
 
 def _hash_file(path: Path) -> str:
@@ -612,7 +631,7 @@ def fit(cases: Sequence[Case], seed: int = SEED, log: Callable[[str], None] | No
     # Support gate: one row per question (the final chunks in the learned order of the reranker fitted on
     # the fit part, so the calibration part's contexts are out of sample); logistic vs LightGBM by weighted
     # log-loss on the calibration part. The gate is not refit: its threshold belongs to this fit.
-    order_fit = JudgeModels(BoosterModel(rank_fit), None, None, 0.5)
+    order_fit = RankerOnly(BoosterModel(rank_fit))
     fit_data, (Xc, yc, wc) = _support_data(order_fit, fit_part), _support_data(order_fit, calib)
     if len(set(fit_data[1])) < 2:
         raise ValueError("too little to train the support gate on: the training part needs answerable questions "

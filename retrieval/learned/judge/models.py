@@ -216,6 +216,13 @@ def _explain(model: BoosterModel | LogisticModel, X: np.ndarray, names: Sequence
     return Explained(raw, contribs, unit)
 
 
+
+def rerank_rows(reranker: BoosterModel, X: np.ndarray) -> Explained:
+    """A LambdaMART reranker's raw scores of candidate rows, with contributions (unit: raw LambdaMART score)."""
+    return _explain(reranker, X, CANDIDATE_NAMES, "raw LambdaMART score")
+
+
+
 @dataclass
 class JudgeModels:
     """The three loaded models of one folder, plus the support threshold and the manifest."""
@@ -233,7 +240,7 @@ class JudgeModels:
 
     def rerank(self, X: np.ndarray) -> Explained:
         """Raw LambdaMART scores of candidate rows, with contributions (unit: raw LambdaMART score)."""
-        return _explain(self.reranker, X, CANDIDATE_NAMES, "raw LambdaMART score")
+        return rerank_rows(self.reranker, X)
 
     def support_proba(self, X: np.ndarray) -> tuple[np.ndarray, Explained]:
         """P(support) of gate rows (one per context, :data:`GATE_NAMES`) and the contributions to its logit."""
