@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _apptest import assert_ok, open_tab, page, plain
+from helpers.apptest import assert_ok, open_tab, page, plain
 
 from retrieval.backends.embedders import EMBEDDERS, EmbeddingModel
 from retrieval.core.kinds import Text

@@ -14,7 +14,7 @@ from retrieval.offline.release import ReleaseRule, check, junit_xml, per_query_c
 from retrieval.offline.runs import load_run
 from retrieval.settings import Settings
 
-from .evaluation.test_runner import DOCS, FakeBench, Q
+from helpers.runner import DOCS, FakeBench, Q
 
 QUESTIONS = [Q("q1", ["a1"], {"tenant": "lumen"}), Q("q2", ["a2"], {"tenant": "lumen"}),
              Q("q3", ["b1"], {"tenant": "lumen"})]

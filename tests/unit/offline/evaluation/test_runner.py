@@ -6,13 +6,10 @@ satisfy counted and listed instead of silently scoring 0."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from retrieval.core.filters import field_types
-from retrieval.core.types import Chunk, Document, Question, RankedList, ScoredItem
+from retrieval.core.types import Document, Question
 from retrieval.offline.evaluation import Config, compare, evaluate_configs
 from retrieval.offline.evaluation import scores as _scores
 from retrieval.offline.evaluation.metrics import best_positions, parent_ranking, parent_run
@@ -20,9 +17,7 @@ from retrieval.offline import summaries
 from retrieval.offline.report import decision_record, trec_run
 from retrieval.settings import Settings
 
-
-def Q(qid, relevant, filters=None, group="g"):
-    return Question(qid, "?", group, tuple(relevant), dict(filters or {}))
+from helpers.runner import DOCS, FakeBench, Q
 
 
 # -- one parent ranking --------------------------------------------------------------------------------------
@@ -52,32 +47,6 @@ def test_the_significance_test_reads_the_same_parent_ranking():
     rows = compare(qs, [Config("chunk", {}), Config("parent", {})], {"chunk": chunky, "parent": plain}, per_q, names)
     assert (rows[0]["delta"], rows[0]["p_value"], rows[0]["improved"], rows[0]["worsened"]) == (0, 1.0, [], [])
     assert rows[0]["lost_relevant"] == []
-
-
-# -- a fake workbench: the runner end to end, in milliseconds ----------------------------------------------------
-DOCS = [Document("a1", "A", "O PX-7 é ativado em 24 horas.", {"tenant": "lumen"}),
-        Document("a2", "B", "A garantia do PX-7 é de um ano.", {"tenant": "lumen"}),
-        Document("b1", "C", "O VX-2 é ativado em 48 horas.", {"tenant": "ventura"})]
-
-
-class FakeBench:
-    """Answers every question with the chunks a1#0, a2#0, a1#1 (a1 at ranks 1 and 3), scores 0.9, 0.8, 0.7."""
-
-    def __init__(self, docs=DOCS) -> None:
-        chunks = [Chunk(f"{d.id}#{n}", d.id, n, d.title, d.text, dict(d.metadata), f"h{d.id}{n}")
-                  for d in docs for n in (0, 1)]
-        self.state = SimpleNamespace(corpus_path=Path("fake.jsonl"), chunks=chunks, documents=list(docs),
-                                     field_types=field_types(chunks))
-
-    def ask(self, question, filters, settings=None, lists=None):
-        picks = [("a1#0", "a1", 0.9), ("a2#0", "a2", 0.8), ("a1#1", "a1", 0.7)]
-        items = tuple(ScoredItem(c, p, r, s) for r, (c, p, s) in enumerate(picks, start=1))
-        found = RankedList("fused", "rrf", items)
-        return SimpleNamespace(selected=list(items), final=[], gated=[], answer=SimpleNamespace(abstained=True, citations=[],
-                                                                                     text=""),
-                               context_chunk_ids=[], tier="hybrid", timings_ms={"total": 1.0}, costs={},
-                               variants=[], lexical=found, dense=found, fused=found,
-                               reranked=RankedList("reranked", "x", ()))
 
 
 def _report(questions, docs=DOCS, tenants=None):

@@ -34,7 +34,7 @@ def test_every_count_stays_in_its_range() -> None:
 
 def test_the_line_of_a_real_run_moves_forward_and_stays_in_range() -> None:
     """Every call of a real run (the fake workbench of test_evaluation_reading), read as the page reads it."""
-    from .test_runner import FakeBench, Q
+    from helpers.runner import FakeBench, Q
 
     from retrieval.offline.evaluation import Config
     from retrieval.settings import Settings
