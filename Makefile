@@ -26,8 +26,8 @@ demo: index
 run: demo
 	$(VENV)/bin/streamlit run app.py
 
-# The app in several processes behind Caddy on one address, each browser kept on its process (README, "Many users at
-# once"): `make serve WORKERS=4 PORT=8501`; one worker per CPU core by default.
+# The app in several processes behind Caddy on one address, each browser kept on its process (docs/deployments.md,
+# "Many users at once"): `make serve WORKERS=4 PORT=8501`; one worker per CPU core by default.
 serve: install
 	$(PY) -m retrieval serve $(if $(WORKERS),--workers $(WORKERS)) $(if $(PORT),--port $(PORT))
 

@@ -154,8 +154,8 @@ def _use_m3(allow_downloads: bool, threads: int) -> Embedder:
     return FunctionEmbedder("use-m3", model.encode, model.encode, batch=64)
 
 
-EMBEDDERS.declare(EmbeddingModel("e5-small", Text("multilingual-e5-small, 4-bit, 384 dims",
-                                                  "multilingual-e5-small, 4 bits, 384 dimensões"), _e5_small))
+EMBEDDERS.declare(EmbeddingModel("e5-small", Text("multilingual-e5-small, 384 dims",
+                                                  "multilingual-e5-small, 384 dimensões"), _e5_small))
 EMBEDDERS.declare(EmbeddingModel("use-m3", Text("Universal Sentence Encoder multilingual v3, 512 dims",
                                                 "Universal Sentence Encoder multilíngue v3, 512 dimensões"), _use_m3,
                                  evaluation=("hybrid-use-m3", {"reranker_model": "none", "embedding_model": "use-m3"})))

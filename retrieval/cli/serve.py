@@ -17,8 +17,8 @@ def serve(
     print_proxy_config: bool = typer.Option(False, "--print-proxy-config", help="Print the Caddyfile serve "
                                             "would run (workers on ports 8601, 8602, …) and exit."),
 ) -> None:
-    """The app in several processes behind Caddy on one address, each browser kept on its own process (README,
-    "Many users at once")."""
+    """The app in several processes behind Caddy on one address, each browser kept on its own process
+    (docs/deployments.md, "Many users at once")."""
     import os
 
     from ..core.paths import PROJECT_ROOT

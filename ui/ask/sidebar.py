@@ -125,6 +125,8 @@ def load_workbench(page: AskPage, corpus: str) -> Any:
 def states_line(now: Any, lang: str) -> None:
     """Where the reader's background pass over the corpus stands (``now``: the Workbench's
     :meth:`~retrieval.pipeline.workbench.Workbench.background_states`, as of this run of the page), if one ran."""
+    if now.running and not now.total:
+        return  # the pass is counting what the store lacks: "0 of 0 passages" said nothing true
     if now.running:
         eta = t("states_eta", lang, s=num(now.eta_s, ".0f", lang)) if now.eta_s == now.eta_s and now.done else ""
         st.caption(t("states_running", lang, done=num(now.done, ",d", lang), total=num(now.total, ",d", lang),

@@ -45,7 +45,11 @@ def panel(run: Evaluated) -> None:
 
 def _described(offered: list[str], lang: str) -> str:
     """A metric picker's help: each offered metric in words and what it measures, as its declaration says."""
-    return "\n".join(f"- **{label(m, lang)}** (`{m}`): {describe(m, lang)}" for m in offered if describe(m, lang))
+    lines = [f"- **{label(m, lang)}** (`{m}`): {describe(m, lang)}" for m in offered if describe(m, lang)]
+    if "abstention_accuracy" in offered:  # not a ranking metric: the run's own count, beside the declared ones
+        lines.append(f"- **{t('ev_abstention_accuracy', lang)}** (`abstention_accuracy`): "
+                     f"{t('ev_abstention_accuracy_help', lang)}")
+    return "\n".join(lines)
 
 
 def comparison(run: Evaluated) -> None:

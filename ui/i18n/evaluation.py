@@ -223,6 +223,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "ev_single": {"en": "A single configuration: nothing to compare.", "pt": "Uma só configuração: nada a comparar."},
     "ev_two": {"en": "Two configurations, question by question", "pt": "Duas configurações, pergunta por pergunta"},
     "ev_metric": {"en": "Metric", "pt": "Métrica"},
+    "ev_abstention_accuracy": {"en": "abstention accuracy", "pt": "acurácia da abstenção"},
+    "ev_abstention_accuracy_help": {"en": "the share of questions where the pipeline abstained exactly when the "
+                                          "question had no relevant document (answered the answerable ones)",
+                                    "pt": "a fração das perguntas em que o pipeline se absteve exatamente quando a "
+                                          "pergunta não tinha documento relevante (respondeu às respondíveis)"},
     "ev_two_line": {"en": "Mean {metric}: {a} **{ma}** → {b} **{mb}** (Δ {d}) · improved {improved} · worsened "
                           "{worsened} · tied {tied}",
                     "pt": "Média de {metric}: {a} **{ma}** → {b} **{mb}** (Δ {d}) · melhorou {improved} · piorou "
