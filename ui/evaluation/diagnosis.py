@@ -32,9 +32,11 @@ def panel(run: Evaluated) -> None:
         st.altair_chart(alt.Chart(pd.DataFrame(stage_rows)).mark_bar().encode(
             x=alt.X("questions:Q", title=t("ev_axis_questions", lang)),
             y=alt.Y("config:N", title=t("ev_axis_config", lang)),
-            # the legend under the bars: beside them, its stages took the chart's height and the bars went flat
+            # the legend under the bars and the element's height given (Streamlit's "content" height gave the
+            # chart a few pixels: both configurations' bars in one flat row)
             color=alt.Color("where:N", title=t("ev_axis_layer", lang), legend=alt.Legend(orient="bottom", columns=3)),
-            tooltip=["config", "where", "questions"]).properties(height=max(120, 40 * len(names))), width="stretch")
+            tooltip=["config", "where", "questions"]).properties(height=40 * len(names)),
+            width="stretch", height=40 * len(names) + 140)
     ev = report.get("evidence_check") or {}
     st.subheader(t("ev_evidence", lang))
     st.caption(t("ev_evidence_caption", lang, checked=ev.get("checked", 0), questions=ev.get("questions", 0),
