@@ -2,5 +2,5 @@
 floor above reads. Public: the modules in ``__all__``; the others (analysis, codes, inputs, listcache, llm,
 loadonce, memory, safecsv, text) serve the package itself."""
 
-__all__ = ["admission", "errors", "filters", "kinds", "locale", "markdown", "paths", "reasons", "redact", "safeio",
-           "split", "tenants", "threads", "timing", "types"]
+__all__ = ["admission", "defaults", "errors", "filters", "kinds", "locale", "markdown", "paths", "reasons", "redact",
+           "safeio", "split", "tenants", "threads", "timing", "types"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..core.analysis import stem_groups
+from ..core.defaults import RRF_K
 from ..pipeline.view import TraceView
 from ..stages.fusion import METHODS, Term, parse_weights
 from ..stages.gate import BM25, COSINE
@@ -28,8 +29,8 @@ def _method(trace: TraceView) -> Any:
 
 
 def _k(trace: TraceView) -> Any:
-    """The request's ``rrf_k`` (60 where the trace has none)."""
-    return 60 if trace.settings.rrf_k is None else trace.settings.rrf_k
+    """The request's ``rrf_k`` (the default where the trace has none)."""
+    return RRF_K if trace.settings.rrf_k is None else trace.settings.rrf_k
 
 
 def rrf_terms(trace: TraceView, chunk_id: str) -> list[dict[str, Any]]:

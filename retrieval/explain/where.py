@@ -32,6 +32,7 @@ import numpy as np
 from ..backends.store import read_vectors, read_window
 from ..ingest.location import location
 from ..core.codes import codes
+from ..core.defaults import RRF_K, TOP_K
 from ..core.filters import Filters, typed
 from ..core.reasons import Reason, declare, raw
 from ..core.text import tokenize
@@ -143,7 +144,7 @@ def _rank_in(trace: TraceView, name: str, chunk_id: str) -> dict[str, Any] | Non
 
 
 def _window(trace: TraceView) -> int:
-    return int(trace.settings.top_k or 5) * int(trace.settings.overfetch or 1)
+    return int(trace.settings.top_k or TOP_K) * int(trace.settings.overfetch or 1)
 
 
 def _has_code(text: str, code: str) -> bool:
@@ -285,7 +286,7 @@ def _fusion_entry(trace: TraceView, chunk_id: str, lex_rank: int | None, dense_r
     """What RRF would have given the chunk from the ranks it has (or would have) in each list."""
     if blocked:
         return {"status": "filtered"}
-    k = int(trace.settings.rrf_k or 60)
+    k = int(trace.settings.rrf_k or RRF_K)
     used = {r for item in trace.fused.items for r in item.ranks}
     ranks = {}
     if lex_rank is not None and ("bm25" in used or not used):

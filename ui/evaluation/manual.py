@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from retrieval.core.defaults import RRF_K
 from retrieval.explain.whatif import FIXTURE_LABEL, Edit, manual_fusion, parse_mapping, parse_ranking, what_if
 from retrieval.stages.fusion import parse_weights
 
@@ -58,7 +59,7 @@ def panel(page: EvalPage, expanded: bool) -> None:
         lex_text = m1.text_input(t("mn_lex", lang), "d1,d3,d2", key="mn_lex")
         den_text = m2.text_input(t("mn_den", lang), "d2,d1,d4", key="mn_den")
         m3, m4, m5, m6 = st.columns(4)
-        mk = int(m3.number_input("rrf_k", 1, 1000, 60, key="mn_k"))
+        mk = int(m3.number_input("rrf_k", 1, 1000, RRF_K, key="mn_k"))
         mtop = int(m4.number_input("top_k", 1, 100, 10, key="mn_top"))
         mapping_text = m5.text_input(t("mn_map", lang), "", key="mn_map", placeholder="d1=A,d2=A,d3=B,d4=A")
         tenant = m6.text_input(t("mn_tenant", lang), "", key="mn_tenant", placeholder="A")
