@@ -141,8 +141,9 @@ def check_spec(spec: str) -> str:
     refused here rather than when the reader loads)."""
     if spec.strip().lower() == AUTO:
         return AUTO
-    factory = factory_of(spec, 384)
-    if factory is not None and spec.strip().lower().startswith("faiss:"):
+    family, found = family_of(spec)
+    factory = family.factory(spec, found, 384)
+    if factory is not None and family.name == "faiss":
         import faiss
 
         try:
@@ -151,7 +152,6 @@ def check_spec(spec: str) -> str:
             raise ValueError(f"reader state codec {spec.strip()!r}: faiss cannot build standalone codes from "
                              f"{factory!r} (not a factory string, or an index such as HNSW that keeps no codes)") \
                 from None
-    family, _ = family_of(spec)
     return spec.strip() if family.case_sensitive else spec.strip().lower()
 
 
